@@ -1,0 +1,261 @@
+/*
+ * object.h - the Kubernetes and Volcano objects muster reads, decoded from
+ * their JSON form (jansson) into plain C structs.
+ *
+ * Everything is decoded exactly as the API server would default and read it:
+ * a container that sets only limits requests its limits; a pod's request is
+ * computed the way kube-scheduler computes it (max of the sum of containers
+ * plus sidecars and each init container, plus overhead, plus pods: 1);
+ * quantities use resource.h.
+ *
+ * Ownership: a decoded struct owns every string and array in it; release it
+ * with the matching _release(). Decoders never keep a reference to the
+ * json_t they read. On failure a decoder returns -EINVAL, writes err with
+ * the field path at fault ("spec.containers[0].resources.limits.
+ * nvidia.com/gpu: must be an integer"), and leaves *out zeroed (safe to
+ * release). Callers prefix err with the file and object.
+ *
+ * Resource names met while decoding are registered in `rn` (the cluster's
+ * dimension registry); running out of dimensions is -ENOSPC.
+ */
+#ifndef MU_API_OBJECT_H
+#define MU_API_OBJECT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/resource.h"
+#include "common/mu.h"
+
+/* Annotation keys muster reads. */
+#define MU_ANN_GROUP "scheduling.k8s.io/group-name"
+#define MU_ANN_GROUP_ALIAS "scheduling.volcano.sh/group-name"
+#define MU_ANN_TASK_SPEC "volcano.sh/task-spec"
+#define MU_ANN_TASK_INDEX "volcano.sh/task-index"
+#define MU_ANN_PREEMPTABLE "volcano.sh/preemptable"
+#define MU_ANN_TASK_PRIORITY "volcano.sh/task-priority"
+#define MU_ANN_QUEUE_NAME "scheduling.volcano.sh/queue-name"
+/* Simulation annotations (see README "Simulated time"). */
+#define MU_ANN_SUBMIT_AT "muster.io/submit-at"
+#define MU_ANN_RUN_FOR "muster.io/run-for"
+
+/* A sorted (by key) list of string pairs: labels, annotations, selectors. */
+struct mu_kv {
+    char *key;
+    char *value;
+};
+struct mu_kvs {
+    size_t n;
+    struct mu_kv *v;
+};
+/* Value for key, or NULL. Binary search. */
+const char *mu_kvs_get(const struct mu_kvs *kvs, const char *key);
+void mu_kvs_release(struct mu_kvs *kvs);
+/* Reads a JSON object of strings (labels, annotations, nodeSelector). A
+ * non-string value is an error naming path.key. NULL/absent gives empty. */
+int mu_kvs_decode(const json_t *j, const char *path, struct mu_kvs *out,
+                  struct mu_err *err);
+
+struct mu_meta {
+    char *ns;      /* NULL for cluster-scoped objects */
+    char *name;    /* required */
+    char *uid;     /* NULL when absent */
+    int64_t created; /* creationTimestamp, seconds since the epoch; 0 absent */
+    struct mu_kvs labels;
+    struct mu_kvs annotations;
+    /* the controller ownerReference (controller: true), if any */
+    char *owner_kind;
+    char *owner_name;
+    char *owner_uid;
+    bool deleting; /* metadata.deletionTimestamp is set */
+};
+void mu_meta_release(struct mu_meta *m);
+/* Decodes metadata. namespaced: default ns to "default" when absent. */
+int mu_meta_decode(const json_t *j, bool namespaced, struct mu_meta *out,
+                   struct mu_err *err);
+
+/*
+ * Durations as Go writes them ("1h30m", "90s", "500ms", "2m") or a bare
+ * integer number of seconds. Returns milliseconds in *ms.
+ */
+int mu_duration_parse(const char *s, int64_t *ms, struct mu_err *err);
+
+enum mu_taint_effect {
+    MU_EFFECT_NONE = 0, /* toleration: matches every effect */
+    MU_EFFECT_NO_SCHEDULE,
+    MU_EFFECT_PREFER_NO_SCHEDULE,
+    MU_EFFECT_NO_EXECUTE,
+};
+
+struct mu_taint {
+    char *key;
+    char *value; /* may be NULL */
+    enum mu_taint_effect effect;
+};
+
+struct mu_toleration {
+    char *key;   /* NULL/empty with op Exists = tolerate everything */
+    bool exists; /* operator Exists (else Equal) */
+    char *value;
+    enum mu_taint_effect effect; /* NONE = all effects */
+};
+/* True when tol tolerates taint, per the Kubernetes rule. */
+bool mu_toleration_matches(const struct mu_toleration *tol,
+                           const struct mu_taint *taint);
+
+enum mu_selop {
+    MU_SEL_IN,
+    MU_SEL_NOT_IN,
+    MU_SEL_EXISTS,
+    MU_SEL_DOES_NOT_EXIST,
+    MU_SEL_GT,
+    MU_SEL_LT,
+};
+
+struct mu_selreq {
+    char *key;
+    enum mu_selop op;
+    size_t nvalues;
+    char **values;
+};
+
+/* One nodeSelectorTerm: every expression and field must match. */
+struct mu_selterm {
+    size_t nexpr;
+    struct mu_selreq *expr;   /* matchExpressions, against labels */
+    size_t nfields;
+    struct mu_selreq *fields; /* matchFields; only metadata.name exists */
+};
+
+/* requiredDuringSchedulingIgnoredDuringExecution: terms are OR-ed. An empty
+ * list (nterms == 0) means "no required affinity". */
+struct mu_affinity {
+    size_t nterms;
+    struct mu_selterm *terms;
+};
+/* True when a node with these labels and name satisfies the affinity. */
+bool mu_affinity_matches(const struct mu_affinity *a,
+                         const struct mu_kvs *labels, const char *node_name);
+
+struct mu_node {
+    struct mu_meta meta;
+    struct mu_res allocatable; /* status.allocatable, else status.capacity */
+    size_t ntaints;
+    struct mu_taint *taints;
+    bool unschedulable; /* spec.unschedulable */
+};
+int mu_node_decode(const json_t *j, struct mu_resnames *rn, struct mu_node *out,
+                   struct mu_err *err);
+void mu_node_release(struct mu_node *n);
+
+enum mu_pod_phase {
+    MU_POD_PENDING,
+    MU_POD_RUNNING,
+    MU_POD_SUCCEEDED,
+    MU_POD_FAILED,
+    MU_POD_UNKNOWN,
+};
+const char *mu_pod_phase_name(enum mu_pod_phase p);
+
+struct mu_pod {
+    struct mu_meta meta;
+    char *scheduler_name;   /* spec.schedulerName, default "default-scheduler" */
+    char *node_name;        /* spec.nodeName or NULL */
+    enum mu_pod_phase phase;
+    struct mu_res req;      /* effective request, including pods: 1 */
+    bool besteffort;        /* no request other than pods */
+    int32_t priority;       /* spec.priority, else 0 (resolved later) */
+    bool has_priority;
+    char *priority_class;   /* spec.priorityClassName or NULL */
+    bool preempt_never;     /* spec.preemptionPolicy: Never */
+    struct mu_kvs node_selector;
+    struct mu_affinity affinity;
+    size_t ntol;
+    struct mu_toleration *tol;
+    size_t ngates;          /* spec.schedulingGates count */
+    char *group;            /* group annotation (either spelling) or NULL */
+    char *task_spec;        /* volcano.sh/task-spec annotation/label or NULL */
+    int task_index;         /* volcano.sh/task-index, else the last "-N" of the
+                               name, else -1 */
+    bool preemptable;       /* volcano.sh/preemptable, default true */
+    int64_t submit_at_ms;   /* muster.io/submit-at, default 0 */
+    int64_t run_for_ms;     /* muster.io/run-for, -1 = runs until evicted */
+};
+int mu_pod_decode(const json_t *j, struct mu_resnames *rn, struct mu_pod *out,
+                  struct mu_err *err);
+void mu_pod_release(struct mu_pod *p);
+
+enum mu_pg_phase {
+    MU_PG_NONE = 0, /* not set yet */
+    MU_PG_PENDING,
+    MU_PG_INQUEUE,
+    MU_PG_RUNNING,
+    MU_PG_UNKNOWN,
+    MU_PG_COMPLETED,
+};
+const char *mu_pg_phase_name(enum mu_pg_phase p);
+
+struct mu_podgroup {
+    struct mu_meta meta;
+    int32_t min_member;       /* spec.minMember (>= 0; absent = 0) */
+    size_t nmin_task;         /* spec.minTaskMember, sorted by task name */
+    struct mu_min_task {
+        char *task;
+        int32_t min;
+    } *min_task;
+    char *queue;              /* spec.queue, default "default" */
+    char *priority_class;     /* spec.priorityClassName or NULL */
+    struct mu_res min_resources;
+    bool has_min_resources;   /* spec.minResources present */
+    enum mu_pg_phase phase;   /* status.phase */
+    int64_t submit_at_ms;
+};
+int mu_podgroup_decode(const json_t *j, struct mu_resnames *rn,
+                       struct mu_podgroup *out, struct mu_err *err);
+void mu_podgroup_release(struct mu_podgroup *pg);
+
+enum mu_queue_state {
+    MU_QUEUE_OPEN = 0,
+    MU_QUEUE_CLOSED,
+    MU_QUEUE_CLOSING,
+    MU_QUEUE_UNKNOWN,
+};
+const char *mu_queue_state_name(enum mu_queue_state s);
+
+struct mu_queue_spec {
+    struct mu_meta meta;
+    int32_t weight;          /* default 1; 0 becomes 1 (webhook); <0 error */
+    struct mu_res capability;/* absent dimensions are unlimited */
+    struct mu_res guarantee; /* spec.guarantee.resource */
+    struct mu_res deserved;  /* spec.deserved (capacity plugin) */
+    bool reclaimable;        /* default true */
+    int32_t priority;        /* spec.priority */
+    char *parent;            /* spec.parent or NULL */
+    enum mu_queue_state state; /* status.state, default Open */
+    int64_t submit_at_ms;
+};
+int mu_queue_decode(const json_t *j, struct mu_resnames *rn,
+                    struct mu_queue_spec *out, struct mu_err *err);
+void mu_queue_spec_release(struct mu_queue_spec *q);
+
+struct mu_priorityclass {
+    char *name;
+    int32_t value;
+    bool global_default;
+    bool preempt_never;
+};
+int mu_priorityclass_decode(const json_t *j, struct mu_priorityclass *out,
+                            struct mu_err *err);
+void mu_priorityclass_release(struct mu_priorityclass *pc);
+
+/*
+ * Validation shared with the API server: a resource list (requests,
+ * limits, capability, minResources ...) at `path`. Rejects fractional
+ * extended resources ("must be an integer"), negative values ("must be
+ * greater than or equal to 0") and bad syntax, naming path.name.
+ */
+int mu_reslist_decode(const json_t *j, const char *path, struct mu_resnames *rn,
+                      struct mu_res *out, struct mu_err *err);
+
+#endif

@@ -1,0 +1,1 @@
+/* placeholder: being written */ typedef int mu_placeholder_t;

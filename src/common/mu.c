@@ -1,0 +1,179 @@
+#include "common/mu.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void oom(size_t n)
+{
+    fprintf(stderr, "muster: out of memory allocating %zu bytes\n", n);
+    abort();
+}
+
+void *mu_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+
+    if (!p)
+        oom(n);
+    return p;
+}
+
+void *mu_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+
+    if (!p)
+        oom(n * size);
+    return p;
+}
+
+void *mu_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+
+    if (!q)
+        oom(n);
+    return q;
+}
+
+void mu_xgrow(void **p, size_t *cap, size_t need, size_t sz)
+{
+    size_t c = *cap;
+
+    if (need <= c)
+        return;
+    if (c < 8)
+        c = 8;
+    while (c < need)
+        c *= 2;
+    *p = mu_xrealloc(*p, c * sz);
+    *cap = c;
+}
+
+char *mu_xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = mu_xmalloc(n);
+
+    memcpy(d, s, n);
+    return d;
+}
+
+char *mu_xstrdup_or_null(const char *s)
+{
+    return s ? mu_xstrdup(s) : NULL;
+}
+
+char *mu_xasprintf(const char *fmt, ...)
+{
+    struct mu_sb sb;
+    va_list ap;
+
+    mu_sb_init(&sb);
+    va_start(ap, fmt);
+    mu_sb_vaddf(&sb, fmt, ap);
+    va_end(ap);
+    return mu_sb_detach(&sb);
+}
+
+int mu_strcmp0(const char *a, const char *b)
+{
+    if (!a || !b)
+        return a ? 1 : (b ? -1 : 0);
+    return strcmp(a, b);
+}
+
+int mu_starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+int mu_err_set(struct mu_err *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (!err)
+        return code;
+    va_start(ap, fmt);
+    n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+    if (n >= (int)sizeof(err->msg))
+        memcpy(err->msg + sizeof(err->msg) - 4, "...", 4);
+    return code;
+}
+
+void mu_err_prefix(struct mu_err *err, const char *fmt, ...)
+{
+    char pre[MU_ERR_MAX];
+    char old[MU_ERR_MAX];
+    va_list ap;
+
+    if (!err)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof(pre), fmt, ap);
+    va_end(ap);
+    memcpy(old, err->msg, sizeof(old));
+    mu_err_set(err, 0, "%s: %s", pre, old);
+}
+
+void mu_sb_init(struct mu_sb *sb)
+{
+    sb->buf = NULL;
+    sb->len = 0;
+    sb->cap = 0;
+}
+
+void mu_sb_release(struct mu_sb *sb)
+{
+    free(sb->buf);
+    mu_sb_init(sb);
+}
+
+void mu_sb_addn(struct mu_sb *sb, const char *s, size_t n)
+{
+    mu_xgrow((void **)&sb->buf, &sb->cap, sb->len + n + 1, 1);
+    memcpy(sb->buf + sb->len, s, n);
+    sb->len += n;
+    sb->buf[sb->len] = '\0';
+}
+
+void mu_sb_add(struct mu_sb *sb, const char *s)
+{
+    mu_sb_addn(sb, s, strlen(s));
+}
+
+void mu_sb_vaddf(struct mu_sb *sb, const char *fmt, va_list ap)
+{
+    va_list cp;
+    int n;
+
+    va_copy(cp, ap);
+    n = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    if (n < 0)
+        return;
+    mu_xgrow((void **)&sb->buf, &sb->cap, sb->len + (size_t)n + 1, 1);
+    vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+    sb->len += (size_t)n;
+}
+
+void mu_sb_addf(struct mu_sb *sb, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    mu_sb_vaddf(sb, fmt, ap);
+    va_end(ap);
+}
+
+char *mu_sb_detach(struct mu_sb *sb)
+{
+    char *s = sb->buf ? sb->buf : mu_xstrdup("");
+
+    mu_sb_init(sb);
+    return s;
+}
