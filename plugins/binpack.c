@@ -1,0 +1,104 @@
+/* binpack.c - prefer the fullest node that still fits (§8.6). */
+#include "plugins.h"
+
+struct binpack {
+    int64_t weight;            /* binpack.weight */
+    int64_t w[MU_RES_MAX];     /* per dimension; 0 = not considered */
+    bool listed[MU_RES_MAX];   /* has a weight (even 0) */
+};
+
+static void set_weight(struct binpack *b, int d, int64_t w)
+{
+    b->w[d] = w < 0 ? 1 : w;
+    b->listed[d] = true;
+}
+
+/* binpack.resources: "nvidia.com/gpu, example.com/foo" */
+static void read_resources(struct binpack *b, struct mu_ssn *ssn,
+                           const struct mu_plugin_opt *opt)
+{
+    const char *s = mu_conf_arg_str(ssn->conf, opt, "binpack.resources", "");
+
+    while (*s) {
+        size_t n = strcspn(s, ",");
+        const char *end = s + n;
+        char *name, *key;
+        int d;
+
+        while (s < end && (*s == ' ' || *s == '\t'))
+            s++;
+        while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
+            end--;
+        if (end > s) {
+            name = mu_xmalloc((size_t)(end - s) + 1);
+            memcpy(name, s, (size_t)(end - s));
+            name[end - s] = '\0';
+            key = mu_xasprintf("binpack.resources.%s", name);
+            d = mu_resnames_index(&ssn->cluster->rn, name, false);
+            if (d >= 0)
+                set_weight(b, d, mu_conf_arg_int(ssn->conf, opt, key, 1));
+            else
+                (void)mu_conf_arg_int(ssn->conf, opt, key, 1);
+            free(key);
+            free(name);
+        }
+        s += n;
+        if (*s == ',')
+            s++;
+    }
+}
+
+static void *open_binpack(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
+{
+    struct binpack *b = mu_xcalloc(1, sizeof(*b));
+
+    b->weight = mu_conf_arg_int(ssn->conf, opt, "binpack.weight", 1);
+    set_weight(b, MU_RES_CPU,
+               mu_conf_arg_int(ssn->conf, opt, "binpack.cpu", 1));
+    set_weight(b, MU_RES_MEMORY,
+               mu_conf_arg_int(ssn->conf, opt, "binpack.memory", 1));
+    read_resources(b, ssn, opt);
+    return b;
+}
+
+static void close_binpack(struct mu_ssn *ssn, void *st)
+{
+    free(st);
+}
+
+static double node_score(void *st, const struct mu_task *t,
+                         const struct mu_cnode *n)
+{
+    const struct binpack *b = st;
+    double score = 0;
+    int64_t wsum = 0;
+
+    if (b->weight == 0)
+        return 0;
+    for (int d = 0; d < MU_RES_MAX; d++) {
+        int64_t req = mu_res_has(&t->pod.req, d) ? t->pod.req.v[d] : 0;
+        int64_t cap, used;
+
+        if (req == 0 || !b->listed[d])
+            continue;
+        cap = mu_res_has(&n->spec.allocatable, d) ? n->spec.allocatable.v[d]
+                                                  : 0;
+        used = mu_res_has(&n->used, d) ? n->used.v[d] : 0;
+        wsum += b->w[d];
+        if (cap == 0 || b->w[d] == 0)
+            continue;
+        if (used + req > cap)
+            return 0;
+        score += (double)b->w[d] * (double)(used + req) / (double)cap;
+    }
+    if (wsum > 0)
+        score /= (double)wsum;
+    return score * 100.0 * (double)b->weight;
+}
+
+const struct mu_plugin mu_plugin_binpack = {
+    .name = "binpack",
+    .open = open_binpack,
+    .close = close_binpack,
+    .node_score = node_score,
+};

@@ -1,0 +1,163 @@
+/*
+ * overcommit.c - admit a job while the cluster, inflated by a factor, has
+ * room for it and for everything admitted before (§7.1).
+ *
+ * Unlike Volcano, a job whose queue is owed its minResources (allocated +
+ * minResources within deserved, per proportion) is not rejected when the
+ * cluster looks full: overcommit abstains, the job is admitted, and reclaim
+ * makes room. Otherwise a full cluster could never admit the job that
+ * should reclaim for its queue (Volcano #4679).
+ */
+#include <math.h>
+
+#include "plugins.h"
+
+#define DEFAULT_FACTOR 1.2
+
+struct oc {
+    struct mu_cluster *c;
+    double factor;
+    struct mu_res limit;   /* floor(total x factor) */
+    struct mu_res used;    /* Σ node used */
+    struct mu_res inqueue; /* admitted, not yet running */
+};
+
+static int64_t get0(const struct mu_res *r, int d)
+{
+    return mu_res_has(r, d) ? r->v[d] : 0;
+}
+
+static void warn(struct mu_conf *conf, char *msg)
+{
+    for (size_t i = 0; i < conf->nwarnings; i++) {
+        if (strcmp(conf->warnings[i], msg) == 0) {
+            free(msg);
+            return;
+        }
+    }
+    conf->warnings = mu_xrealloc(conf->warnings, (conf->nwarnings + 1) *
+                                                     sizeof(*conf->warnings));
+    conf->warnings[conf->nwarnings++] = msg;
+}
+
+static void add_inqueue(struct mu_res *sum, const struct mu_job *j)
+{
+    const struct mu_res *min = &j->pg.min_resources;
+
+    if (j->phase == MU_PG_INQUEUE && !mu_job_ready(j)) {
+        mu_res_add(sum, min);
+    } else if (j->phase == MU_PG_RUNNING) {
+        for (int d = 0; d < MU_RES_MAX; d++) {
+            int64_t x = get0(min, d) - get0(&j->allocated, d);
+
+            if (d != MU_RES_PODS && x > 0)
+                mu_res_put(sum, d, get0(sum, d) + x);
+        }
+    }
+}
+
+static void *open_oc(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
+{
+    struct mu_cluster *c = ssn->cluster;
+    struct oc *o = mu_xcalloc(1, sizeof(*o));
+
+    o->c = c;
+    o->factor =
+        mu_conf_arg_float(ssn->conf, opt, "overcommit-factor", DEFAULT_FACTOR);
+    if (o->factor < 1.0) {
+        if (ssn->conf)
+            warn(ssn->conf,
+                 mu_xasprintf("plugin %s: argument overcommit-factor: %g is "
+                              "below 1.0; using %g",
+                              opt->name, o->factor, DEFAULT_FACTOR));
+        o->factor = DEFAULT_FACTOR;
+    }
+    for (int d = 0; d < MU_RES_MAX; d++) {
+        double v = (double)c->total.v[d] * o->factor;
+
+        /* the relative nudge keeps 10 × 1.2 at 12 despite binary floats */
+        if (mu_res_has(&c->total, d))
+            mu_res_put(&o->limit, d, (int64_t)floor(v + fabs(v) * 1e-12));
+    }
+    for (size_t i = 0; i < c->nnodes; i++)
+        mu_res_add(&o->used, &c->nodes[i]->used);
+    for (size_t i = 0; i < c->njobs; i++)
+        if (c->jobs[i]->pg.has_min_resources)
+            add_inqueue(&o->inqueue, c->jobs[i]);
+    return o;
+}
+
+static void close_oc(struct mu_ssn *ssn, void *st)
+{
+    free(st);
+}
+
+/* allocated + minResources within deserved on the requested dimensions */
+static bool owed(const struct mu_job *j)
+{
+    const struct mu_cqueue *q = j->queue;
+    const struct mu_res *min = &j->pg.min_resources;
+
+    if (!q || !q->has_deserved)
+        return false;
+    for (int d = 0; d < MU_RES_MAX; d++)
+        if (d != MU_RES_PODS && get0(min, d) > 0 &&
+            get0(&q->allocated, d) + min->v[d] > get0(&q->deserved, d))
+            return false;
+    return true;
+}
+
+static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
+                                    struct mu_sb *why)
+{
+    const struct oc *o = st;
+    const struct mu_res *min = &j->pg.min_resources;
+    int short_dim = -1;
+
+    if (!j->pg.has_min_resources)
+        return MU_VOTE_PERMIT;
+    for (int d = 0; d < MU_RES_MAX && short_dim < 0; d++)
+        if (d != MU_RES_PODS && get0(min, d) > 0 &&
+            get0(&o->used, d) + get0(&o->inqueue, d) + min->v[d] >
+                get0(&o->limit, d))
+            short_dim = d;
+    if (short_dim < 0)
+        return MU_VOTE_PERMIT;
+    if (owed(j))
+        return MU_VOTE_ABSTAIN;
+    if (why) {
+        const char *name = o->c->rn.name[short_dim];
+        char a[32], r[32], l[32], t[32];
+        int d = short_dim;
+
+        mu_sb_addf(why,
+                   "cluster is overcommitted: %s in use or admitted %s + %s "
+                   "requested > %s (%s × %g)",
+                   name,
+                   mu_quantity_format(name,
+                                      get0(&o->used, d) + get0(&o->inqueue, d),
+                                      a, sizeof(a)),
+                   mu_quantity_format(name, min->v[d], r, sizeof(r)),
+                   mu_quantity_format(name, get0(&o->limit, d), l, sizeof(l)),
+                   mu_quantity_format(name, get0(&o->c->total, d), t,
+                                      sizeof(t)),
+                   o->factor);
+    }
+    return MU_VOTE_REJECT;
+}
+
+static void job_enqueued(void *st, const struct mu_job *j)
+{
+    struct oc *o = st;
+
+    if (j->pg.has_min_resources)
+        mu_res_add(&o->inqueue, &j->pg.min_resources);
+}
+
+const struct mu_plugin mu_plugin_overcommit = {
+    .name = "overcommit",
+    .open = open_oc,
+    .close = close_oc,
+    .job_enqueueable = job_enqueueable,
+    .job_enqueued = job_enqueued,
+};

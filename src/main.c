@@ -1,0 +1,119 @@
+/*
+ * muster - gang-scheduling batch scheduler for Kubernetes GPU clusters.
+ */
+#include "common/mu.h"
+#include "sched/conf.h"
+#include "sim/sim.h"
+
+#include <stdio.h>
+
+#ifndef MU_VERSION
+#define MU_VERSION "0.1.0"
+#endif
+
+static const char usage[] =
+    "usage: muster simulate [-o table|json|yaml] [--config FILE] "
+    "[--until DURATION] FILE...\n"
+    "       muster version\n"
+    "\n"
+    "simulate  runs muster's scheduling cycle on the Nodes, Queues,\n"
+    "          PriorityClasses, PodGroups, Pods and vcjobs in FILE... in\n"
+    "          simulated time and prints a timeline and the final state\n"
+    "          (\"-\" reads standard input).\n"
+    "  -o FORMAT         table (default), json or yaml (a Kubernetes List)\n"
+    "  --config FILE     scheduler configuration in volcano-scheduler.conf\n"
+    "                    format (default: built in; see --print-config)\n"
+    "  --print-config    print the built-in configuration and exit\n"
+    "  --until DURATION  stop simulated time there (default 24h)\n";
+
+static int cmd_simulate(int argc, char **argv)
+{
+    const char *format = "table", *conf_path = NULL;
+    int64_t until = MU_SIM_DEFAULT_UNTIL_MS;
+    struct mu_conf conf;
+    struct mu_sim sim;
+    struct mu_err err;
+    int nfiles = 0, rc;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+
+        if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
+            format = argv[++i];
+        } else if (!strcmp(a, "--config") && i + 1 < argc) {
+            conf_path = argv[++i];
+        } else if (!strcmp(a, "--until") && i + 1 < argc) {
+            if (mu_duration_parse(argv[++i], &until, &err) < 0) {
+                fprintf(stderr, "muster: --until: %s\n", err.msg);
+                return 2;
+            }
+        } else if (!strcmp(a, "--print-config")) {
+            fputs(mu_conf_default_text, stdout);
+            return 0;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "muster: unknown option %s\n%s", a, usage);
+            return 2;
+        } else {
+            nfiles++;
+        }
+    }
+    if (strcmp(format, "table") && strcmp(format, "json") &&
+        strcmp(format, "yaml")) {
+        fprintf(stderr, "muster: -o: unknown format \"%s\" (table, json or "
+                        "yaml)\n", format);
+        return 2;
+    }
+    if (!nfiles) {
+        fprintf(stderr, "muster: simulate needs at least one FILE\n%s", usage);
+        return 2;
+    }
+    if (conf_path) {
+        if (mu_conf_load_file(conf_path, &conf, &err) < 0) {
+            fprintf(stderr, "muster: %s\n", err.msg);
+            return 2;
+        }
+    } else {
+        mu_conf_default(&conf);
+    }
+    for (size_t i = 0; i < conf.nwarnings; i++)
+        fprintf(stderr, "muster: warning: %s\n", conf.warnings[i]);
+    mu_sim_init(&sim, &conf, stderr);
+    sim.until_ms = until;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+
+        if (!strcmp(a, "-o") || !strcmp(a, "--output") ||
+            !strcmp(a, "--config") || !strcmp(a, "--until")) {
+            i++;
+            continue;
+        }
+        mu_sim_load(&sim, a);
+    }
+    mu_sim_run(&sim);
+    if (!strcmp(format, "json"))
+        mu_sim_print_json(&sim, stdout);
+    else if (!strcmp(format, "yaml"))
+        mu_sim_print_yaml(&sim, stdout);
+    else
+        mu_sim_print_table(&sim, stdout);
+    rc = sim.errors ? 1 : 0;
+    mu_sim_release(&sim);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+        !strcmp(argv[1], "help")) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "version")) {
+        printf("muster %s\n", MU_VERSION);
+        return 0;
+    }
+    if (!strcmp(argv[1], "simulate"))
+        return cmd_simulate(argc - 1, argv + 1);
+    fprintf(stderr, "muster: unknown command \"%s\"\n%s", argv[1], usage);
+    return 2;
+}

@@ -1,0 +1,280 @@
+/*
+ * reclaim and preempt: make room for a starving gang by evicting whole
+ * gangs or the elastic surplus of gangs, never cutting a running gang below
+ * its minMember, and only when a dry run shows the gang fits afterwards.
+ *
+ * Victim units: the surplus tasks of a job above its minMember (one unit
+ * each, highest task index first) and the whole job. Units are tried lowest
+ * priority first, youngest job first, and a job's surplus before the job
+ * itself; once the waiting gang fits, every chosen unit that is not needed
+ * is dropped again (the plan is minimal). Nothing is evicted when the gang
+ * would not fit even after every eligible unit is gone.
+ */
+#include "sched/actions/actions.h"
+
+struct unit {
+    struct mu_job *job;
+    struct mu_task *task; /* NULL: the whole job */
+    bool dropped;
+};
+
+struct plan {
+    size_t n, cap;
+    struct unit *u;
+};
+
+static bool running(const struct mu_task *t)
+{
+    return t->status == MU_TASK_RUNNING || t->status == MU_TASK_BOUND;
+}
+
+static const struct mu_task *first_pending(const struct mu_job *j)
+{
+    for (size_t i = 0; i < j->ntasks; i++)
+        if (j->tasks[i]->status == MU_TASK_PENDING && !j->tasks[i]->pod.ngates)
+            return j->tasks[i];
+    return NULL;
+}
+
+/* Could evicting v help t at all: same dimensions, a node t may use? */
+static bool relevant(struct mu_ssn *s, const struct mu_task *t,
+                     const struct mu_task *v)
+{
+    bool dim = false;
+
+    for (int d = 0; d < MU_RES_MAX; d++)
+        if (d != MU_RES_PODS && t->pod.req.v[d] > 0 && v->pod.req.v[d] > 0)
+            dim = true;
+    return dim && v->node && mu_ssn_predicate(s, t, v->node, NULL);
+}
+
+static bool eligible(struct mu_ssn *s, const struct mu_task *pre,
+                     const struct mu_task *v, bool reclaim)
+{
+    return running(v) && v->pod.preemptable &&
+           mu_ssn_victim_ok(s, pre, v, reclaim);
+}
+
+static void add_unit(struct plan *p, struct mu_job *j, struct mu_task *t)
+{
+    mu_xgrow((void **)&p->u, &p->cap, p->n + 1, sizeof(*p->u));
+    p->u[p->n].job = j;
+    p->u[p->n].task = t;
+    p->u[p->n].dropped = false;
+    p->n++;
+}
+
+static int unit_cmp(const void *a, const void *b)
+{
+    const struct unit *x = a, *y = b;
+
+    if (x->job != y->job) {
+        if (x->job->priority != y->job->priority)
+            return x->job->priority < y->job->priority ? -1 : 1;
+        if (x->job->pg.meta.created != y->job->pg.meta.created)
+            return x->job->pg.meta.created > y->job->pg.meta.created ? -1 : 1;
+        return strcmp(x->job->key, y->job->key);
+    }
+    if (!x->task || !y->task)
+        return x->task ? -1 : (y->task ? 1 : 0);
+    return x->task->pod.task_index > y->task->pod.task_index ? -1 : 1;
+}
+
+static void candidates(struct mu_ssn *s, struct mu_job *j,
+                       const struct mu_task *pre, bool reclaim,
+                       struct plan *p)
+{
+    struct mu_cluster *c = s->cluster;
+
+    for (size_t i = 0; i < c->njobs; i++) {
+        struct mu_job *v = c->jobs[i];
+        int surplus = mu_job_ready_num(v) - v->pg.min_member;
+        bool whole = true, useful = false;
+
+        if (v == j || !v->queue ||
+            v->count[MU_TASK_RUNNING] + v->count[MU_TASK_BOUND] == 0)
+            continue;
+        if (reclaim ? (v->queue == j->queue || !v->queue->spec.reclaimable)
+                    : (v->queue != j->queue || v->priority >= j->priority))
+            continue;
+        for (size_t k = v->ntasks; k-- > 0;) {
+            struct mu_task *t = v->tasks[k];
+
+            if (!running(t))
+                continue;
+            if (!eligible(s, pre, t, reclaim)) {
+                whole = false;
+                continue;
+            }
+            if (!relevant(s, pre, t))
+                continue;
+            useful = true;
+            if (surplus > 0) {
+                add_unit(p, v, t);
+                surplus--;
+            }
+        }
+        if (whole && useful)
+            add_unit(p, v, NULL);
+    }
+    qsort(p->u, p->n, sizeof(*p->u), unit_cmp);
+}
+
+static void evict_unit(struct mu_ssn *s, const struct unit *u)
+{
+    if (u->task) {
+        if (running(u->task))
+            mu_stmt_evict(&s->stmt, u->task);
+        return;
+    }
+    for (size_t i = 0; i < u->job->ntasks; i++)
+        if (running(u->job->tasks[i]))
+            mu_stmt_evict(&s->stmt, u->job->tasks[i]);
+}
+
+static bool gang_fits(struct mu_ssn *s, struct mu_job *j)
+{
+    size_t mark = mu_stmt_mark(&s->stmt);
+    bool ok;
+
+    mu_place_job(s, j, MU_PLACE_DRYRUN);
+    ok = mu_job_ready_num(j) + mu_job_waiting_num(j) >= j->pg.min_member;
+    mu_stmt_rollback(&s->stmt, mark);
+    return ok;
+}
+
+static bool still_owed(struct mu_ssn *s, const struct mu_task *pre,
+                       const struct unit *u, bool reclaim)
+{
+    const struct mu_task *v = u->task;
+
+    if (!v) {
+        for (size_t i = 0; i < u->job->ntasks && !v; i++)
+            if (running(u->job->tasks[i]))
+                v = u->job->tasks[i];
+    }
+    return v && running(v) && mu_ssn_victim_ok(s, pre, v, reclaim);
+}
+
+static void apply(struct mu_ssn *s, struct plan *p, size_t skip)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (!p->u[i].dropped && i != skip)
+            evict_unit(s, &p->u[i]);
+}
+
+static bool make_room(struct mu_ssn *s, struct mu_job *j, bool reclaim)
+{
+    const struct mu_task *pre = first_pending(j);
+    const char *action = reclaim ? "reclaim" : "preempt";
+    struct plan p = {0, 0, NULL};
+    size_t mark = mu_stmt_mark(&s->stmt), chosen = 0;
+    bool ok = false;
+
+    if (!pre)
+        return false;
+    candidates(s, j, pre, reclaim, &p);
+    for (size_t i = 0; i < p.n; i++) {
+        if (!still_owed(s, pre, &p.u[i], reclaim)) {
+            p.u[i].dropped = true;
+            continue;
+        }
+        evict_unit(s, &p.u[i]);
+        chosen = i + 1;
+        if ((ok = gang_fits(s, j)))
+            break;
+    }
+    mu_stmt_rollback(&s->stmt, mark);
+    if (!ok)
+        goto out;
+    p.n = chosen;
+    for (size_t i = p.n; i-- > 0;) {
+        if (p.u[i].dropped)
+            continue;
+        apply(s, &p, i);
+        if (gang_fits(s, j))
+            p.u[i].dropped = true;
+        mu_stmt_rollback(&s->stmt, mark);
+    }
+    for (size_t i = 0; i < p.n; i++) {
+        size_t before = mu_stmt_mark(&s->stmt);
+
+        if (p.u[i].dropped)
+            continue;
+        evict_unit(s, &p.u[i]);
+        for (size_t k = before; k < s->stmt.n; k++)
+            mu_ssn_add_evict(s, s->stmt.ops[k].task, j, action);
+    }
+    s->free_gen++;
+    mu_place_job(s, j, MU_PLACE_DRYRUN);
+    mu_why_set(j, MU_WHY_WAITING, NULL);
+out:
+    free(p.u);
+    return ok;
+}
+
+static struct mu_ssn *sort_ssn;
+
+static int queue_cmp(const void *a, const void *b)
+{
+    return mu_ssn_queue_order(sort_ssn, *(struct mu_cqueue *const *)a,
+                              *(struct mu_cqueue *const *)b);
+}
+
+static int job_cmp(const void *a, const void *b)
+{
+    return mu_ssn_job_order(sort_ssn, *(struct mu_job *const *)a,
+                            *(struct mu_job *const *)b);
+}
+
+static void evict_action(struct mu_ssn *s, bool reclaim)
+{
+    struct mu_cluster *c = s->cluster;
+    struct mu_cqueue **qs;
+
+    if (!c->nqueues)
+        return;
+    qs = mu_xcalloc(c->nqueues, sizeof(*qs));
+    memcpy(qs, c->queues, c->nqueues * sizeof(*qs));
+    sort_ssn = s;
+    qsort(qs, c->nqueues, sizeof(*qs), queue_cmp);
+    for (size_t i = 0; i < c->nqueues; i++) {
+        struct mu_cqueue *q = qs[i];
+        struct mu_job **js;
+        size_t n = 0;
+
+        if (reclaim && mu_ssn_overused(s, q))
+            continue;
+        js = mu_xcalloc(q->njobs ? q->njobs : 1, sizeof(*js));
+        for (size_t k = 0; k < q->njobs; k++) {
+            struct mu_job *j = q->jobs[k];
+
+            if (j->why.kind != MU_WHY_WAITING && mu_job_schedulable(s, j) &&
+                mu_ssn_job_starving(s, j))
+                js[n++] = j;
+        }
+        sort_ssn = s;
+        qsort(js, n, sizeof(*js), job_cmp);
+        for (size_t k = 0; k < n; k++) {
+            const struct mu_task *pre = first_pending(js[k]);
+
+            if (!pre || pre->pod.preempt_never)
+                continue;
+            if (reclaim && !mu_ssn_preemptive(s, q, pre, NULL))
+                continue;
+            make_room(s, js[k], reclaim);
+        }
+        free(js);
+    }
+    free(qs);
+}
+
+void mu_action_reclaim(struct mu_ssn *s)
+{
+    evict_action(s, true);
+}
+
+void mu_action_preempt(struct mu_ssn *s)
+{
+    evict_action(s, false);
+}

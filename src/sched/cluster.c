@@ -1,0 +1,602 @@
+#include "sched/cluster.h"
+
+static const char *const status_names[MU_TASK__COUNT] = {
+    "Pending",  "Allocated", "Pipelined", "Binding",   "Bound",
+    "Running",  "Releasing", "Succeeded", "Failed",    "Unknown",
+};
+
+const char *mu_task_status_name(enum mu_task_status s)
+{
+    return (unsigned)s < MU_TASK__COUNT ? status_names[s] : "?";
+}
+
+void mu_cluster_init(struct mu_cluster *c)
+{
+    memset(c, 0, sizeof(*c));
+    mu_resnames_init(&c->rn);
+    mu_map_init(&c->node_by_name);
+    mu_map_init(&c->task_by_key);
+    mu_map_init(&c->job_by_key);
+    mu_map_init(&c->queue_by_name);
+    mu_map_init(&c->shapes);
+    mu_res_zero(&c->total);
+}
+
+static void why_free(struct mu_why *w)
+{
+    free(w->text);
+    memset(w, 0, sizeof(*w));
+}
+
+static void task_free(struct mu_task *t)
+{
+    mu_pod_release(&t->pod);
+    free(t->key);
+    free(t);
+}
+
+static void job_free(struct mu_job *j)
+{
+    mu_podgroup_release(&j->pg);
+    free(j->key);
+    free(j->tasks);
+    free(j->cond.type);
+    free(j->cond.reason);
+    free(j->cond.message);
+    why_free(&j->why);
+    free(j);
+}
+
+void mu_cluster_release(struct mu_cluster *c)
+{
+    for (size_t i = 0; i < c->ntasks; i++)
+        task_free(c->tasks[i]);
+    for (size_t i = 0; i < c->njobs; i++)
+        job_free(c->jobs[i]);
+    for (size_t i = 0; i < c->nnodes; i++) {
+        mu_node_release(&c->nodes[i]->spec);
+        free(c->nodes[i]->tasks);
+        free(c->nodes[i]);
+    }
+    for (size_t i = 0; i < c->nqueues; i++) {
+        mu_queue_spec_release(&c->queues[i]->spec);
+        free(c->queues[i]->jobs);
+        free(c->queues[i]);
+    }
+    for (size_t i = 0; i < c->npcs; i++)
+        mu_priorityclass_release(&c->pcs[i]);
+    free(c->pcs);
+    free(c->tasks);
+    free(c->jobs);
+    free(c->nodes);
+    free(c->queues);
+    mu_map_release(&c->node_by_name);
+    mu_map_release(&c->task_by_key);
+    mu_map_release(&c->job_by_key);
+    mu_map_release(&c->queue_by_name);
+    mu_map_release(&c->shapes);
+    mu_resnames_release(&c->rn);
+    memset(c, 0, sizeof(*c));
+}
+
+/* Inserts p into a pointer array kept sorted by cmp; returns its index. */
+static size_t sorted_insert(void ***arr, size_t *n, size_t *cap, void *p,
+                            int (*cmp)(const void *, const void *))
+{
+    size_t lo = 0, hi = *n;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+
+        if (cmp((*arr)[mid], p) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    mu_xgrow((void **)arr, cap, *n + 1, sizeof(void *));
+    memmove(*arr + lo + 1, *arr + lo, (*n - lo) * sizeof(void *));
+    (*arr)[lo] = p;
+    (*n)++;
+    return lo;
+}
+
+static int node_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct mu_cnode *)a)->spec.meta.name,
+                  ((const struct mu_cnode *)b)->spec.meta.name);
+}
+
+static int task_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct mu_task *)a)->key,
+                  ((const struct mu_task *)b)->key);
+}
+
+static int job_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct mu_job *)a)->key,
+                  ((const struct mu_job *)b)->key);
+}
+
+static int queue_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct mu_cqueue *)a)->spec.meta.name,
+                  ((const struct mu_cqueue *)b)->spec.meta.name);
+}
+
+static char *obj_key(const char *ns, const char *name)
+{
+    return mu_xasprintf("%s/%s", ns ? ns : "", name);
+}
+
+static void node_link_task(struct mu_cnode *n, struct mu_task *t)
+{
+    mu_xgrow((void **)&n->tasks, &n->cap_tasks, n->ntasks + 1,
+             sizeof(*n->tasks));
+    t->node_slot = (int)n->ntasks;
+    n->tasks[n->ntasks++] = t;
+}
+
+static void node_unlink_task(struct mu_cnode *n, struct mu_task *t)
+{
+    size_t i = (size_t)t->node_slot;
+
+    n->tasks[i] = n->tasks[--n->ntasks];
+    n->tasks[i]->node_slot = (int)i;
+    t->node_slot = -1;
+}
+
+static void reindex_nodes(struct mu_cluster *c)
+{
+    for (size_t i = 0; i < c->nnodes; i++)
+        c->nodes[i]->index = (int)i;
+}
+
+struct mu_cnode *mu_cluster_add_node(struct mu_cluster *c, struct mu_node *n,
+                                     struct mu_err *err)
+{
+    struct mu_cnode *cn;
+
+    if (mu_map_get(&c->node_by_name, n->meta.name)) {
+        mu_err_set(err, -EEXIST, "Node %s exists already", n->meta.name);
+        return NULL;
+    }
+    cn = mu_xcalloc(1, sizeof(*cn));
+    cn->spec = *n;
+    memset(n, 0, sizeof(*n));
+    cn->idle = cn->spec.allocatable;
+    mu_res_zero(&cn->used);
+    mu_res_zero(&cn->releasing);
+    mu_res_zero(&cn->pipelined);
+    sorted_insert((void ***)&c->nodes, &c->nnodes, &c->cap_nodes, cn,
+                  node_cmp);
+    reindex_nodes(c);
+    mu_map_put(&c->node_by_name, cn->spec.meta.name, cn);
+    mu_res_add(&c->total, &cn->spec.allocatable);
+    c->node_gen++;
+    /* adopt tasks already bound to this node */
+    for (size_t i = 0; i < c->ntasks; i++) {
+        struct mu_task *t = c->tasks[i];
+
+        if (!t->node && t->status != MU_TASK_PENDING && t->pod.node_name &&
+            !strcmp(t->pod.node_name, cn->spec.meta.name)) {
+            enum mu_task_status st = t->status;
+
+            t->status = MU_TASK_PENDING;
+            if (t->job)
+                t->job->count[st]--, t->job->count[MU_TASK_PENDING]++;
+            mu_task_place(c, t, cn, st);
+        }
+    }
+    return cn;
+}
+
+struct mu_cqueue *mu_cluster_add_queue(struct mu_cluster *c,
+                                       struct mu_queue_spec *q,
+                                       struct mu_err *err)
+{
+    struct mu_cqueue *cq;
+
+    if (mu_map_get(&c->queue_by_name, q->meta.name)) {
+        mu_err_set(err, -EEXIST, "Queue %s exists already", q->meta.name);
+        return NULL;
+    }
+    cq = mu_xcalloc(1, sizeof(*cq));
+    cq->spec = *q;
+    memset(q, 0, sizeof(*q));
+    mu_res_zero(&cq->allocated);
+    sorted_insert((void ***)&c->queues, &c->nqueues, &c->cap_queues, cq,
+                  queue_cmp);
+    for (size_t i = 0; i < c->nqueues; i++)
+        c->queues[i]->index = (int)i;
+    mu_map_put(&c->queue_by_name, cq->spec.meta.name, cq);
+    return cq;
+}
+
+static void job_attach_task(struct mu_job *j, struct mu_task *t)
+{
+    mu_xgrow((void **)&j->tasks, &j->cap_tasks, j->ntasks + 1,
+             sizeof(*j->tasks));
+    j->tasks[j->ntasks++] = t;
+    t->job = j;
+    j->count[t->status]++;
+    if (mu_status_allocated(t->status) && t->node) {
+        mu_res_add(&j->allocated, &t->pod.req);
+        if (j->queue)
+            mu_res_add(&j->queue->allocated, &t->pod.req);
+    }
+}
+
+static void job_detach_task(struct mu_job *j, struct mu_task *t)
+{
+    for (size_t i = 0; i < j->ntasks; i++) {
+        if (j->tasks[i] != t)
+            continue;
+        memmove(j->tasks + i, j->tasks + i + 1,
+                (j->ntasks - i - 1) * sizeof(*j->tasks));
+        j->ntasks--;
+        break;
+    }
+    j->count[t->status]--;
+    if (mu_status_allocated(t->status) && t->node) {
+        mu_res_sub(&j->allocated, &t->pod.req);
+        if (j->queue)
+            mu_res_sub(&j->queue->allocated, &t->pod.req);
+    }
+    t->job = NULL;
+}
+
+struct mu_job *mu_cluster_add_job(struct mu_cluster *c, struct mu_podgroup *pg,
+                                  struct mu_err *err)
+{
+    struct mu_job *j;
+    char *key = obj_key(pg->meta.ns, pg->meta.name);
+
+    if (mu_map_get(&c->job_by_key, key)) {
+        mu_err_set(err, -EEXIST, "PodGroup %s exists already", key);
+        free(key);
+        return NULL;
+    }
+    j = mu_xcalloc(1, sizeof(*j));
+    j->pg = *pg;
+    memset(pg, 0, sizeof(*pg));
+    j->key = key;
+    j->phase = j->pg.phase;
+    mu_res_zero(&j->allocated);
+    sorted_insert((void ***)&c->jobs, &c->njobs, &c->cap_jobs, j, job_cmp);
+    mu_map_put(&c->job_by_key, key, j);
+    /* adopt tasks of this group that arrived first */
+    for (size_t i = 0; i < c->ntasks; i++) {
+        struct mu_task *t = c->tasks[i];
+
+        if (!t->job && t->pod.group && !strcmp(t->pod.group, j->pg.meta.name) &&
+            !mu_strcmp0(t->pod.meta.ns, j->pg.meta.ns))
+            job_attach_task(j, t);
+    }
+    return j;
+}
+
+/* The shape signature: what static predicates and resource fit depend on. */
+static int task_shape(struct mu_cluster *c, const struct mu_pod *p)
+{
+    struct mu_sb sb;
+    void *v;
+    int id;
+
+    mu_sb_init(&sb);
+    for (int d = 0; d < MU_RES_MAX; d++)
+        if (p->req.v[d])
+            mu_sb_addf(&sb, "%d=%lld,", d, (long long)p->req.v[d]);
+    mu_sb_add(&sb, "|");
+    for (size_t i = 0; i < p->node_selector.n; i++)
+        mu_sb_addf(&sb, "%s=%s,", p->node_selector.v[i].key,
+                   p->node_selector.v[i].value);
+    mu_sb_add(&sb, "|");
+    for (size_t i = 0; i < p->affinity.nterms; i++) {
+        const struct mu_selterm *term = &p->affinity.terms[i];
+
+        for (size_t e = 0; e < term->nexpr; e++) {
+            mu_sb_addf(&sb, "%s %d", term->expr[e].key, term->expr[e].op);
+            for (size_t k = 0; k < term->expr[e].nvalues; k++)
+                mu_sb_addf(&sb, " %s", term->expr[e].values[k]);
+            mu_sb_add(&sb, ";");
+        }
+        for (size_t e = 0; e < term->nfields; e++) {
+            mu_sb_addf(&sb, "F%s %d", term->fields[e].key, term->fields[e].op);
+            for (size_t k = 0; k < term->fields[e].nvalues; k++)
+                mu_sb_addf(&sb, " %s", term->fields[e].values[k]);
+            mu_sb_add(&sb, ";");
+        }
+        mu_sb_add(&sb, "||");
+    }
+    mu_sb_add(&sb, "|");
+    for (size_t i = 0; i < p->ntol; i++)
+        mu_sb_addf(&sb, "%s %d %s %d,", p->tol[i].key ? p->tol[i].key : "",
+                   p->tol[i].exists, p->tol[i].value ? p->tol[i].value : "",
+                   p->tol[i].effect);
+    v = mu_map_get(&c->shapes, sb.buf);
+    if (v) {
+        id = (int)((intptr_t)v - 1);
+    } else {
+        id = c->nshapes++;
+        mu_map_put(&c->shapes, sb.buf, (void *)(intptr_t)(id + 1));
+    }
+    mu_sb_release(&sb);
+    return id;
+}
+
+static enum mu_task_status status_of_pod(const struct mu_pod *p)
+{
+    switch (p->phase) {
+    case MU_POD_RUNNING:
+        return p->meta.deleting ? MU_TASK_RELEASING : MU_TASK_RUNNING;
+    case MU_POD_PENDING:
+        if (p->meta.deleting)
+            return p->node_name ? MU_TASK_RELEASING : MU_TASK_PENDING;
+        return p->node_name ? MU_TASK_BOUND : MU_TASK_PENDING;
+    case MU_POD_SUCCEEDED:
+        return MU_TASK_SUCCEEDED;
+    case MU_POD_FAILED:
+        return MU_TASK_FAILED;
+    default:
+        return MU_TASK_UNKNOWN;
+    }
+}
+
+struct mu_task *mu_cluster_add_task(struct mu_cluster *c, struct mu_pod *p,
+                                    struct mu_err *err)
+{
+    struct mu_task *t;
+    char *key = obj_key(p->meta.ns, p->meta.name);
+    enum mu_task_status st;
+    struct mu_cnode *n = NULL;
+
+    if (mu_map_get(&c->task_by_key, key)) {
+        mu_err_set(err, -EEXIST, "Pod %s exists already", key);
+        free(key);
+        return NULL;
+    }
+    t = mu_xcalloc(1, sizeof(*t));
+    t->pod = *p;
+    memset(p, 0, sizeof(*p));
+    t->key = key;
+    t->node_slot = -1;
+    t->shape = task_shape(c, &t->pod);
+    st = status_of_pod(&t->pod);
+    sorted_insert((void ***)&c->tasks, &c->ntasks, &c->cap_tasks, t, task_cmp);
+    mu_map_put(&c->task_by_key, key, t);
+    if (t->pod.group) {
+        struct mu_job *j = mu_cluster_job(c, t->pod.meta.ns, t->pod.group);
+
+        if (j)
+            job_attach_task(j, t);
+    }
+    if (st != MU_TASK_PENDING && t->pod.node_name)
+        n = mu_cluster_node(c, t->pod.node_name);
+    if (n && mu_status_on_node(st)) {
+        mu_task_place(c, t, n, st);
+    } else {
+        /* finished, or on a node we do not know (yet) */
+        if (t->job)
+            t->job->count[MU_TASK_PENDING]--, t->job->count[st]++;
+        t->status = st;
+    }
+    return t;
+}
+
+void mu_cluster_remove_task(struct mu_cluster *c, struct mu_task *t)
+{
+    size_t i;
+
+    if (t->node)
+        mu_task_unplace(c, t);
+    if (t->job)
+        job_detach_task(t->job, t);
+    for (i = 0; i < c->ntasks && c->tasks[i] != t; i++)
+        ;
+    if (i < c->ntasks) {
+        memmove(c->tasks + i, c->tasks + i + 1,
+                (c->ntasks - i - 1) * sizeof(*c->tasks));
+        c->ntasks--;
+    }
+    mu_map_del(&c->task_by_key, t->key);
+    task_free(t);
+}
+
+void mu_cluster_add_priorityclass(struct mu_cluster *c,
+                                  struct mu_priorityclass *pc)
+{
+    c->pcs = mu_xrealloc(c->pcs, (c->npcs + 1) * sizeof(*c->pcs));
+    c->pcs[c->npcs++] = *pc;
+    memset(pc, 0, sizeof(*pc));
+}
+
+struct mu_cnode *mu_cluster_node(const struct mu_cluster *c, const char *name)
+{
+    return mu_map_get(&c->node_by_name, name);
+}
+
+struct mu_cqueue *mu_cluster_queue(const struct mu_cluster *c, const char *name)
+{
+    return mu_map_get(&c->queue_by_name, name);
+}
+
+struct mu_job *mu_cluster_job(const struct mu_cluster *c, const char *ns,
+                              const char *name)
+{
+    char *key = obj_key(ns, name);
+    struct mu_job *j = mu_map_get(&c->job_by_key, key);
+
+    free(key);
+    return j;
+}
+
+struct mu_task *mu_cluster_task(const struct mu_cluster *c, const char *ns,
+                                const char *name)
+{
+    char *key = obj_key(ns, name);
+    struct mu_task *t = mu_map_get(&c->task_by_key, key);
+
+    free(key);
+    return t;
+}
+
+int32_t mu_cluster_priority(const struct mu_cluster *c, const char *name,
+                            bool *found)
+{
+    if (found)
+        *found = false;
+    for (size_t i = 0; i < c->npcs; i++) {
+        if (name ? !strcmp(c->pcs[i].name, name) : c->pcs[i].global_default) {
+            if (found)
+                *found = true;
+            return c->pcs[i].value;
+        }
+    }
+    if (name) {
+        /* the built-in classes Kubernetes always has */
+        if (!strcmp(name, "system-cluster-critical"))
+            return found ? (*found = true, 2000000000) : 2000000000;
+        if (!strcmp(name, "system-node-critical"))
+            return found ? (*found = true, 2000001000) : 2000001000;
+        return mu_cluster_priority(c, NULL, NULL);
+    }
+    return 0;
+}
+
+static int task_order_default(const void *a, const void *b)
+{
+    const struct mu_task *x = *(struct mu_task *const *)a;
+    const struct mu_task *y = *(struct mu_task *const *)b;
+
+    if (x->pod.priority != y->pod.priority)
+        return x->pod.priority > y->pod.priority ? -1 : 1;
+    if (x->pod.task_index != y->pod.task_index)
+        return x->pod.task_index < y->pod.task_index ? -1 : 1;
+    if (x->pod.meta.created != y->pod.meta.created)
+        return x->pod.meta.created < y->pod.meta.created ? -1 : 1;
+    return strcmp(x->key, y->key);
+}
+
+void mu_cluster_link(struct mu_cluster *c)
+{
+    for (size_t i = 0; i < c->nqueues; i++)
+        c->queues[i]->njobs = 0;
+    for (size_t i = 0; i < c->ntasks; i++) {
+        struct mu_task *t = c->tasks[i];
+
+        if (!t->pod.has_priority)
+            t->pod.priority = mu_cluster_priority(c, t->pod.priority_class,
+                                                  NULL);
+    }
+    for (size_t i = 0; i < c->njobs; i++) {
+        struct mu_job *j = c->jobs[i];
+        struct mu_cqueue *q = mu_cluster_queue(c, j->pg.queue);
+
+        if (q != j->queue) {
+            if (j->queue)
+                mu_res_sub(&j->queue->allocated, &j->allocated);
+            if (q)
+                mu_res_add(&q->allocated, &j->allocated);
+            j->queue = q;
+        }
+        j->priority = mu_cluster_priority(c, j->pg.priority_class, NULL);
+        qsort(j->tasks, j->ntasks, sizeof(*j->tasks), task_order_default);
+        if (q) {
+            mu_xgrow((void **)&q->jobs, &q->cap_jobs, q->njobs + 1,
+                     sizeof(*q->jobs));
+            q->jobs[q->njobs++] = j; /* c->jobs is sorted, so q->jobs is */
+        }
+    }
+}
+
+void mu_task_place(struct mu_cluster *c, struct mu_task *t, struct mu_cnode *n,
+                   enum mu_task_status st)
+{
+    (void)c;
+    t->node = n;
+    node_link_task(n, t);
+    if (st == MU_TASK_PIPELINED) {
+        mu_res_add(&n->pipelined, &t->pod.req);
+    } else {
+        mu_res_sub(&n->idle, &t->pod.req);
+        mu_res_add(&n->used, &t->pod.req);
+        if (st == MU_TASK_RELEASING)
+            mu_res_add(&n->releasing, &t->pod.req);
+    }
+    if (t->job) {
+        t->job->count[t->status]--;
+        t->job->count[st]++;
+        if (mu_status_allocated(st)) {
+            mu_res_add(&t->job->allocated, &t->pod.req);
+            if (t->job->queue)
+                mu_res_add(&t->job->queue->allocated, &t->pod.req);
+        }
+    }
+    t->status = st;
+}
+
+void mu_task_unplace(struct mu_cluster *c, struct mu_task *t)
+{
+    mu_task_set_status(c, t, MU_TASK_PENDING);
+}
+
+void mu_task_set_status(struct mu_cluster *c, struct mu_task *t,
+                        enum mu_task_status st)
+{
+    struct mu_cnode *n = t->node;
+    enum mu_task_status old = t->status;
+    bool was_alloc = mu_status_allocated(old) && n, now_alloc;
+
+    (void)c;
+    if (old == st)
+        return;
+    /* leaving the node (pending, finished) */
+    if (n && !mu_status_on_node(st) && st != MU_TASK_PIPELINED) {
+        if (old == MU_TASK_PIPELINED) {
+            mu_res_sub(&n->pipelined, &t->pod.req);
+        } else {
+            mu_res_add(&n->idle, &t->pod.req);
+            mu_res_sub(&n->used, &t->pod.req);
+            if (old == MU_TASK_RELEASING)
+                mu_res_sub(&n->releasing, &t->pod.req);
+        }
+        node_unlink_task(n, t);
+        t->node = NULL;
+    } else if (n) {
+        if (old == MU_TASK_RELEASING && st != MU_TASK_RELEASING)
+            mu_res_sub(&n->releasing, &t->pod.req);
+        else if (st == MU_TASK_RELEASING)
+            mu_res_add(&n->releasing, &t->pod.req);
+    }
+    now_alloc = mu_status_allocated(st) && t->node;
+    if (t->job) {
+        t->job->count[old]--;
+        t->job->count[st]++;
+        if (was_alloc != now_alloc) {
+            void (*op)(struct mu_res *, const struct mu_res *) =
+                now_alloc ? mu_res_add : mu_res_sub;
+
+            op(&t->job->allocated, &t->pod.req);
+            if (t->job->queue)
+                op(&t->job->queue->allocated, &t->pod.req);
+        }
+    }
+    t->status = st;
+}
+
+void mu_fake_uid(const char *kind, const char *ns, const char *name,
+                 char buf[37])
+{
+    char *s = mu_xasprintf("%s/%s/%s", kind, ns ? ns : "", name);
+    uint64_t a = mu_hash_str(s), b;
+
+    s[0] ^= 0x5a;
+    b = mu_hash_str(s);
+    free(s);
+    snprintf(buf, 37, "%08x-%04x-%04x-%04x-%012llx",
+             (unsigned)(a >> 32), (unsigned)(a >> 16) & 0xffff,
+             (unsigned)(a & 0x0fff) | 0x4000,
+             (unsigned)((b >> 48) & 0x3fff) | 0x8000,
+             (unsigned long long)(b & 0xffffffffffffull));
+}

@@ -1,0 +1,285 @@
+/*
+ * cluster.h - the scheduler's picture of the cluster: nodes, tasks (pods),
+ * jobs (PodGroups) and queues, with the accounting every action relies on.
+ *
+ * One owner: the scheduler thread (or the simulator) owns a struct
+ * mu_cluster and everything in it. Nothing here locks.
+ *
+ * Vocabulary as in volcano-api.md: a job is one PodGroup and its pods; a
+ * task is one pod. Node accounting: idle = allocatable - used;
+ * releasing = requests of tasks being evicted; pipelined = requests promised
+ * to pipelined tasks; future idle = idle + releasing - pipelined.
+ *
+ * All status changes of a task go through mu_task_set_status() and
+ * mu_task_place()/mu_task_unplace(), which keep node, job and queue sums and
+ * the job's per-status counters exact, so the statement (statement.h) can
+ * undo anything by calling them in reverse.
+ *
+ * Determinism: nodes, jobs and queues are kept in arrays sorted by name
+ * (namespace/name), and each task list is in a total order; nothing depends
+ * on hash order.
+ */
+#ifndef MU_SCHED_CLUSTER_H
+#define MU_SCHED_CLUSTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/object.h"
+#include "api/resource.h"
+#include "common/map.h"
+#include "common/mu.h"
+
+enum mu_task_status {
+    MU_TASK_PENDING,
+    MU_TASK_ALLOCATED, /* this cycle: placed, will bind when committed */
+    MU_TASK_PIPELINED, /* this cycle: promised a node once it frees up */
+    MU_TASK_BINDING,   /* committed, bind in flight */
+    MU_TASK_BOUND,     /* has a node name, not running yet */
+    MU_TASK_RUNNING,
+    MU_TASK_RELEASING, /* being evicted / terminating, still on its node */
+    MU_TASK_SUCCEEDED,
+    MU_TASK_FAILED,
+    MU_TASK_UNKNOWN,
+    MU_TASK__COUNT,
+};
+const char *mu_task_status_name(enum mu_task_status s);
+
+/* Allocated-like: counts against node and queue (Allocated, Binding,
+ * Bound, Running). Releasing tasks still use their node but no longer count
+ * for their queue's allocated share. */
+static inline bool mu_status_allocated(enum mu_task_status s)
+{
+    return s == MU_TASK_ALLOCATED || s == MU_TASK_BINDING ||
+           s == MU_TASK_BOUND || s == MU_TASK_RUNNING;
+}
+/* Uses resources on its node: allocated-like or releasing. */
+static inline bool mu_status_on_node(enum mu_task_status s)
+{
+    return mu_status_allocated(s) || s == MU_TASK_RELEASING;
+}
+
+struct mu_job;
+struct mu_cnode;
+
+struct mu_task {
+    struct mu_pod pod;         /* owned */
+    char *key;                 /* "namespace/name", owned */
+    struct mu_job *job;        /* NULL when the pod has no known group */
+    struct mu_cnode *node;     /* where it runs or is placed, or NULL */
+    enum mu_task_status status;
+    int shape;                 /* equivalence class of (request, selector,
+                                  affinity, tolerations); see mu_cluster */
+    int node_slot;             /* index in node->tasks, or -1 */
+    int64_t started_ms;        /* simulated time the task started running */
+};
+
+struct mu_cnode {
+    struct mu_node spec;       /* owned */
+    int index;                 /* position in cluster->nodes */
+    struct mu_res idle;
+    struct mu_res used;
+    struct mu_res releasing;
+    struct mu_res pipelined;
+    size_t ntasks, cap_tasks;
+    struct mu_task **tasks;    /* tasks using this node (any on-node status,
+                                  plus pipelined) */
+};
+
+/* A PodGroup's condition, as written to status.conditions. */
+struct mu_condition {
+    char *type;    /* "Unschedulable" or "Scheduled"; NULL = none */
+    char *reason;
+    char *message;
+    int64_t since_ms; /* lastTransitionTime */
+};
+
+struct mu_cqueue;
+
+/* Why a node does not fit a task. */
+enum mu_fit_code {
+    MU_FIT_OK = 0,
+    MU_FIT_RESOURCE,      /* Insufficient <dim> */
+    MU_FIT_PODS,          /* node(s) pod number exceeded */
+    MU_FIT_SELECTOR,      /* didn't match Pod's node affinity/selector */
+    MU_FIT_TAINT,         /* had untolerated taint */
+    MU_FIT_UNSCHEDULABLE, /* were unschedulable */
+    MU_FIT__COUNT,
+};
+
+struct mu_fit {
+    enum mu_fit_code code;
+    int dim; /* the short dimension, for MU_FIT_RESOURCE */
+};
+
+/* How many nodes failed a task, and why. */
+struct mu_fit_hist {
+    int nodes;                  /* nodes examined */
+    int code[MU_FIT__COUNT];
+    int res[MU_RES_MAX];        /* MU_FIT_RESOURCE by dimension */
+};
+
+/* The one constraint that blocks a pending job, found during a cycle. */
+enum mu_why_kind {
+    MU_WHY_NONE = 0,
+    MU_WHY_QUEUE_MISSING,   /* spec.queue names no queue */
+    MU_WHY_QUEUE_CLOSED,    /* the queue is not Open */
+    MU_WHY_NOT_ENOUGH_TASKS,/* fewer valid pods than minMember */
+    MU_WHY_ENQUEUE,         /* admission refused (text says by whom) */
+    MU_WHY_QUEUE_SHARE,     /* the queue's deserved share / capability */
+    MU_WHY_NODES,           /* no node fits some task (hist, task) */
+    MU_WHY_WAITING,         /* pipelined: waits for evicted pods to go */
+};
+
+struct mu_why {
+    enum mu_why_kind kind;
+    char *text;                 /* owned detail for QUEUE_*, ENQUEUE */
+    const struct mu_task *task; /* for NODES: the task that did not fit */
+    struct mu_fit_hist hist;    /* for NODES */
+    int placed;                 /* tasks the failed attempt did place */
+};
+
+struct mu_job {
+    struct mu_podgroup pg;     /* owned */
+    char *key;                 /* "namespace/name", owned */
+    struct mu_cqueue *queue;   /* NULL when spec.queue names no queue */
+    int32_t priority;          /* resolved from the PriorityClass */
+    bool implicit;             /* made by muster for a pod without a group */
+    size_t ntasks, cap_tasks;
+    struct mu_task **tasks;    /* in task order once sorted */
+    int count[MU_TASK__COUNT]; /* tasks per status */
+    struct mu_res allocated;   /* requests of allocated-like tasks */
+    enum mu_pg_phase phase;    /* current phase (status.phase) */
+    struct mu_condition cond;  /* current condition */
+    int64_t inqueue_since_ms;
+    int running, succeeded, failed; /* status counters */
+    struct mu_why why;         /* cycle scratch: reset at each cycle open */
+};
+
+/* Ready = allocated-like + succeeded (volcano-api.md §5). */
+static inline int mu_job_ready_num(const struct mu_job *j)
+{
+    return j->count[MU_TASK_ALLOCATED] + j->count[MU_TASK_BINDING] +
+           j->count[MU_TASK_BOUND] + j->count[MU_TASK_RUNNING] +
+           j->count[MU_TASK_SUCCEEDED];
+}
+static inline int mu_job_waiting_num(const struct mu_job *j)
+{
+    return j->count[MU_TASK_PIPELINED];
+}
+static inline bool mu_job_ready(const struct mu_job *j)
+{
+    return mu_job_ready_num(j) >= j->pg.min_member;
+}
+/* Valid = allocated-like + succeeded + pipelined + pending. */
+static inline int mu_job_valid_num(const struct mu_job *j)
+{
+    return mu_job_ready_num(j) + j->count[MU_TASK_PIPELINED] +
+           j->count[MU_TASK_PENDING];
+}
+
+struct mu_cqueue {
+    struct mu_queue_spec spec; /* owned */
+    int index;
+    struct mu_res allocated;   /* requests of allocated-like tasks */
+    size_t njobs, cap_jobs;
+    struct mu_job **jobs;      /* sorted by key */
+    /* Cycle scratch written by the proportion plugin at session open (and
+     * read by overcommit, the why-pending text and the simulator): */
+    bool has_deserved;
+    struct mu_res deserved;
+    struct mu_res real_capability; /* absent dimensions unlimited */
+    struct mu_res inqueue;     /* minResources of admitted, unstarted jobs */
+};
+
+struct mu_cluster {
+    struct mu_resnames rn;
+    size_t nnodes, cap_nodes;
+    struct mu_cnode **nodes;   /* sorted by name */
+    size_t ntasks, cap_tasks;
+    struct mu_task **tasks;    /* sorted by key */
+    size_t njobs, cap_jobs;
+    struct mu_job **jobs;      /* sorted by key */
+    size_t nqueues, cap_queues;
+    struct mu_cqueue **queues; /* sorted by name */
+    size_t npcs;
+    struct mu_priorityclass *pcs;
+    struct mu_map node_by_name, task_by_key, job_by_key, queue_by_name;
+    struct mu_map shapes;      /* shape signature -> id + 1 */
+    int nshapes;
+    struct mu_res total;       /* sum of node allocatable */
+    uint64_t node_gen;         /* bumped when nodes change (caches key on it) */
+};
+
+void mu_cluster_init(struct mu_cluster *c);
+void mu_cluster_release(struct mu_cluster *c);
+
+/*
+ * Adding objects. Each takes ownership of the decoded struct (whose
+ * contents are moved in and the source zeroed) and returns the new entry,
+ * or NULL with err set when an object with that name exists already.
+ * Tasks are linked to their job by group name when the job exists (and
+ * jobs adopt existing tasks of their group when added later); a task whose
+ * pod has a nodeName and a running phase is accounted on that node.
+ */
+struct mu_cnode *mu_cluster_add_node(struct mu_cluster *c, struct mu_node *n,
+                                     struct mu_err *err);
+struct mu_cqueue *mu_cluster_add_queue(struct mu_cluster *c,
+                                       struct mu_queue_spec *q,
+                                       struct mu_err *err);
+struct mu_job *mu_cluster_add_job(struct mu_cluster *c, struct mu_podgroup *pg,
+                                  struct mu_err *err);
+struct mu_task *mu_cluster_add_task(struct mu_cluster *c, struct mu_pod *p,
+                                    struct mu_err *err);
+void mu_cluster_add_priorityclass(struct mu_cluster *c,
+                                  struct mu_priorityclass *pc);
+/* Removes a task (its pod was deleted) and frees it. */
+void mu_cluster_remove_task(struct mu_cluster *c, struct mu_task *t);
+
+struct mu_cnode *mu_cluster_node(const struct mu_cluster *c, const char *name);
+struct mu_job *mu_cluster_job(const struct mu_cluster *c, const char *ns,
+                              const char *name);
+struct mu_cqueue *mu_cluster_queue(const struct mu_cluster *c,
+                                   const char *name);
+struct mu_task *mu_cluster_task(const struct mu_cluster *c, const char *ns,
+                                const char *name);
+
+/* Value of a PriorityClass by name; the global default when name is NULL;
+ * 0 when neither exists. *found tells whether name was found. */
+int32_t mu_cluster_priority(const struct mu_cluster *c, const char *name,
+                            bool *found);
+
+/*
+ * Re-links everything after objects were added: resolves job queues and
+ * priorities, task priorities, sorts each job's tasks into task order
+ * (priority desc, index asc, creation, name) and each queue's jobs. Call
+ * after a batch of additions and before a cycle.
+ */
+void mu_cluster_link(struct mu_cluster *c);
+
+/*
+ * Accounting primitives (the only way statuses change).
+ * mu_task_place: status PENDING -> st (ALLOCATED, PIPELINED, BINDING,
+ * BOUND, RUNNING) on node n. mu_task_unplace: back to PENDING, off its
+ * node. mu_task_set_status: any on-node status change (e.g. RUNNING ->
+ * RELEASING, ALLOCATED -> BINDING, RUNNING -> SUCCEEDED, which also takes
+ * the task off its node).
+ */
+void mu_task_place(struct mu_cluster *c, struct mu_task *t, struct mu_cnode *n,
+                   enum mu_task_status st);
+void mu_task_unplace(struct mu_cluster *c, struct mu_task *t);
+void mu_task_set_status(struct mu_cluster *c, struct mu_task *t,
+                        enum mu_task_status st);
+
+/* future idle of n in dimension d */
+static inline int64_t mu_node_future_idle(const struct mu_cnode *n, int d)
+{
+    return n->idle.v[d] + n->releasing.v[d] - n->pipelined.v[d];
+}
+
+/* A deterministic UID for an object that has none: a UUID-shaped hex
+ * string derived from kind/namespace/name. Writes 37 bytes into buf. */
+void mu_fake_uid(const char *kind, const char *ns, const char *name,
+                 char buf[37]);
+
+#endif

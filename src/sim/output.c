@@ -1,0 +1,332 @@
+#include "sim/sim.h"
+
+#include <jansson.h>
+
+static json_t *reslist(const struct mu_cluster *c, const struct mu_res *r,
+                       bool keep_zero)
+{
+    json_t *o = json_object();
+    int idx[MU_RES_MAX], n = 0;
+
+    for (int d = 0; d < c->rn.n; d++)
+        if (mu_res_has(r, d) && (keep_zero || r->v[d]))
+            idx[n++] = d;
+    /* names sorted, so the output does not depend on arrival order */
+    for (int i = 1; i < n; i++)
+        for (int k = i; k > 0 && strcmp(c->rn.name[idx[k - 1]],
+                                        c->rn.name[idx[k]]) > 0; k--) {
+            int t = idx[k];
+
+            idx[k] = idx[k - 1];
+            idx[k - 1] = t;
+        }
+    for (int i = 0; i < n; i++) {
+        char buf[64];
+
+        json_object_set_new(o, c->rn.name[idx[i]],
+                            json_string(mu_quantity_format(
+                                c->rn.name[idx[i]], r->v[idx[i]], buf,
+                                sizeof(buf))));
+    }
+    return o;
+}
+
+static json_t *meta(const struct mu_meta *m)
+{
+    json_t *o = json_object();
+
+    json_object_set_new(o, "name", json_string(m->name));
+    if (m->ns)
+        json_object_set_new(o, "namespace", json_string(m->ns));
+    if (m->uid)
+        json_object_set_new(o, "uid", json_string(m->uid));
+    if (m->labels.n) {
+        json_t *l = json_object();
+
+        for (size_t i = 0; i < m->labels.n; i++)
+            json_object_set_new(l, m->labels.v[i].key,
+                                json_string(m->labels.v[i].value));
+        json_object_set_new(o, "labels", l);
+    }
+    if (m->annotations.n) {
+        json_t *l = json_object();
+
+        for (size_t i = 0; i < m->annotations.n; i++)
+            json_object_set_new(l, m->annotations.v[i].key,
+                                json_string(m->annotations.v[i].value));
+        json_object_set_new(o, "annotations", l);
+    }
+    return o;
+}
+
+static json_t *obj(const char *api, const char *kind, json_t *md)
+{
+    json_t *o = json_object();
+
+    json_object_set_new(o, "apiVersion", json_string(api));
+    json_object_set_new(o, "kind", json_string(kind));
+    json_object_set_new(o, "metadata", md);
+    return o;
+}
+
+static json_t *queue_json(const struct mu_cluster *c, const struct mu_cqueue *q)
+{
+    json_t *o = obj("scheduling.volcano.sh/v1beta1", "Queue",
+                    meta(&q->spec.meta));
+    json_t *spec = json_object(), *st = json_object();
+
+    json_object_set_new(spec, "weight", json_integer(q->spec.weight));
+    json_object_set_new(spec, "reclaimable", json_boolean(q->spec.reclaimable));
+    if (q->spec.capability.set)
+        json_object_set_new(spec, "capability",
+                            reslist(c, &q->spec.capability, true));
+    if (q->spec.guarantee.set) {
+        json_t *g = json_object();
+
+        json_object_set_new(g, "resource",
+                            reslist(c, &q->spec.guarantee, true));
+        json_object_set_new(spec, "guarantee", g);
+    }
+    json_object_set_new(o, "spec", spec);
+    json_object_set_new(st, "state",
+                        json_string(mu_queue_state_name(q->spec.state)));
+    json_object_set_new(st, "allocated", reslist(c, &q->allocated, false));
+    if (q->has_deserved) /* muster's addition: the share it computed */
+        json_object_set_new(st, "deserved", reslist(c, &q->deserved, false));
+    json_object_set_new(o, "status", st);
+    return o;
+}
+
+static json_t *pg_json(const struct mu_cluster *c, const struct mu_job *j)
+{
+    json_t *o = obj("scheduling.volcano.sh/v1beta1", "PodGroup",
+                    meta(&j->pg.meta));
+    json_t *spec = json_object(), *st = json_object();
+
+    json_object_set_new(spec, "minMember", json_integer(j->pg.min_member));
+    if (j->pg.nmin_task) {
+        json_t *m = json_object();
+
+        for (size_t i = 0; i < j->pg.nmin_task; i++)
+            json_object_set_new(m, j->pg.min_task[i].task,
+                                json_integer(j->pg.min_task[i].min));
+        json_object_set_new(spec, "minTaskMember", m);
+    }
+    json_object_set_new(spec, "queue", json_string(j->pg.queue));
+    if (j->pg.priority_class)
+        json_object_set_new(spec, "priorityClassName",
+                            json_string(j->pg.priority_class));
+    if (j->pg.has_min_resources)
+        json_object_set_new(spec, "minResources",
+                            reslist(c, &j->pg.min_resources, false));
+    json_object_set_new(o, "spec", spec);
+    json_object_set_new(st, "phase", json_string(mu_pg_phase_name(j->phase)));
+    if (j->cond.type) {
+        json_t *cond = json_object(), *arr = json_array();
+        char ts[48];
+
+        mu_sim_time_text(j->cond.since_ms, ts);
+        json_object_set_new(cond, "type", json_string(j->cond.type));
+        json_object_set_new(cond, "status", json_string("True"));
+        json_object_set_new(cond, "lastTransitionTime", json_string(ts));
+        json_object_set_new(cond, "reason", json_string(j->cond.reason));
+        json_object_set_new(cond, "message", json_string(j->cond.message));
+        json_array_append_new(arr, cond);
+        json_object_set_new(st, "conditions", arr);
+    }
+    json_object_set_new(st, "running", json_integer(j->running));
+    json_object_set_new(st, "succeeded", json_integer(j->succeeded));
+    json_object_set_new(st, "failed", json_integer(j->failed));
+    json_object_set_new(o, "status", st);
+    return o;
+}
+
+static json_t *pod_json(const struct mu_task *t)
+{
+    json_t *o = obj("v1", "Pod", meta(&t->pod.meta));
+    json_t *spec = json_object(), *st = json_object();
+    const char *phase = mu_pod_phase_name(t->pod.phase);
+
+    json_object_set_new(spec, "schedulerName",
+                        json_string(t->pod.scheduler_name));
+    if (t->pod.node_name)
+        json_object_set_new(spec, "nodeName", json_string(t->pod.node_name));
+    json_object_set_new(o, "spec", spec);
+    if (t->status == MU_TASK_PENDING)
+        phase = "Pending";
+    json_object_set_new(st, "phase", json_string(phase));
+    json_object_set_new(o, "status", st);
+    return o;
+}
+
+static json_t *state_list(struct mu_sim *s)
+{
+    const struct mu_cluster *c = &s->cluster;
+    json_t *list = obj("v1", "List", json_object()), *items = json_array();
+
+    json_object_del(list, "metadata");
+    for (size_t i = 0; i < c->nqueues; i++)
+        json_array_append_new(items, queue_json(c, c->queues[i]));
+    for (size_t i = 0; i < c->njobs; i++)
+        json_array_append_new(items, pg_json(c, c->jobs[i]));
+    for (size_t i = 0; i < c->ntasks; i++)
+        json_array_append_new(items, pod_json(c->tasks[i]));
+    json_object_set_new(list, "items", items);
+    return list;
+}
+
+void mu_sim_print_json(struct mu_sim *s, FILE *out)
+{
+    json_t *l = state_list(s);
+
+    json_dumpf(l, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', out);
+    json_decref(l);
+}
+
+static void yaml_scalar(const json_t *v, FILE *out)
+{
+    char *txt = json_dumps(v, JSON_ENCODE_ANY);
+
+    fputs(txt ? txt : "null", out);
+    free(txt);
+}
+
+static void yaml_emit(const json_t *v, int indent, FILE *out);
+
+static void yaml_value(const json_t *v, int indent, FILE *out)
+{
+    if ((json_is_object(v) && json_object_size(v)) ||
+        (json_is_array(v) && json_array_size(v))) {
+        fputc('\n', out);
+        yaml_emit(v, indent, out);
+    } else if (json_is_object(v)) {
+        fputs(" {}\n", out);
+    } else if (json_is_array(v)) {
+        fputs(" []\n", out);
+    } else {
+        fputc(' ', out);
+        yaml_scalar(v, out);
+        fputc('\n', out);
+    }
+}
+
+static void yaml_emit(const json_t *v, int indent, FILE *out)
+{
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+
+        json_object_foreach((json_t *)v, k, x) {
+            json_t *key = json_string(k);
+
+            fprintf(out, "%*s", indent, "");
+            yaml_scalar(key, out);
+            json_decref(key);
+            fputc(':', out);
+            yaml_value(x, indent + 2, out);
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *x;
+
+        json_array_foreach(v, i, x) {
+            if (json_is_object(x) && json_object_size(x)) {
+                const char *k;
+                json_t *y;
+                bool first = true;
+
+                json_object_foreach(x, k, y) {
+                    json_t *key = json_string(k);
+
+                    fprintf(out, "%*s%s", first ? indent : indent + 2,
+                            first ? "" : "", first ? "- " : "");
+                    yaml_scalar(key, out);
+                    json_decref(key);
+                    fputc(':', out);
+                    yaml_value(y, indent + 4, out);
+                    first = false;
+                }
+            } else {
+                fprintf(out, "%*s-", indent, "");
+                yaml_value(x, indent + 2, out);
+            }
+        }
+    }
+}
+
+void mu_sim_print_yaml(struct mu_sim *s, FILE *out)
+{
+    json_t *l = state_list(s);
+
+    yaml_emit(l, 0, out);
+    json_decref(l);
+}
+
+static void pad(FILE *out, const char *s, int w)
+{
+    fprintf(out, "%-*s", w, s);
+}
+
+void mu_sim_print_table(struct mu_sim *s, FILE *out)
+{
+    const struct mu_cluster *c = &s->cluster;
+    int wn = 4, wq = 5;
+    struct mu_sb sb;
+
+    fputs(s->timeline.buf ? s->timeline.buf : "", out);
+    if (s->timeline.len)
+        fputc('\n', out);
+    for (size_t i = 0; i < c->njobs; i++) {
+        int n = (int)strlen(c->jobs[i]->key);
+
+        wn = n > wn ? n : wn;
+        n = (int)strlen(c->jobs[i]->pg.queue);
+        wq = n > wq ? n : wq;
+    }
+    pad(out, "NAME", wn + 3);
+    pad(out, "STATUS", 12);
+    pad(out, "MINMEMBER", 12);
+    pad(out, "RUNNINGS", 11);
+    fputs("QUEUE\n", out);
+    for (size_t i = 0; i < c->njobs; i++) {
+        const struct mu_job *j = c->jobs[i];
+
+        pad(out, j->key, wn + 3);
+        pad(out, mu_pg_phase_name(j->phase), 12);
+        fprintf(out, "%-12d%-11d%s\n", j->pg.min_member, j->running,
+                j->pg.queue);
+    }
+    mu_sb_init(&sb);
+    for (size_t i = 0; i < c->njobs; i++) {
+        const struct mu_job *j = c->jobs[i];
+
+        if (j->cond.type && !strcmp(j->cond.type, "Unschedulable"))
+            mu_sb_addf(&sb, "  %s (%s): %s\n", j->key, j->cond.reason,
+                       j->cond.message);
+    }
+    if (sb.len)
+        fprintf(out, "\nWhy pending:\n%s", sb.buf);
+    mu_sb_release(&sb);
+    fputc('\n', out);
+    pad(out, "QUEUE", wq + 3);
+    pad(out, "WEIGHT", 8);
+    pad(out, "STATE", 8);
+    fputs("DESERVED / ALLOCATED\n", out);
+    for (size_t i = 0; i < c->nqueues; i++) {
+        const struct mu_cqueue *q = c->queues[i];
+
+        mu_sb_init(&sb);
+        if (q->has_deserved)
+            mu_res_format(&q->deserved, &c->rn, false, &sb);
+        else
+            mu_sb_add(&sb, "-");
+        mu_sb_add(&sb, " / ");
+        mu_res_format(&q->allocated, &c->rn, false, &sb);
+        pad(out, q->spec.meta.name, wq + 3);
+        fprintf(out, "%-8d", q->spec.weight);
+        pad(out, mu_queue_state_name(q->spec.state), 8);
+        fprintf(out, "%s\n", sb.buf);
+        mu_sb_release(&sb);
+    }
+}

@@ -1,0 +1,573 @@
+#include "sim/sim.h"
+
+#include "api/vcjob.h"
+#include "api/yaml.h"
+#include "sched/cycle.h"
+
+enum arr_kind { ARR_NODE, ARR_QUEUE, ARR_PC, ARR_PODGROUP, ARR_POD, ARR_JOB };
+
+struct mu_arrival {
+    int64_t at_ms;
+    size_t seq;
+    enum arr_kind kind;
+    json_t *obj;   /* owned */
+    char *where;   /* "file:line", owned */
+};
+
+void mu_sim_init(struct mu_sim *s, struct mu_conf *conf, FILE *log)
+{
+    memset(s, 0, sizeof(*s));
+    mu_cluster_init(&s->cluster);
+    s->conf = *conf;
+    memset(conf, 0, sizeof(*conf));
+    s->until_ms = MU_SIM_DEFAULT_UNTIL_MS;
+    s->log = log;
+    mu_sb_init(&s->timeline);
+    mu_map_init(&s->job_where);
+}
+
+void mu_sim_release(struct mu_sim *s)
+{
+    for (size_t i = 0; i < s->narr; i++) {
+        json_decref(s->arr[i].obj);
+        free(s->arr[i].where);
+    }
+    free(s->arr);
+    mu_cluster_release(&s->cluster);
+    mu_conf_release(&s->conf);
+    mu_sb_release(&s->timeline);
+    for (size_t i = 0; i < s->job_where.cap; i++)
+        if (s->job_where.slots[i].value)
+            free(s->job_where.slots[i].value);
+    mu_map_release(&s->job_where);
+    memset(s, 0, sizeof(*s));
+}
+
+void mu_sim_time_text(int64_t ms, char buf[48])
+{
+    int64_t t = MU_SIM_EPOCH + ms / 1000, days = t / 86400, sod = t % 86400;
+    int64_t z = days + 719468, era = z / 146097, doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1;
+    int64_t m = mp < 10 ? mp + 3 : mp - 9;
+
+    y += m <= 2;
+    snprintf(buf, 48, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ",
+             (long long)y, (long long)m, (long long)d, (long long)(sod / 3600),
+             (long long)(sod / 60 % 60), (long long)(sod % 60));
+}
+
+static void logf_(struct mu_sim *s, const char *fmt, ...) MU_PRINTF(2, 3);
+static void logf_(struct mu_sim *s, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!s->log)
+        return;
+    va_start(ap, fmt);
+    vfprintf(s->log, fmt, ap);
+    va_end(ap);
+    fputc('\n', s->log);
+}
+
+static void event(struct mu_sim *s, const char *fmt, ...) MU_PRINTF(2, 3);
+static void event(struct mu_sim *s, const char *fmt, ...)
+{
+    va_list ap;
+    int64_t sec = s->now_ms / 1000;
+
+    mu_sb_addf(&s->timeline, "[%3lld:%02lld:%02lld] ", (long long)(sec / 3600),
+               (long long)(sec / 60 % 60), (long long)(sec % 60));
+    va_start(ap, fmt);
+    mu_sb_vaddf(&s->timeline, fmt, ap);
+    va_end(ap);
+    mu_sb_add(&s->timeline, "\n");
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+/* "Kind ns/name" for messages. */
+static char *obj_label(const json_t *o)
+{
+    const json_t *md = json_object_get(o, "metadata");
+    const char *kind = jstr(o, "kind"), *ns = jstr(md, "namespace");
+    const char *name = jstr(md, "name");
+
+    return mu_xasprintf("%s %s%s%s", kind ? kind : "object", ns ? ns : "",
+                        ns ? "/" : "", name ? name : "(no name)");
+}
+
+static int64_t submit_at(struct mu_sim *s, const json_t *o, const char *where)
+{
+    const json_t *ann = json_object_get(json_object_get(o, "metadata"),
+                                        "annotations");
+    const char *v = jstr(ann, MU_ANN_SUBMIT_AT);
+    struct mu_err err;
+    int64_t ms = 0;
+
+    if (v && mu_duration_parse(v, &ms, &err) < 0) {
+        char *l = obj_label(o);
+
+        logf_(s, "%s: %s: metadata.annotations.%s: %s", where, l,
+              MU_ANN_SUBMIT_AT, err.msg);
+        free(l);
+        s->errors++;
+        return 0;
+    }
+    return ms;
+}
+
+static void push(struct mu_sim *s, enum arr_kind k, json_t *o,
+                 const char *where)
+{
+    struct mu_arrival *a;
+
+    mu_xgrow((void **)&s->arr, &s->cap_arr, s->narr + 1, sizeof(*s->arr));
+    a = &s->arr[s->narr];
+    a->seq = s->narr;
+    a->kind = k;
+    a->obj = json_incref(o);
+    a->where = mu_xstrdup(where);
+    a->at_ms = submit_at(s, o, where);
+    s->narr++;
+}
+
+static int classify(struct mu_sim *s, json_t *o, const char *where)
+{
+    const char *api = jstr(o, "apiVersion"), *kind = jstr(o, "kind");
+    static const struct {
+        const char *api, *kind;
+        enum arr_kind k;
+    } known[] = {
+        {"v1", "Node", ARR_NODE},
+        {"v1", "Pod", ARR_POD},
+        {"scheduling.volcano.sh/v1beta1", "PodGroup", ARR_PODGROUP},
+        {"scheduling.volcano.sh/v1beta1", "Queue", ARR_QUEUE},
+        {"scheduling.k8s.io/v1", "PriorityClass", ARR_PC},
+        {"batch.volcano.sh/v1alpha1", "Job", ARR_JOB},
+    };
+
+    if (!json_is_object(o)) {
+        logf_(s, "%s: a document must be a Kubernetes object (a mapping)",
+              where);
+        s->errors++;
+        return 0;
+    }
+    if (kind && !strcmp(kind, "List")) {
+        json_t *items = json_object_get(o, "items");
+        size_t i;
+        json_t *it;
+
+        json_array_foreach(items, i, it) classify(s, it, where);
+        return 0;
+    }
+    for (size_t i = 0; i < MU_ARRAY_LEN(known); i++) {
+        if (kind && api && !strcmp(kind, known[i].kind) &&
+            !strcmp(api, known[i].api)) {
+            push(s, known[i].k, o, where);
+            return 0;
+        }
+    }
+    logf_(s, "%s: %s%s%s: muster simulate reads Node, Pod, PodGroup, Queue, "
+             "PriorityClass and Job (batch.volcano.sh/v1alpha1); skipped",
+          where, api ? api : "(no apiVersion)", kind ? " " : "",
+          kind ? kind : " (no kind)");
+    s->errors++;
+    return 0;
+}
+
+static int arr_cmp(const void *a, const void *b)
+{
+    const struct mu_arrival *x = a, *y = b;
+
+    if (x->at_ms != y->at_ms)
+        return x->at_ms < y->at_ms ? -1 : 1;
+    return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
+int mu_sim_load(struct mu_sim *s, const char *path)
+{
+    struct mu_yaml_docs docs;
+    struct mu_err err;
+    int r;
+
+    mu_yaml_docs_init(&docs);
+    r = mu_yaml_parse_file(path, &docs, &err);
+    if (r < 0) {
+        logf_(s, "%s", err.msg);
+        s->errors++;
+        return r;
+    }
+    for (size_t i = 0; i < docs.n; i++) {
+        char *where = mu_xasprintf("%s:%d", path, docs.v[i].line);
+
+        classify(s, docs.v[i].root, where);
+        free(where);
+    }
+    mu_yaml_docs_release(&docs);
+    qsort(s->arr + s->next_arr, s->narr - s->next_arr, sizeof(*s->arr),
+          arr_cmp);
+    return 0;
+}
+
+static void reject(struct mu_sim *s, const struct mu_arrival *a,
+                   const struct mu_err *err)
+{
+    char *l = obj_label(a->obj);
+
+    logf_(s, "%s: %s: %s", a->where, l, err->msg);
+    free(l);
+    s->errors++;
+}
+
+static void set_uid(json_t *o, const char *kind)
+{
+    json_t *md = json_object_get(o, "metadata");
+    char uid[37];
+
+    if (!json_is_object(md) || jstr(md, "uid"))
+        return;
+    mu_fake_uid(kind, jstr(md, "namespace"), jstr(md, "name") ?
+                jstr(md, "name") : "", uid);
+    json_object_set_new(md, "uid", json_string(uid));
+}
+
+static void add_pod_json(struct mu_sim *s, const struct mu_arrival *a,
+                         json_t *o);
+static void note_source(struct mu_sim *s, const char *ns, const char *name,
+                        const char *where);
+
+static void add_job(struct mu_sim *s, const struct mu_arrival *a)
+{
+    json_t *job = NULL, *pg = NULL, *tasks;
+    struct mu_err err;
+    size_t ti;
+    json_t *task;
+    struct mu_podgroup dpg;
+
+    set_uid(a->obj, "Job");
+    if (mu_vcjob_default(a->obj, &job, &err) < 0 ||
+        mu_vcjob_podgroup(job, &pg, &err) < 0) {
+        reject(s, a, &err);
+        goto out;
+    }
+    if (mu_podgroup_decode(pg, &s->cluster.rn, &dpg, &err) < 0) {
+        reject(s, a, &err);
+        goto out;
+    }
+    dpg.submit_at_ms = a->at_ms;
+    dpg.meta.created = s->now_ms / 1000;
+    note_source(s, dpg.meta.ns, dpg.meta.name, a->where);
+    if (!mu_cluster_add_job(&s->cluster, &dpg, &err)) {
+        mu_podgroup_release(&dpg);
+        reject(s, a, &err);
+        goto out;
+    }
+    tasks = json_object_get(json_object_get(job, "spec"), "tasks");
+    json_array_foreach(tasks, ti, task) {
+        json_int_t reps = json_integer_value(json_object_get(task, "replicas"));
+
+        for (json_int_t r = 0; r < reps; r++) {
+            json_t *pod = NULL;
+
+            if (mu_vcjob_pod(job, ti, (int)r, 0, 0, 0, &pod, &err) < 0) {
+                reject(s, a, &err);
+                continue;
+            }
+            add_pod_json(s, a, pod);
+            json_decref(pod);
+        }
+    }
+out:
+    json_decref(job);
+    json_decref(pg);
+}
+
+/* A pod without a group gets its own PodGroup, as Volcano's podgroup
+ * controller makes one (volcano-api.md §3.6). */
+static void implicit_group(struct mu_sim *s, struct mu_pod *p)
+{
+    struct mu_podgroup pg;
+    struct mu_job *j;
+    const char *q = mu_kvs_get(&p->meta.annotations, MU_ANN_QUEUE_NAME);
+
+    memset(&pg, 0, sizeof(pg));
+    pg.meta.ns = mu_xstrdup(p->meta.ns);
+    pg.meta.name = mu_xasprintf("podgroup-%s", p->meta.owner_uid
+                                                   ? p->meta.owner_uid
+                                                   : p->meta.uid);
+    pg.meta.created = p->meta.created;
+    pg.min_member = 1;
+    pg.queue = mu_xstrdup(q ? q : "default");
+    pg.priority_class = mu_xstrdup_or_null(p->priority_class);
+    pg.min_resources = p->req;
+    pg.has_min_resources = true;
+    pg.phase = MU_PG_PENDING;
+    p->group = mu_xstrdup(pg.meta.name);
+    if (mu_cluster_job(&s->cluster, pg.meta.ns, pg.meta.name)) {
+        mu_podgroup_release(&pg);
+        return;
+    }
+    j = mu_cluster_add_job(&s->cluster, &pg, NULL);
+    if (j)
+        j->implicit = true;
+    else
+        mu_podgroup_release(&pg);
+}
+
+static void add_pod_json(struct mu_sim *s, const struct mu_arrival *a,
+                         json_t *o)
+{
+    struct mu_pod p;
+    struct mu_err err;
+    struct mu_arrival tmp = *a;
+
+    tmp.obj = o;
+    set_uid(o, "Pod");
+    if (mu_pod_decode(o, &s->cluster.rn, &p, &err) < 0) {
+        reject(s, &tmp, &err);
+        return;
+    }
+    p.meta.created = s->now_ms / 1000;
+    if (!p.group)
+        implicit_group(s, &p);
+    if (!mu_cluster_add_task(&s->cluster, &p, &err)) {
+        mu_pod_release(&p);
+        reject(s, &tmp, &err);
+    }
+}
+
+static void arrive(struct mu_sim *s, struct mu_arrival *a)
+{
+    struct mu_err err;
+    int r = 0;
+
+    switch (a->kind) {
+    case ARR_NODE: {
+        struct mu_node n;
+
+        if ((r = mu_node_decode(a->obj, &s->cluster.rn, &n, &err)) < 0)
+            break;
+        if (!mu_cluster_add_node(&s->cluster, &n, &err)) {
+            mu_node_release(&n);
+            r = -EEXIST;
+        }
+        break;
+    }
+    case ARR_QUEUE: {
+        struct mu_queue_spec q;
+
+        if ((r = mu_queue_decode(a->obj, &s->cluster.rn, &q, &err)) < 0)
+            break;
+        q.meta.created = s->now_ms / 1000;
+        if (!mu_cluster_add_queue(&s->cluster, &q, &err)) {
+            mu_queue_spec_release(&q);
+            r = -EEXIST;
+        }
+        break;
+    }
+    case ARR_PC: {
+        struct mu_priorityclass pc;
+
+        if ((r = mu_priorityclass_decode(a->obj, &pc, &err)) < 0)
+            break;
+        mu_cluster_add_priorityclass(&s->cluster, &pc);
+        break;
+    }
+    case ARR_PODGROUP: {
+        struct mu_podgroup pg;
+
+        if ((r = mu_podgroup_decode(a->obj, &s->cluster.rn, &pg, &err)) < 0)
+            break;
+        pg.meta.created = s->now_ms / 1000;
+        note_source(s, pg.meta.ns, pg.meta.name, a->where);
+        if (pg.phase == MU_PG_NONE)
+            pg.phase = MU_PG_PENDING;
+        if (!mu_cluster_add_job(&s->cluster, &pg, &err)) {
+            mu_podgroup_release(&pg);
+            r = -EEXIST;
+        }
+        break;
+    }
+    case ARR_POD:
+        add_pod_json(s, a, a->obj);
+        return;
+    case ARR_JOB:
+        add_job(s, a);
+        return;
+    }
+    if (r < 0)
+        reject(s, a, &err);
+}
+
+static void ensure_default_queue(struct mu_sim *s)
+{
+    struct mu_queue_spec q;
+
+    if (mu_cluster_queue(&s->cluster, "default"))
+        return;
+    memset(&q, 0, sizeof(q));
+    q.meta.name = mu_xstrdup("default");
+    q.weight = 1;
+    q.reclaimable = true;
+    mu_res_zero(&q.capability);
+    mu_res_zero(&q.guarantee);
+    mu_res_zero(&q.deserved);
+    mu_cluster_add_queue(&s->cluster, &q, NULL);
+}
+
+/* Remembers which file and line a PodGroup came from, for the report. */
+static void note_source(struct mu_sim *s, const char *ns, const char *name,
+                        const char *where)
+{
+    char *key = mu_xasprintf("%s/%s", ns ? ns : "", name);
+
+    if (!mu_map_get(&s->job_where, key))
+        mu_map_put(&s->job_where, key, mu_xstrdup(where));
+    free(key);
+}
+
+/* After the run: a gang that can never start because of its own spec
+ * (unknown queue, fewer pods than minMember) is named with the field. */
+static void report_spec_problems(struct mu_sim *s)
+{
+    for (size_t i = 0; i < s->cluster.njobs; i++) {
+        const struct mu_job *j = s->cluster.jobs[i];
+        const char *where = mu_map_get(&s->job_where, j->key);
+
+        if (!j->cond.reason || !where)
+            continue;
+        if (!strcmp(j->cond.reason, "QueueNotFound"))
+            logf_(s, "%s: PodGroup %s: spec.queue: queue \"%s\" does not "
+                     "exist", where, j->key, j->pg.queue);
+        else if (!strcmp(j->cond.reason, "NotEnoughTasks"))
+            logf_(s, "%s: PodGroup %s: spec.minMember: %d, but only %d pods "
+                     "of the group exist", where, j->key, j->pg.min_member,
+                  mu_job_valid_num(j));
+    }
+}
+
+static bool step_world(struct mu_sim *s)
+{
+    struct mu_cluster *c = &s->cluster;
+    bool any = false;
+    while (s->next_arr < s->narr && s->arr[s->next_arr].at_ms <= s->now_ms) {
+        arrive(s, &s->arr[s->next_arr++]);
+        any = true;
+    }
+    for (size_t i = 0; i < c->ntasks;) {
+        struct mu_task *t = c->tasks[i];
+
+        if (t->status == MU_TASK_RELEASING) {
+            bool owned = t->pod.meta.owner_uid != NULL;
+
+            event(s, "pod %s terminated%s", t->key,
+                  owned ? "; its controller recreates it" : "");
+            any = true;
+            if (owned) {
+                free(t->pod.node_name);
+                t->pod.node_name = NULL;
+                mu_task_unplace(c, t);
+                i++;
+            } else {
+                mu_cluster_remove_task(c, t);
+            }
+            continue;
+        }
+        if (t->status == MU_TASK_RUNNING && t->pod.run_for_ms >= 0 &&
+            t->started_ms + t->pod.run_for_ms <= s->now_ms) {
+            mu_task_set_status(c, t, MU_TASK_SUCCEEDED);
+            t->pod.phase = MU_POD_SUCCEEDED;
+            event(s, "pod %s succeeded", t->key);
+            any = true;
+        }
+        i++;
+    }
+    return any;
+}
+
+static int64_t next_event(struct mu_sim *s)
+{
+    const struct mu_cluster *c = &s->cluster;
+    int64_t next = INT64_MAX;
+
+    if (s->next_arr < s->narr)
+        next = s->arr[s->next_arr].at_ms;
+    for (size_t i = 0; i < c->ntasks; i++) {
+        const struct mu_task *t = c->tasks[i];
+
+        if (t->status == MU_TASK_RUNNING && t->pod.run_for_ms >= 0 &&
+            t->started_ms + t->pod.run_for_ms < next)
+            next = t->started_ms + t->pod.run_for_ms;
+    }
+    return next;
+}
+
+static bool apply(struct mu_sim *s, struct mu_cycle_out *o)
+{
+    struct mu_cluster *c = &s->cluster;
+
+    for (size_t i = 0; i < o->nchanged; i++) {
+        struct mu_job *j = o->changed[i];
+
+        if (j->cond.type && !strcmp(j->cond.type, "Unschedulable"))
+            event(s, "podgroup %s %s: %s", j->key, mu_pg_phase_name(j->phase),
+                  j->cond.message);
+        else
+            event(s, "podgroup %s %s", j->key, mu_pg_phase_name(j->phase));
+    }
+    for (size_t i = 0; i < o->nevicts; i++) {
+        const struct mu_eviction *e = &o->evicts[i];
+
+        event(s, "evict pod %s from %s (%s for %s)", e->victim->key,
+              e->victim->node->spec.meta.name, e->action, e->for_job->key);
+    }
+    for (size_t i = 0; i < o->nbinds; i++) {
+        struct mu_task *t = o->binds[i];
+
+        event(s, "bind pod %s to %s", t->key, t->node->spec.meta.name);
+        free(t->pod.node_name);
+        t->pod.node_name = mu_xstrdup(t->node->spec.meta.name);
+        t->pod.phase = MU_POD_RUNNING;
+        t->started_ms = s->now_ms;
+        mu_task_set_status(c, t, MU_TASK_RUNNING);
+    }
+    return o->nbinds || o->nevicts || o->nchanged;
+}
+
+void mu_sim_run(struct mu_sim *s)
+{
+    bool busy = true;
+
+    ensure_default_queue(s);
+    while (s->now_ms <= s->until_ms) {
+        struct mu_cycle_out out;
+        bool changed;
+
+        changed = step_world(s);
+        ensure_default_queue(s);
+        mu_cluster_link(&s->cluster);
+        mu_cycle_run(&s->cluster, &s->conf, s->now_ms, &out);
+        s->cycles++;
+        changed |= apply(s, &out);
+        mu_cycle_out_release(&out);
+        if (changed || busy) {
+            busy = changed;
+            s->now_ms += MU_SIM_PERIOD_MS;
+            continue;
+        }
+        {
+            int64_t next = next_event(s);
+
+            if (next == INT64_MAX)
+                break;
+            s->now_ms = next > s->now_ms ? next : s->now_ms + MU_SIM_PERIOD_MS;
+            busy = true;
+        }
+    }
+    report_spec_problems(s);
+}

@@ -1,0 +1,74 @@
+/*
+ * sim.h - `muster simulate`: the same cycle code on a cluster and a
+ * workload read from YAML, in simulated time.
+ *
+ * Objects arrive at their muster.io/submit-at time (default 0); a pod runs
+ * for its muster.io/run-for duration after it is bound (default: until the
+ * end), then Succeeded. A cycle runs at every second of simulated time in
+ * which something changed, and time jumps to the next arrival or completion
+ * when nothing did. Evicted pods terminate at the next tick: pods made by a
+ * controller (a vcjob, or any pod with a controller ownerReference) come
+ * back Pending, as their controller recreates them; bare pods are gone.
+ *
+ * Deterministic: nothing reads the clock; the same files give the same
+ * bytes.
+ *
+ * Owner: one thread; struct mu_sim owns everything in it.
+ */
+#ifndef MU_SIM_SIM_H
+#define MU_SIM_SIM_H
+
+#include <stdio.h>
+
+#include "sched/cluster.h"
+#include "sched/conf.h"
+
+/* The wall-clock instant simulated time 0 is printed as
+ * (2026-01-01T00:00:00Z). */
+#define MU_SIM_EPOCH 1767225600LL
+/* Simulated seconds between cycles while something changes. */
+#define MU_SIM_PERIOD_MS 1000
+/* Simulated time after which a run stops by default (24 h). */
+#define MU_SIM_DEFAULT_UNTIL_MS (24LL * 3600 * 1000)
+
+struct mu_arrival;
+
+struct mu_sim {
+    struct mu_cluster cluster;
+    struct mu_conf conf;
+    size_t narr, cap_arr, next_arr;
+    struct mu_arrival *arr;     /* sorted by time, then input order */
+    int64_t now_ms;
+    int64_t until_ms;
+    int errors;                 /* objects rejected (each reported) */
+    FILE *log;                  /* where errors and warnings go (stderr) */
+    struct mu_sb timeline;
+    struct mu_map job_where;    /* PodGroup key -> "file:line" (owned) */
+    int cycles;
+};
+
+/* conf is moved into the simulator (and zeroed). */
+void mu_sim_init(struct mu_sim *s, struct mu_conf *conf, FILE *log);
+void mu_sim_release(struct mu_sim *s);
+
+/*
+ * Reads every object of a YAML/JSON file (or "-"). A file that does not
+ * parse is reported (file:line:col) and contributes nothing; an object that
+ * does not decode is reported (file:line: Kind ns/name: field: why),
+ * counted in s->errors and skipped; the rest load. Returns 0, or -errno when
+ * the file cannot be read or parsed.
+ */
+int mu_sim_load(struct mu_sim *s, const char *path);
+
+/* Runs until nothing is left to happen or until_ms. */
+void mu_sim_run(struct mu_sim *s);
+
+/* Output of the final state. */
+void mu_sim_print_table(struct mu_sim *s, FILE *out);
+void mu_sim_print_json(struct mu_sim *s, FILE *out);
+void mu_sim_print_yaml(struct mu_sim *s, FILE *out);
+
+/* RFC 3339 text of simulated time ms (MU_SIM_EPOCH + ms/1000); buf holds 48 bytes. */
+void mu_sim_time_text(int64_t ms, char buf[48]);
+
+#endif
