@@ -6,7 +6,9 @@
  * minResources within deserved, per proportion) is not rejected when the
  * cluster looks full: overcommit abstains, the job is admitted, and reclaim
  * makes room. Otherwise a full cluster could never admit the job that
- * should reclaim for its queue (Volcano #4679).
+ * should reclaim for its queue (Volcano #4679). Likewise a job that
+ * lower-priority work of its own queue could make room for is admitted, so
+ * that preempt can act on it.
  */
 #include <math.h>
 
@@ -93,12 +95,33 @@ static void close_oc(struct mu_ssn *ssn, void *st)
 }
 
 /* allocated + minResources within deserved on the requested dimensions */
+/* Lower-priority work of j's own queue that preempt could take back. */
+static bool can_preempt(const struct mu_job *j)
+{
+    const struct mu_cqueue *q = j->queue;
+    const struct mu_res *min = &j->pg.min_resources;
+    struct mu_res low;
+
+    mu_res_zero(&low);
+    for (size_t i = 0; i < q->njobs; i++)
+        if (q->jobs[i]->priority < j->priority)
+            mu_res_add(&low, &q->jobs[i]->allocated);
+    for (int d = 0; d < MU_RES_MAX; d++)
+        if (d != MU_RES_PODS && get0(min, d) > get0(&low, d))
+            return false;
+    return true;
+}
+
 static bool owed(const struct mu_job *j)
 {
     const struct mu_cqueue *q = j->queue;
     const struct mu_res *min = &j->pg.min_resources;
 
-    if (!q || !q->has_deserved)
+    if (!q)
+        return false;
+    if (can_preempt(j))
+        return true;
+    if (!q->has_deserved)
         return false;
     for (int d = 0; d < MU_RES_MAX; d++)
         if (d != MU_RES_PODS && get0(min, d) > 0 &&
@@ -131,8 +154,8 @@ static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
         int d = short_dim;
 
         mu_sb_addf(why,
-                   "cluster is overcommitted: %s in use or admitted %s + %s "
-                   "requested > %s (%s × %g)",
+                   "insufficient %s in the cluster: in use or admitted %s + "
+                   "%s requested > %s (%s × overcommit-factor %g)",
                    name,
                    mu_quantity_format(name,
                                       get0(&o->used, d) + get0(&o->inqueue, d),

@@ -338,6 +338,7 @@ static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
     const struct mu_cqueue *q = j->queue;
     const struct mu_res *min = &j->pg.min_resources;
     const struct mu_res *el;
+    struct mu_res low;
 
     if (!q || !q->has_deserved)
         return MU_VOTE_ABSTAIN;
@@ -346,6 +347,12 @@ static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
     if (!j->pg.has_min_resources)
         return MU_VOTE_PERMIT;
     el = &p->elastic[q->index];
+    /* lower-priority work of the same queue can be preempted for j, so it
+     * does not count against j's admission */
+    mu_res_zero(&low);
+    for (size_t i = 0; i < q->njobs; i++)
+        if (q->jobs[i]->priority < j->priority)
+            mu_res_add(&low, &q->jobs[i]->allocated);
     for (int d = 0; d < MU_RES_MAX; d++) {
         const char *name;
         char x[32], cap[32];
@@ -354,13 +361,15 @@ static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
         if (d == MU_RES_PODS || v <= 0 ||
             !mu_res_has(&q->real_capability, d))
             continue;
-        v += get0(&q->allocated, d) + get0(&q->inqueue, d) - get0(el, d);
+        v += get0(&q->allocated, d) + get0(&q->inqueue, d) - get0(el, d) -
+             get0(&low, d);
         if (v <= q->real_capability.v[d])
             continue;
         if (why) {
             name = p->c->rn.name[d];
-            mu_sb_addf(why, "queue %s capability: %s would reach %s of %s",
-                       q->spec.meta.name, name,
+            mu_sb_addf(why, "insufficient %s in queue %s: would reach %s of its "
+                            "capability %s",
+                       name, q->spec.meta.name,
                        mu_quantity_format(name, v, x, sizeof(x)),
                        mu_quantity_format(name, q->real_capability.v[d], cap,
                                           sizeof(cap)));

@@ -48,26 +48,21 @@ const char *mu_queue_state_name(enum mu_queue_state s)
 
 /* ---- JSON access with field paths ---- */
 
+static const char *type_name(json_type t)
+{
+    static const char *const names[] = {
+        [JSON_OBJECT] = "an object", [JSON_ARRAY] = "an array",
+        [JSON_STRING] = "a string",  [JSON_INTEGER] = "an integer",
+        [JSON_REAL] = "a number",    [JSON_TRUE] = "a boolean",
+        [JSON_FALSE] = "a boolean",  [JSON_NULL] = "null",
+    };
+
+    return (size_t)t < MU_ARRAY_LEN(names) ? names[t] : "?";
+}
+
 static const char *kind_of(const json_t *v)
 {
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "an object";
-    case JSON_ARRAY:
-        return "an array";
-    case JSON_STRING:
-        return "a string";
-    case JSON_INTEGER:
-        return "an integer";
-    case JSON_REAL:
-        return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "a boolean";
-    case JSON_NULL:
-        break;
-    }
-    return "null";
+    return type_name(json_typeof(v));
 }
 
 /* Marks a cut path with "...". */
@@ -105,12 +100,6 @@ static int want(struct mu_err *err, const char *path, const char *what,
 static int member(const json_t *o, const char *base, const char *key,
                   json_type type, const json_t **out, struct mu_err *err)
 {
-    static const char *const names[] = {
-        [JSON_OBJECT] = "an object",   [JSON_ARRAY] = "an array",
-        [JSON_STRING] = "a string",    [JSON_INTEGER] = "an integer",
-        [JSON_REAL] = "a number",      [JSON_TRUE] = "a boolean",
-        [JSON_FALSE] = "a boolean",    [JSON_NULL] = "null",
-    };
     const json_t *v = json_object_get(o, key);
     char p[PATH_LEN];
 
@@ -119,7 +108,7 @@ static int member(const json_t *o, const char *base, const char *key,
         return 0;
     if (json_typeof(v) != type &&
         !(type == JSON_TRUE && json_is_boolean(v)))
-        return want(err, join(p, base, key), names[type], v);
+        return want(err, join(p, base, key), type_name(type), v);
     *out = v;
     return 0;
 }
@@ -388,6 +377,7 @@ static int owner_decode(const json_t *j, struct mu_meta *out,
     const json_t *refs, *ref;
     char p[PATH_LEN];
     size_t i;
+    bool found = false;
     int rc = member(j, "metadata", "ownerReferences", JSON_ARRAY, &refs, err);
 
     json_array_foreach(refs, i, ref) {
@@ -399,8 +389,9 @@ static int owner_decode(const json_t *j, struct mu_meta *out,
         rc = get_bool(ref, p, "controller", &ctl, err);
         if (rc)
             return rc;
-        if (!ctl || out->owner_name)
+        if (!ctl || found)
             continue;
+        found = true;
         rc = dup_str(ref, p, "kind", &out->owner_kind, err);
         if (!rc)
             rc = dup_str(ref, p, "name", &out->owner_name, err);
@@ -870,7 +861,7 @@ int mu_reslist_decode(const json_t *j, const char *path, struct mu_resnames *rn,
     const char *key;
     json_t *v;
 
-    mu_res_zero(out);
+    memset(out, 0, sizeof(*out));
     if (!j || json_is_null(j))
         return 0;
     if (!json_is_object(j))
