@@ -94,7 +94,6 @@ static void close_oc(struct mu_ssn *ssn, void *st)
     free(st);
 }
 
-/* allocated + minResources within deserved on the requested dimensions */
 /* Lower-priority work of j's own queue that preempt could take back. */
 static bool can_preempt(const struct mu_job *j)
 {
@@ -112,6 +111,8 @@ static bool can_preempt(const struct mu_job *j)
     return true;
 }
 
+/* Preempt can make room, or the queue's allocated + minResources is within
+ * its deserved share on the requested dimensions. */
 static bool owed(const struct mu_job *j)
 {
     const struct mu_cqueue *q = j->queue;

@@ -348,11 +348,21 @@ static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
         return MU_VOTE_PERMIT;
     el = &p->elastic[q->index];
     /* lower-priority work of the same queue can be preempted for j, so it
-     * does not count against j's admission */
+     * does not count against j's admission; its part above minResources is
+     * in elastic already */
     mu_res_zero(&low);
-    for (size_t i = 0; i < q->njobs; i++)
-        if (q->jobs[i]->priority < j->priority)
-            mu_res_add(&low, &q->jobs[i]->allocated);
+    for (size_t i = 0; i < q->njobs; i++) {
+        const struct mu_job *o = q->jobs[i];
+
+        if (o->priority >= j->priority)
+            continue;
+        for (int d = 0; d < MU_RES_MAX; d++) {
+            int64_t a = MU_MIN(get0(&o->allocated, d),
+                               get0(&o->pg.min_resources, d));
+
+            mu_res_put(&low, d, get0(&low, d) + MU_MAX(a, 0));
+        }
+    }
     for (int d = 0; d < MU_RES_MAX; d++) {
         const char *name;
         char x[32], cap[32];

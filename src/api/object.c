@@ -1,4 +1,5 @@
 #include "api/object.h"
+#include "api/yaml.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -163,6 +164,15 @@ static int get_int32(const json_t *o, const char *base, const char *key,
     if (rc == 1)
         *out = (int32_t)x;
     return rc;
+}
+
+/* get_int32 for fields whose presence does not matter: 0 or an error. */
+static int opt_int32(const json_t *o, const char *base, const char *key,
+                     int32_t *out, struct mu_err *err)
+{
+    int rc = get_int32(o, base, key, out, err);
+
+    return rc < 0 ? rc : 0;
 }
 
 static int get_bool(const json_t *o, const char *base, const char *key,
@@ -843,17 +853,6 @@ bool mu_affinity_matches(const struct mu_affinity *a,
 
 /* ---- resource lists ---- */
 
-/* The shortest %g form that reads back to v (Go's encoding/json). */
-static const char *real_text(double v, char *buf, size_t n)
-{
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, n, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    return buf;
-}
-
 int mu_reslist_decode(const json_t *j, const char *path, struct mu_resnames *rn,
                       struct mu_res *out, struct mu_err *err)
 {
@@ -885,7 +884,7 @@ int mu_reslist_decode(const json_t *j, const char *path, struct mu_resnames *rn,
                      (long long)json_integer_value(v));
             text = buf;
         } else if (json_is_real(v)) {
-            text = real_text(json_real_value(v), buf, sizeof(buf));
+            text = mu_json_real_text(json_real_value(v), buf, sizeof(buf));
         } else {
             return want(err, p, "a quantity", v);
         }
@@ -1290,9 +1289,7 @@ int mu_podgroup_decode(const json_t *j, struct mu_resnames *rn,
     memset(out, 0, sizeof(*out));
     rc = object_head(j, true, &out->meta, &spec, &status, err);
     if (!rc)
-        rc = MU_MIN(get_int32(spec, "spec", "minMember", &out->min_member,
-                              err),
-                    0);
+        rc = opt_int32(spec, "spec", "minMember", &out->min_member, err);
     if (!rc && out->min_member < 0)
         rc = mu_err_set(err, -EINVAL,
                         "spec.minMember: must be greater than or equal to 0");
@@ -1396,8 +1393,7 @@ int mu_queue_decode(const json_t *j, struct mu_resnames *rn,
     if (!rc)
         rc = get_bool(spec, "spec", "reclaimable", &out->reclaimable, err);
     if (!rc)
-        rc = MU_MIN(get_int32(spec, "spec", "priority", &out->priority, err),
-                    0);
+        rc = opt_int32(spec, "spec", "priority", &out->priority, err);
     if (!rc)
         rc = dup_str(spec, "spec", "parent", &out->parent, err);
     if (!rc)

@@ -696,7 +696,7 @@ static int parse_stream(struct ctx *c, struct mu_yaml_docs *out)
         rc = next(c, &ev);
         if (rc)
             return rc;
-        line = (int)MU_MIN(ev.start_mark.line + 1, (size_t)INT32_MAX);
+        line = (int)ev.start_mark.line + 1; /* input size bounds it */
         rc = parse_node(c, &ev, 0, &root, &st);
         if (rc)
             return rc;

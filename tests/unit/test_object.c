@@ -657,6 +657,21 @@ START_TEST(test_meta_rejects_bad_timestamp)
 }
 END_TEST
 
+START_TEST(test_meta_first_controller_owner_wins)
+{
+    json_t *j = js("{'name': 'p', 'ownerReferences': ["
+                   " {'kind': 'A', 'controller': true},"
+                   " {'kind': 'B', 'name': 'b', 'controller': true}]}");
+    struct mu_meta m;
+
+    ck_assert_int_eq(mu_meta_decode(j, true, &m, NULL), 0);
+    ck_assert_str_eq(m.owner_kind, "A");
+    ck_assert_ptr_null(m.owner_name);
+    mu_meta_release(&m);
+    json_decref(j);
+}
+END_TEST
+
 START_TEST(test_meta_cluster_scoped_and_sorted_kvs)
 {
     json_t *j = js("{'name': 'n', 'namespace': 'ignored', 'labels':"
@@ -1202,6 +1217,7 @@ int main(void)
                         (int)MU_ARRAY_LEN(ts_ok));
     tcase_add_loop_test(tm, test_meta_rejects_bad_timestamp, 0,
                         (int)MU_ARRAY_LEN(ts_bad));
+    tcase_add_test(tm, test_meta_first_controller_owner_wins);
     tcase_add_test(tm, test_meta_cluster_scoped_and_sorted_kvs);
     tcase_add_test(tm, test_kvs_decode_absent_and_errors);
     tcase_add_loop_test(tm, test_duration_parse_go_forms, 0,

@@ -345,7 +345,7 @@ static void shares(void)
     pods("a", 6, 10, NULL);
     pods("b", 0, 6, "n1");
     pods("b", 6, 4, NULL);
-    pods("c", 0, 1, NULL);
+    pod("c", "c-0", 0, NULL); /* a closed queue with jobs takes part too */
     open_ssn("  - name: proportion\n");
 }
 
@@ -515,8 +515,8 @@ START_TEST(test_proportion_enqueue_against_real_capability)
     st = state(&mu_plugin_proportion);
     ck_assert_int_eq(mu_plugin_proportion.job_enqueueable(st, big, &why),
                      MU_VOTE_REJECT);
-    ck_assert_str_eq(why.buf, "queue team-b capability: nvidia.com/gpu would "
-                              "reach 10 of 8");
+    ck_assert_str_eq(why.buf, "insufficient nvidia.com/gpu in queue team-b: "
+                              "would reach 10 of its capability 8");
     ck_assert_int_eq(mu_plugin_proportion.job_enqueueable(st, fits, NULL),
                      MU_VOTE_PERMIT);
     mu_plugin_proportion.job_enqueued(st, fits);
@@ -556,6 +556,43 @@ START_TEST(test_proportion_enqueue_discounts_elastic_and_counts_inqueue)
 }
 END_TEST
 
+START_TEST(test_enqueue_discounts_preemptable_lower_priority_work)
+{
+    struct mu_job *low, *high, *huge, *peer;
+    void *st;
+
+    gpu_node("n1", 6);
+    add_queue("q", 1, 8, -1, "Open");
+    /* runs 6 with minResources 2: 4 elastic, 2 preemptable by priority */
+    low = add_job("low", "q", 2, "Running", 2);
+    high = add_job("high", "q", 8, "Pending", 8);
+    huge = add_job("huge", "q", 10, "Pending", 10);
+    peer = add_job("peer", "q", 6, "Pending", 6);
+    pods("low", 0, 6, "n1");
+    open_ssn("  - name: overcommit\n    arguments:\n"
+             "      overcommit-factor: 1.0\n  - name: proportion\n");
+    high->priority = huge->priority = 10;
+    st = state(&mu_plugin_proportion);
+    /* 8 + 6 allocated - 4 elastic - 2 preemptable = 8 <= 8 */
+    ck_assert_int_eq(mu_plugin_proportion.job_enqueueable(st, high, NULL),
+                     MU_VOTE_PERMIT);
+    /* the elastic part is not discounted twice: 10 > 8 */
+    ck_assert_int_eq(mu_plugin_proportion.job_enqueueable(st, huge, NULL),
+                     MU_VOTE_REJECT);
+    /* 6 + 6 - 4 = 8 <= 8, but the cluster is full: only the job that may
+     * preempt low's 6 GPUs gets past overcommit */
+    ck_assert_int_eq(mu_plugin_proportion.job_enqueueable(st, peer, NULL),
+                     MU_VOTE_PERMIT);
+    st = state(&mu_plugin_overcommit);
+    high->pg.min_resources.v[GPU] = 6;
+    ck_assert_int_eq(mu_plugin_overcommit.job_enqueueable(st, high, NULL),
+                     MU_VOTE_ABSTAIN);
+    ck_assert_int_eq(mu_plugin_overcommit.job_enqueueable(st, peer, NULL),
+                     MU_VOTE_REJECT);
+    ck_assert_int_eq(low->priority, 0);
+}
+END_TEST
+
 /* 18 GPUs all in use: team-a (weight 2) runs 6, team-b (weight 1) 12. */
 static void full_cluster(void)
 {
@@ -590,9 +627,9 @@ START_TEST(test_overcommit_abstains_for_a_queue_owed_its_share)
     ck_assert_int_eq(mu_plugin_overcommit.job_enqueueable(
                          st, mu_cluster_job(&C, "default", "b2"), &why),
                      MU_VOTE_REJECT);
-    ck_assert_str_eq(why.buf, "cluster is overcommitted: nvidia.com/gpu in "
-                              "use or admitted 18 + 6 requested > 21 "
-                              "(18 × 1.2)");
+    ck_assert_str_eq(why.buf, "insufficient nvidia.com/gpu in the cluster: "
+                              "in use or admitted 18 + 6 requested > 21 "
+                              "(18 × overcommit-factor 1.2)");
     /* through the session: overcommit abstains, proportion permits */
     ck_assert(mu_ssn_job_enqueueable(&ssn, mu_cluster_job(&C, "default", "a2"),
                                      NULL));
@@ -659,9 +696,9 @@ START_TEST(test_overcommit_counts_inqueue_and_uncovered_running)
     ck_assert_int_eq(mu_plugin_overcommit.job_enqueueable(
                          state(&mu_plugin_overcommit), j, &why),
                      MU_VOTE_REJECT);
-    ck_assert_str_eq(why.buf, "cluster is overcommitted: nvidia.com/gpu in "
-                              "use or admitted 7 + 4 requested > 10 "
-                              "(10 × 1)");
+    ck_assert_str_eq(why.buf, "insufficient nvidia.com/gpu in the cluster: "
+                              "in use or admitted 7 + 4 requested > 10 "
+                              "(10 × overcommit-factor 1)");
     mu_sb_release(&why);
 }
 END_TEST
@@ -1047,6 +1084,7 @@ int main(void)
     tcase_add_test(tc, test_proportion_enqueue_against_real_capability);
     tcase_add_test(tc,
                    test_proportion_enqueue_discounts_elastic_and_counts_inqueue);
+    tcase_add_test(tc, test_enqueue_discounts_preemptable_lower_priority_work);
     tcase_add_test(tc, test_overcommit_abstains_for_a_queue_owed_its_share);
     tcase_add_test(tc, test_overcommit_without_proportion_rejects_when_full);
     tcase_add_test(tc, test_overcommit_counts_admitted_jobs);

@@ -139,7 +139,8 @@ START_TEST(test_yaml_tag_mismatch_is_an_error)
     struct mu_err err;
 
     ck_assert_int_eq(parse_fail("t.yaml", "v: !!int abc\n", &err), -EINVAL);
-    ck_assert_str_eq(err.msg, "t.yaml:1:4: cannot decode !!str `abc` as a !!int");
+    ck_assert_str_eq(err.msg,
+                     "t.yaml:1:4: cannot decode !!str `abc` as a !!int");
     ck_assert_int_eq(parse_fail("t.yaml", "v: !!bool 1\n", &err), -EINVAL);
 }
 END_TEST
@@ -517,7 +518,8 @@ START_TEST(test_yaml_reads_json)
 {
     json_t *root = parse_one("{\n"
                              "\t\"kind\": \"Pod\",\n"
-                             "\t\"n\": [1, -0, 1.5e3, true, null, \"\\u00e9\"],\n"
+                             "\t\"n\": [1, -0, 1.5e3, true, null, "
+                             "\"\\u00e9\"],\n"
                              "\t\"o\":{\"a\":{}, \"b\":[]}\n"
                              "}\n");
     json_t *want = json_loads("{\"kind\": \"Pod\", \"n\": [1, 0, 1500.0, "

@@ -1,0 +1,280 @@
+/* gen.c - the synthetic cluster of gen.h. */
+#include "gen.h"
+
+#define GPU_NAME "nvidia.com/gpu"
+#define GPU_LABEL "nvidia.com/gpu.product"
+#define GPU_PRODUCT "NVIDIA-H100-80GB-HBM3"
+#define NS "bench"
+
+#define GIB (1024LL * 1024 * 1024)
+#define NODE_CPU 96000LL    /* millicores */
+#define NODE_MEM (1024 * GIB)
+#define NODE_PODS 110
+#define NODE_GPUS 8
+#define POD_CPU 8000LL
+#define POD_MEM (32 * GIB)
+
+/* 20 gangs, 200 pods: a mean gang of exactly 10 pods. */
+static const int size_table[] = {16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+                                 8,  8,  8,  4,  4,  2,  2,  2,  1,  1};
+#define NSIZES ((int)MU_ARRAY_LEN(size_table))
+
+struct rng {
+    uint64_t s;
+};
+
+/* xorshift64* (Vigna): tiny, fast, good enough for shuffles. */
+static uint64_t rng_next(struct rng *r)
+{
+    r->s ^= r->s >> 12;
+    r->s ^= r->s << 25;
+    r->s ^= r->s >> 27;
+    return r->s * 2685821657736338717ull;
+}
+
+static uint64_t rng_below(struct rng *r, uint64_t n)
+{
+    return n ? rng_next(r) % n : 0;
+}
+
+/* Gang sizes: a fresh shuffle of size_table every NSIZES gangs. */
+struct sizes {
+    int deck[NSIZES];
+    int next;
+};
+
+static int next_size(struct sizes *z, struct rng *r)
+{
+    if (z->next == 0 || z->next >= NSIZES) {
+        memcpy(z->deck, size_table, sizeof(z->deck));
+        for (int i = NSIZES - 1; i > 0; i--) {
+            int k = (int)rng_below(r, (uint64_t)i + 1), t = z->deck[i];
+
+            z->deck[i] = z->deck[k];
+            z->deck[k] = t;
+        }
+        z->next = 0;
+    }
+    return z->deck[z->next++];
+}
+
+static void pod_req(struct mu_res *r, int gpu_dim, int64_t n)
+{
+    mu_res_zero(r);
+    mu_res_put(r, MU_RES_CPU, POD_CPU * n);
+    mu_res_put(r, MU_RES_MEMORY, POD_MEM * n);
+    mu_res_put(r, gpu_dim, n);
+}
+
+static int add_node(struct mu_cluster *c, int i, int gpu_dim)
+{
+    struct mu_node n;
+    struct mu_err err;
+
+    memset(&n, 0, sizeof(n));
+    n.meta.name = mu_xasprintf("node-%06d", i);
+    n.meta.labels.n = 1;
+    n.meta.labels.v = mu_xcalloc(1, sizeof(*n.meta.labels.v));
+    n.meta.labels.v[0].key = mu_xstrdup(GPU_LABEL);
+    n.meta.labels.v[0].value = mu_xstrdup(GPU_PRODUCT);
+    mu_res_zero(&n.allocatable);
+    mu_res_put(&n.allocatable, MU_RES_CPU, NODE_CPU);
+    mu_res_put(&n.allocatable, MU_RES_MEMORY, NODE_MEM);
+    mu_res_put(&n.allocatable, MU_RES_PODS, NODE_PODS);
+    mu_res_put(&n.allocatable, gpu_dim, NODE_GPUS);
+    if (!mu_cluster_add_node(c, &n, &err)) {
+        fprintf(stderr, "bench_gen: %s\n", err.msg);
+        mu_node_release(&n);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int add_queue(struct mu_cluster *c, int i, int64_t created)
+{
+    struct mu_queue_spec q;
+    struct mu_err err;
+
+    memset(&q, 0, sizeof(q));
+    q.meta.name = mu_xasprintf("queue-%04d", i);
+    q.meta.created = created;
+    q.weight = 1 + i % 4;
+    mu_res_zero(&q.capability);
+    mu_res_zero(&q.guarantee);
+    mu_res_zero(&q.deserved);
+    q.reclaimable = true;
+    q.state = MU_QUEUE_OPEN;
+    if (!mu_cluster_add_queue(c, &q, &err)) {
+        fprintf(stderr, "bench_gen: %s\n", err.msg);
+        mu_queue_spec_release(&q);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* One gang as the generator plans it, before anything is added. */
+struct gang {
+    char *name;     /* owned until handed to the PodGroup */
+    int size, queue;
+    int first_gpu;  /* running gangs: global GPU slot of pod 0; else -1 */
+    int64_t created;
+};
+
+static int add_job(struct mu_cluster *c, const struct bench_spec *s,
+                   const struct gang *g, int gpu_dim)
+{
+    struct mu_podgroup pg;
+    struct mu_err err;
+
+    memset(&pg, 0, sizeof(pg));
+    pg.meta.ns = mu_xstrdup(NS);
+    pg.meta.name = mu_xstrdup(g->name);
+    pg.meta.created = g->created;
+    pg.min_member = g->size;
+    pg.queue = mu_xasprintf("queue-%04d", g->queue);
+    pod_req(&pg.min_resources, gpu_dim, g->size);
+    if (!s->min_resources)
+        mu_res_zero(&pg.min_resources);
+    pg.has_min_resources = s->min_resources;
+    if (g->first_gpu >= 0)
+        pg.phase = MU_PG_RUNNING;
+    else
+        pg.phase = s->inqueue ? MU_PG_INQUEUE : MU_PG_PENDING;
+    if (!mu_cluster_add_job(c, &pg, &err)) {
+        fprintf(stderr, "bench_gen: %s\n", err.msg);
+        mu_podgroup_release(&pg);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int add_pods(struct mu_cluster *c, const struct gang *g, int gpu_dim)
+{
+    for (int i = 0; i < g->size; i++) {
+        struct mu_pod p;
+        struct mu_err err;
+
+        memset(&p, 0, sizeof(p));
+        p.meta.ns = mu_xstrdup(NS);
+        p.meta.name = mu_xasprintf("%s-worker-%02d", g->name, i);
+        p.meta.created = g->created;
+        p.scheduler_name = mu_xstrdup("volcano");
+        p.phase = MU_POD_PENDING;
+        if (g->first_gpu >= 0) {
+            p.node_name =
+                mu_xasprintf("node-%06d", (g->first_gpu + i) / NODE_GPUS);
+            p.phase = MU_POD_RUNNING;
+        }
+        pod_req(&p.req, gpu_dim, 1);
+        mu_res_put(&p.req, MU_RES_PODS, 1);
+        p.group = mu_xstrdup(g->name);
+        p.task_spec = mu_xstrdup("worker");
+        p.task_index = i;
+        p.preemptable = true;
+        p.run_for_ms = -1;
+        if (!mu_cluster_add_task(c, &p, &err)) {
+            fprintf(stderr, "bench_gen: %s\n", err.msg);
+            mu_pod_release(&p);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+/* Plans n_pods pods of gangs named prefix-NNNNNNN; running gangs get
+ * consecutive GPU slots. Returns the number of gangs, *out owned. */
+static size_t plan(struct rng *r, const struct bench_spec *s,
+                   const char *prefix, long n_pods, bool run,
+                   struct gang **out)
+{
+    struct sizes z = {{0}, 0};
+    size_t n = 0, cap = 0;
+    struct gang *g = NULL;
+    long left = n_pods, slot = 0;
+
+    while (left > 0) {
+        int size = next_size(&z, r);
+
+        while (size > left)
+            size /= 2;
+        mu_xgrow((void **)&g, &cap, n + 1, sizeof(*g));
+        g[n].name = mu_xasprintf("%s-%07zu", prefix, n);
+        g[n].size = size;
+        g[n].queue = (int)rng_below(r, (uint64_t)s->queues);
+        g[n].first_gpu = run ? (int)slot : -1;
+        /* running work is older than anything pending */
+        g[n].created = s->created + (run ? 0 : 3600) + (int64_t)(n / 16);
+        slot += size;
+        left -= size;
+        n++;
+    }
+    *out = g;
+    return n;
+}
+
+void bench_spec_default(struct bench_spec *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->nodes = 1000;
+    s->queues = 10;
+    s->pods = 10000;
+    s->running = 0;
+    s->inqueue = true;
+    s->min_resources = true;
+    s->seed = 42;
+    s->created = 1700000000;
+}
+
+int bench_gen(struct mu_cluster *c, const struct bench_spec *s,
+              struct bench_counts *out)
+{
+    struct rng r = {s->seed ? s->seed : 42};
+    struct gang *pend = NULL, *run = NULL;
+    size_t npend, nrun;
+    long run_gpus;
+    int gpu_dim, rc = 0;
+
+    if (s->nodes < 1 || s->nodes > 999999 || s->queues < 1 ||
+        s->queues > 9999 || s->pods < 0 || s->running < 0 ||
+        s->running > 0.95) {
+        fprintf(stderr, "bench_gen: spec out of range\n");
+        return -EINVAL;
+    }
+    memset(out, 0, sizeof(*out));
+    gpu_dim = mu_resnames_index(&c->rn, GPU_NAME, true);
+    if (gpu_dim < 0)
+        return -EINVAL;
+    run_gpus = (long)(s->running * (double)s->nodes * NODE_GPUS);
+    npend = plan(&r, s, "gang", s->pods, false, &pend);
+    nrun = plan(&r, s, "run", run_gpus, true, &run);
+
+    /* Nodes, queues, then jobs, then pods: jobs added before their pods
+     * adopt nothing (no scan), and pods find their node and job. */
+    for (int i = 0; i < s->nodes && !rc; i++)
+        rc = add_node(c, i, gpu_dim);
+    for (int i = 0; i < s->queues && !rc; i++)
+        rc = add_queue(c, i, s->created - 86400 + i);
+    for (size_t i = 0; i < npend && !rc; i++)
+        rc = add_job(c, s, &pend[i], gpu_dim);
+    for (size_t i = 0; i < nrun && !rc; i++)
+        rc = add_job(c, s, &run[i], gpu_dim);
+    for (size_t i = 0; i < npend && !rc; i++)
+        rc = add_pods(c, &pend[i], gpu_dim);
+    for (size_t i = 0; i < nrun && !rc; i++)
+        rc = add_pods(c, &run[i], gpu_dim);
+    if (!rc)
+        mu_cluster_link(c);
+
+    out->gangs = (long)npend;
+    out->pods = s->pods;
+    out->run_gangs = (long)nrun;
+    out->run_pods = run_gpus;
+    out->gpus = (long)s->nodes * NODE_GPUS;
+    for (size_t i = 0; i < npend; i++)
+        free(pend[i].name);
+    for (size_t i = 0; i < nrun; i++)
+        free(run[i].name);
+    free(pend);
+    free(run);
+    return rc;
+}
