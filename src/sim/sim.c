@@ -52,10 +52,14 @@ void mu_sim_time_text(int64_t ms, char buf[48])
     int64_t mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1;
     int64_t m = mp < 10 ? mp + 3 : mp - 9;
 
+    char tmp[160];
+
     y += m <= 2;
-    snprintf(buf, 48, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ",
+    snprintf(tmp, sizeof(tmp), "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ",
              (long long)y, (long long)m, (long long)d, (long long)(sod / 3600),
              (long long)(sod / 60 % 60), (long long)(sod % 60));
+    memcpy(buf, tmp, 47);
+    buf[47] = '\0';
 }
 
 static void logf_(struct mu_sim *s, const char *fmt, ...) MU_PRINTF(2, 3);

@@ -1,0 +1,18 @@
+#!/bin/sh
+# Installs what muster needs to build and test on Debian 12 (as root, or
+# with sudo when it is there). Safe to run again.
+set -eu
+pkgs="meson ninja-build gcc pkg-config libcurl4-openssl-dev libmicrohttpd-dev \
+libjansson-dev libyaml-dev check jq valgrind"
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+        missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+sudo=""
+[ "$(id -u)" = 0 ] || sudo=sudo
+echo "installing:$missing"
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
