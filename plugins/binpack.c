@@ -20,19 +20,18 @@ static void read_resources(struct binpack *b, struct mu_ssn *ssn,
     const char *s = mu_conf_arg_str(ssn->conf, opt, "binpack.resources", "");
 
     while (*s) {
-        size_t n = strcspn(s, ",");
-        const char *end = s + n;
+        const char *end = s + strcspn(s, ","), *p = s;
         char *name, *key;
         int d;
 
-        while (s < end && (*s == ' ' || *s == '\t'))
-            s++;
-        while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
+        while (p < end && (*p == ' ' || *p == '\t'))
+            p++;
+        while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
             end--;
-        if (end > s) {
-            name = mu_xmalloc((size_t)(end - s) + 1);
-            memcpy(name, s, (size_t)(end - s));
-            name[end - s] = '\0';
+        if (end > p) {
+            name = mu_xmalloc((size_t)(end - p) + 1);
+            memcpy(name, p, (size_t)(end - p));
+            name[end - p] = '\0';
             key = mu_xasprintf("binpack.resources.%s", name);
             d = mu_resnames_index(&ssn->cluster->rn, name, false);
             if (d >= 0)
@@ -42,7 +41,7 @@ static void read_resources(struct binpack *b, struct mu_ssn *ssn,
             free(key);
             free(name);
         }
-        s += n;
+        s += strcspn(s, ",");
         if (*s == ',')
             s++;
     }

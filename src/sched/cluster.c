@@ -501,7 +501,8 @@ void mu_cluster_link(struct mu_cluster *c)
             j->queue = q;
         }
         j->priority = mu_cluster_priority(c, j->pg.priority_class, NULL);
-        qsort(j->tasks, j->ntasks, sizeof(*j->tasks), task_order_default);
+        if (j->ntasks > 1)
+            qsort(j->tasks, j->ntasks, sizeof(*j->tasks), task_order_default);
         if (q) {
             mu_xgrow((void **)&q->jobs, &q->cap_jobs, q->njobs + 1,
                      sizeof(*q->jobs));

@@ -561,7 +561,7 @@ START_TEST(test_enqueue_discounts_preemptable_lower_priority_work)
     struct mu_job *low, *high, *huge, *peer;
     void *st;
 
-    gpu_node("n1", 6);
+    gpu_node("n1", 8);
     add_queue("q", 1, 8, -1, "Open");
     /* runs 6 with minResources 2: 4 elastic, 2 preemptable by priority */
     low = add_job("low", "q", 2, "Running", 2);
@@ -579,8 +579,8 @@ START_TEST(test_enqueue_discounts_preemptable_lower_priority_work)
     /* the elastic part is not discounted twice: 10 > 8 */
     ck_assert_int_eq(mu_plugin_proportion.job_enqueueable(st, huge, NULL),
                      MU_VOTE_REJECT);
-    /* 6 + 6 - 4 = 8 <= 8, but the cluster is full: only the job that may
-     * preempt low's 6 GPUs gets past overcommit */
+    /* 6 + 6 - 4 = 8 <= 8, but 6 + 6 > 8 GPUs in the cluster: only the job
+     * that may preempt low's 6 GPUs gets past overcommit */
     ck_assert_int_eq(mu_plugin_proportion.job_enqueueable(st, peer, NULL),
                      MU_VOTE_PERMIT);
     st = state(&mu_plugin_overcommit);

@@ -264,8 +264,10 @@ START_TEST(test_vcjob_pods_of_book_job)
 {
     static const char *const idx[] = {"0", "1", "2", "3",
                                       "4", "5", "6", "7"};
-    json_t *master = pod(BOOK, 0, 0, 1);
+    json_t *master = pod(BOOK, 0, 0, 1), *pg = podgroup(BOOK);
+    const char *group = str(json_object_get(pg, "metadata"), "name");
 
+    ck_assert_str_eq(group, PG_NAME);
     ck_assert_str_eq(str(json_object_get(master, "metadata"), "name"),
                      "pytorch-dist-8gpu-master-0");
     ck_assert_str_eq(ann(master, MU_ANN_TASK_SPEC), "master");
@@ -284,7 +286,7 @@ START_TEST(test_vcjob_pods_of_book_job)
         ck_assert_str_eq(str(p, "kind"), "Pod");
         ck_assert_str_eq(str(meta, "name"), name);
         ck_assert_str_eq(str(meta, "namespace"), "default");
-        ck_assert_str_eq(ann(p, MU_ANN_GROUP), PG_NAME);
+        ck_assert_str_eq(ann(p, MU_ANN_GROUP), group);
         ck_assert_str_eq(ann(p, "volcano.sh/job-name"), "pytorch-dist-8gpu");
         ck_assert_str_eq(ann(p, "volcano.sh/queue-name"), "team-a");
         ck_assert_str_eq(ann(p, MU_ANN_TASK_SPEC), "worker");
@@ -320,6 +322,7 @@ START_TEST(test_vcjob_pods_of_book_job)
                                            "hostname"));
         json_decref(p);
     }
+    json_decref(pg);
 }
 END_TEST
 
