@@ -226,12 +226,15 @@ static bool close_job(struct mu_cluster *c, struct mu_job *j,
     }
     unsched = !mu_job_ready(j) && j->ntasks > 0 &&
               !(scheduled >= j->pg.min_member && !j->count[MU_TASK_PENDING]);
-    if (!j->ntasks && j->pg.min_member > 0 && j->why.kind == MU_WHY_NONE) {
-        char *t = mu_xasprintf("Not enough valid tasks for gang-scheduling, "
-                               "valid: 0, min: %d", j->pg.min_member);
+    if (!j->ntasks && j->pg.min_member > 0) {
+        if (j->why.kind == MU_WHY_NONE) {
+            char *t = mu_xasprintf("Not enough valid tasks for "
+                                   "gang-scheduling, valid: 0, min: %d",
+                                   j->pg.min_member);
 
-        mu_why_set(j, MU_WHY_NOT_ENOUGH_TASKS, t);
-        free(t);
+            mu_why_set(j, MU_WHY_NOT_ENOUGH_TASKS, t);
+            free(t);
+        }
         unsched = true;
     }
     j->phase = phase_of(j, unsched);

@@ -193,6 +193,21 @@ static int arr_cmp(const void *a, const void *b)
     return x->seq < y->seq ? -1 : (x->seq > y->seq);
 }
 
+static int load_docs(struct mu_sim *s, const char *name,
+                     struct mu_yaml_docs *docs)
+{
+    for (size_t i = 0; i < docs->n; i++) {
+        char *where = mu_xasprintf("%s:%d", name, docs->v[i].line);
+
+        classify(s, docs->v[i].root, where);
+        free(where);
+    }
+    mu_yaml_docs_release(docs);
+    qsort(s->arr + s->next_arr, s->narr - s->next_arr, sizeof(*s->arr),
+          arr_cmp);
+    return 0;
+}
+
 int mu_sim_load(struct mu_sim *s, const char *path)
 {
     struct mu_yaml_docs docs;
@@ -206,16 +221,23 @@ int mu_sim_load(struct mu_sim *s, const char *path)
         s->errors++;
         return r;
     }
-    for (size_t i = 0; i < docs.n; i++) {
-        char *where = mu_xasprintf("%s:%d", path, docs.v[i].line);
+    return load_docs(s, path, &docs);
+}
 
-        classify(s, docs.v[i].root, where);
-        free(where);
+int mu_sim_load_text(struct mu_sim *s, const char *name, const char *text)
+{
+    struct mu_yaml_docs docs;
+    struct mu_err err;
+    int r;
+
+    mu_yaml_docs_init(&docs);
+    r = mu_yaml_parse(name, text, strlen(text), &docs, &err);
+    if (r < 0) {
+        logf_(s, "%s", err.msg);
+        s->errors++;
+        return r;
     }
-    mu_yaml_docs_release(&docs);
-    qsort(s->arr + s->next_arr, s->narr - s->next_arr, sizeof(*s->arr),
-          arr_cmp);
-    return 0;
+    return load_docs(s, name, &docs);
 }
 
 static void reject(struct mu_sim *s, const struct mu_arrival *a,
@@ -455,7 +477,7 @@ static void report_spec_problems(struct mu_sim *s)
     }
 }
 
-static bool step_world(struct mu_sim *s)
+bool mu_sim_step(struct mu_sim *s)
 {
     struct mu_cluster *c = &s->cluster;
     bool any = false;
@@ -491,6 +513,8 @@ static bool step_world(struct mu_sim *s)
         }
         i++;
     }
+    ensure_default_queue(s);
+    mu_cluster_link(c);
     return any;
 }
 
@@ -547,14 +571,11 @@ void mu_sim_run(struct mu_sim *s)
 {
     bool busy = true;
 
-    ensure_default_queue(s);
     while (s->now_ms <= s->until_ms) {
         struct mu_cycle_out out;
         bool changed;
 
-        changed = step_world(s);
-        ensure_default_queue(s);
-        mu_cluster_link(&s->cluster);
+        changed = mu_sim_step(s);
         mu_cycle_run(&s->cluster, &s->conf, s->now_ms, &out);
         s->cycles++;
         changed |= apply(s, &out);

@@ -60,6 +60,17 @@ void mu_sim_release(struct mu_sim *s);
  */
 int mu_sim_load(struct mu_sim *s, const char *path);
 
+/* The same for YAML text in memory; name stands for the file. */
+int mu_sim_load_text(struct mu_sim *s, const char *name, const char *text);
+
+/*
+ * One step of the world at s->now_ms, without a cycle: objects due arrive,
+ * evicted pods terminate, pods whose run-for elapsed succeed; then the
+ * cluster is linked. Returns true when anything changed. mu_sim_run calls
+ * it before every cycle; tests call it to build a cluster.
+ */
+bool mu_sim_step(struct mu_sim *s);
+
 /* Runs until nothing is left to happen or until_ms. */
 void mu_sim_run(struct mu_sim *s);
 

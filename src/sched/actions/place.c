@@ -96,9 +96,6 @@ struct mu_cnode *mu_pick_node(struct mu_ssn *s, const struct mu_task *t,
         return best;
     if (best_future && pipelined)
         *pipelined = true;
-    if (!best_future && hist && best_future == NULL && future) {
-        /* nodes counted as "future fit" were not added; nothing fits */
-    }
     return best_future;
 }
 

@@ -1,0 +1,308 @@
+/* Cluster accounting and the statement's undo log. */
+#include <check.h>
+#include <jansson.h>
+#include <stdlib.h>
+
+#include "api/object.h"
+#include "sched/cluster.h"
+#include "sched/statement.h"
+
+static struct mu_cluster c;
+
+static void add_node(const char *name, int gpus)
+{
+    char *txt = mu_xasprintf(
+        "{\"metadata\":{\"name\":\"%s\"},\"status\":{\"allocatable\":"
+        "{\"cpu\":\"8\",\"memory\":\"64Gi\",\"nvidia.com/gpu\":%d,"
+        "\"pods\":\"3\"}}}", name, gpus);
+    json_t *j = json_loads(txt, 0, NULL);
+    struct mu_node n;
+
+    ck_assert_int_eq(mu_node_decode(j, &c.rn, &n, NULL), 0);
+    ck_assert_ptr_nonnull(mu_cluster_add_node(&c, &n, NULL));
+    json_decref(j);
+    free(txt);
+}
+
+static struct mu_task *add_pod(const char *name, const char *group, int gpus,
+                               const char *node, const char *phase)
+{
+    char *txt = mu_xasprintf(
+        "{\"metadata\":{\"name\":\"%s\",\"annotations\":{"
+        "\"scheduling.k8s.io/group-name\":\"%s\"}},\"spec\":{%s%s%s"
+        "\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+        "{\"nvidia.com/gpu\":%d,\"cpu\":\"1\"}}}]},\"status\":{\"phase\":"
+        "\"%s\"}}", name, group, node ? "\"nodeName\":\"" : "",
+        node ? node : "", node ? "\"," : "", gpus, phase);
+    json_t *j = json_loads(txt, 0, NULL);
+    struct mu_pod p;
+    struct mu_task *t;
+
+    ck_assert_ptr_nonnull(j);
+    ck_assert_int_eq(mu_pod_decode(j, &c.rn, &p, NULL), 0);
+    t = mu_cluster_add_task(&c, &p, NULL);
+    ck_assert_ptr_nonnull(t);
+    json_decref(j);
+    free(txt);
+    return t;
+}
+
+static struct mu_job *add_group(const char *name, int min)
+{
+    char *txt = mu_xasprintf("{\"metadata\":{\"name\":\"%s\"},\"spec\":"
+                             "{\"minMember\":%d,\"queue\":\"q\"}}",
+                             name, min);
+    json_t *j = json_loads(txt, 0, NULL);
+    struct mu_podgroup pg;
+    struct mu_job *job;
+
+    ck_assert_int_eq(mu_podgroup_decode(j, &c.rn, &pg, NULL), 0);
+    job = mu_cluster_add_job(&c, &pg, NULL);
+    ck_assert_ptr_nonnull(job);
+    json_decref(j);
+    free(txt);
+    return job;
+}
+
+static void add_queue(const char *name)
+{
+    char *txt = mu_xasprintf("{\"metadata\":{\"name\":\"%s\"}}", name);
+    json_t *j = json_loads(txt, 0, NULL);
+    struct mu_queue_spec q;
+
+    ck_assert_int_eq(mu_queue_decode(j, &c.rn, &q, NULL), 0);
+    ck_assert_ptr_nonnull(mu_cluster_add_queue(&c, &q, NULL));
+    json_decref(j);
+    free(txt);
+}
+
+static int gpu(void)
+{
+    return mu_resnames_index(&c.rn, "nvidia.com/gpu", false);
+}
+
+static void setup(void)
+{
+    mu_cluster_init(&c);
+    add_queue("q");
+    add_node("n1", 4);
+    add_node("n2", 8);
+}
+
+static void teardown(void)
+{
+    mu_cluster_release(&c);
+}
+
+START_TEST(test_cluster_keeps_nodes_sorted_and_totals)
+{
+    add_node("a0", 2);
+    ck_assert_str_eq(c.nodes[0]->spec.meta.name, "a0");
+    ck_assert_int_eq(c.nodes[0]->index, 0);
+    ck_assert_int_eq(c.nodes[2]->index, 2);
+    ck_assert_int_eq(c.total.v[gpu()], 14);
+    ck_assert_ptr_eq(mu_cluster_node(&c, "a0"), c.nodes[0]);
+}
+END_TEST
+
+START_TEST(test_cluster_refuses_duplicate_names)
+{
+    struct mu_err err;
+    json_t *j = json_loads("{\"metadata\":{\"name\":\"n1\"}}", 0, NULL);
+    struct mu_node n;
+
+    ck_assert_int_eq(mu_node_decode(j, &c.rn, &n, NULL), 0);
+    ck_assert_ptr_null(mu_cluster_add_node(&c, &n, &err));
+    ck_assert_str_eq(err.msg, "Node n1 exists already");
+    mu_node_release(&n);
+    json_decref(j);
+    ck_assert_uint_eq(c.nnodes, 2);
+}
+END_TEST
+
+START_TEST(test_running_pod_is_accounted_on_its_node_and_queue)
+{
+    struct mu_job *j = add_group("g", 1);
+    struct mu_task *t = add_pod("p", "g", 3, "n1", "Running");
+    struct mu_cnode *n1 = mu_cluster_node(&c, "n1");
+
+    mu_cluster_link(&c);
+    ck_assert_ptr_eq(t->node, n1);
+    ck_assert_int_eq(t->status, MU_TASK_RUNNING);
+    ck_assert_int_eq(n1->idle.v[gpu()], 1);
+    ck_assert_int_eq(n1->used.v[gpu()], 3);
+    ck_assert_int_eq(j->allocated.v[gpu()], 3);
+    ck_assert_int_eq(j->queue->allocated.v[gpu()], 3);
+    ck_assert_int_eq(mu_job_ready_num(j), 1);
+}
+END_TEST
+
+START_TEST(test_job_added_after_its_pods_adopts_them)
+{
+    struct mu_task *t = add_pod("p", "late", 1, NULL, "Pending");
+    struct mu_job *j;
+
+    ck_assert_ptr_null(t->job);
+    j = add_group("late", 1);
+    ck_assert_ptr_eq(t->job, j);
+    ck_assert_int_eq(j->count[MU_TASK_PENDING], 1);
+}
+END_TEST
+
+START_TEST(test_finished_pod_leaves_its_node)
+{
+    struct mu_job *j = add_group("g", 1);
+    struct mu_task *t = add_pod("p", "g", 2, "n2", "Running");
+    struct mu_cnode *n2 = mu_cluster_node(&c, "n2");
+
+    mu_cluster_link(&c);
+    mu_task_set_status(&c, t, MU_TASK_SUCCEEDED);
+    ck_assert_ptr_null(t->node);
+    ck_assert_int_eq(n2->idle.v[gpu()], 8);
+    ck_assert_uint_eq(n2->ntasks, 0);
+    ck_assert_int_eq(j->allocated.v[gpu()], 0);
+    ck_assert_int_eq(j->queue->allocated.v[gpu()], 0);
+    ck_assert_int_eq(j->count[MU_TASK_SUCCEEDED], 1);
+}
+END_TEST
+
+START_TEST(test_statement_rollback_restores_everything)
+{
+    struct mu_job *j = add_group("g", 2);
+    struct mu_task *a = add_pod("a", "g", 4, NULL, "Pending");
+    struct mu_task *b = add_pod("b", "g", 2, NULL, "Pending");
+    struct mu_task *r = add_pod("r", "g", 2, "n2", "Running");
+    struct mu_cnode *n1 = mu_cluster_node(&c, "n1");
+    struct mu_cnode *n2 = mu_cluster_node(&c, "n2");
+    struct mu_stmt s;
+    size_t mark;
+
+    mu_cluster_link(&c);
+    mu_stmt_init(&s, &c);
+    mark = mu_stmt_mark(&s);
+    mu_stmt_place(&s, a, n1, MU_TASK_ALLOCATED);
+    mu_stmt_evict(&s, r);
+    mu_stmt_place(&s, b, n2, MU_TASK_PIPELINED);
+    ck_assert_int_eq(n1->idle.v[gpu()], 0);
+    ck_assert_int_eq(n2->releasing.v[gpu()], 2);
+    ck_assert_int_eq(n2->pipelined.v[gpu()], 2);
+    ck_assert_int_eq(mu_node_future_idle(n2, gpu()), 6);
+    ck_assert_int_eq(j->queue->allocated.v[gpu()], 4); /* a, not r */
+    ck_assert_int_eq(mu_job_waiting_num(j), 1);
+    mu_stmt_rollback(&s, mark);
+    ck_assert_int_eq(a->status, MU_TASK_PENDING);
+    ck_assert_ptr_null(a->node);
+    ck_assert_int_eq(r->status, MU_TASK_RUNNING);
+    ck_assert_int_eq(b->status, MU_TASK_PENDING);
+    ck_assert_int_eq(n1->idle.v[gpu()], 4);
+    ck_assert_int_eq(n2->idle.v[gpu()], 6);
+    ck_assert_int_eq(n2->releasing.v[gpu()], 0);
+    ck_assert_int_eq(n2->pipelined.v[gpu()], 0);
+    ck_assert_int_eq(j->queue->allocated.v[gpu()], 2);
+    ck_assert_int_eq(j->count[MU_TASK_PENDING], 2);
+    ck_assert_int_eq(j->count[MU_TASK_RUNNING], 1);
+    mu_stmt_release(&s);
+}
+END_TEST
+
+START_TEST(test_remove_task_frees_its_resources)
+{
+    struct mu_job *j = add_group("g", 1);
+    struct mu_task *t = add_pod("p", "g", 4, "n1", "Running");
+
+    mu_cluster_link(&c);
+    mu_cluster_remove_task(&c, t);
+    ck_assert_ptr_null(mu_cluster_task(&c, "default", "p"));
+    ck_assert_int_eq(mu_cluster_node(&c, "n1")->idle.v[gpu()], 4);
+    ck_assert_uint_eq(j->ntasks, 0);
+    ck_assert_int_eq(j->queue->allocated.v[gpu()], 0);
+}
+END_TEST
+
+START_TEST(test_same_shape_pods_share_a_shape_id)
+{
+    struct mu_task *a, *b, *d;
+
+    add_group("g", 1);
+    a = add_pod("a", "g", 1, NULL, "Pending");
+    b = add_pod("b", "g", 1, NULL, "Pending");
+    d = add_pod("d", "g", 2, NULL, "Pending");
+    ck_assert_int_eq(a->shape, b->shape);
+    ck_assert_int_ne(a->shape, d->shape);
+}
+END_TEST
+
+START_TEST(test_tasks_sorted_in_task_order)
+{
+    struct mu_job *j = add_group("g", 3);
+
+    add_pod("job-worker-10", "g", 1, NULL, "Pending");
+    add_pod("job-worker-2", "g", 1, NULL, "Pending");
+    add_pod("job-worker-1", "g", 1, NULL, "Pending");
+    mu_cluster_link(&c);
+    ck_assert_str_eq(j->tasks[0]->pod.meta.name, "job-worker-1");
+    ck_assert_str_eq(j->tasks[1]->pod.meta.name, "job-worker-2");
+    ck_assert_str_eq(j->tasks[2]->pod.meta.name, "job-worker-10");
+}
+END_TEST
+
+START_TEST(test_priority_resolution)
+{
+    struct mu_priorityclass pc = {mu_xstrdup("high"), 1000, false, false};
+    struct mu_priorityclass def = {mu_xstrdup("dflt"), 7, true, false};
+    bool found;
+
+    mu_cluster_add_priorityclass(&c, &pc);
+    ck_assert_int_eq(mu_cluster_priority(&c, "high", &found), 1000);
+    ck_assert(found);
+    ck_assert_int_eq(mu_cluster_priority(&c, NULL, &found), 0);
+    mu_cluster_add_priorityclass(&c, &def);
+    ck_assert_int_eq(mu_cluster_priority(&c, NULL, NULL), 7);
+    ck_assert_int_eq(mu_cluster_priority(&c, "missing", &found), 7);
+    ck_assert(!found);
+    ck_assert_int_eq(mu_cluster_priority(&c, "system-node-critical", NULL),
+                     2000001000);
+}
+END_TEST
+
+START_TEST(test_fake_uid_is_stable_and_uuid_shaped)
+{
+    char a[37], b[37], d[37];
+
+    mu_fake_uid("Pod", "default", "x", a);
+    mu_fake_uid("Pod", "default", "x", b);
+    mu_fake_uid("Pod", "default", "y", d);
+    ck_assert_str_eq(a, b);
+    ck_assert_str_ne(a, d);
+    ck_assert_uint_eq(strlen(a), 36);
+    ck_assert_int_eq(a[8], '-');
+    ck_assert_int_eq(a[14], '4');
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cluster");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_cluster_keeps_nodes_sorted_and_totals);
+    tcase_add_test(tc, test_cluster_refuses_duplicate_names);
+    tcase_add_test(tc, test_running_pod_is_accounted_on_its_node_and_queue);
+    tcase_add_test(tc, test_job_added_after_its_pods_adopts_them);
+    tcase_add_test(tc, test_finished_pod_leaves_its_node);
+    tcase_add_test(tc, test_statement_rollback_restores_everything);
+    tcase_add_test(tc, test_remove_task_frees_its_resources);
+    tcase_add_test(tc, test_same_shape_pods_share_a_shape_id);
+    tcase_add_test(tc, test_tasks_sorted_in_task_order);
+    tcase_add_test(tc, test_priority_resolution);
+    tcase_add_test(tc, test_fake_uid_is_stable_and_uuid_shaped);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,383 @@
+/* The cycle: actions, plugins through the framework, and the why text. */
+#include <check.h>
+#include <stdlib.h>
+
+#include "sched/cycle.h"
+#include "sim/sim.h"
+
+static struct mu_sim sim;
+static struct mu_cycle_out out;
+
+static void load(const char *yaml)
+{
+    struct mu_conf conf;
+
+    mu_conf_default(&conf);
+    mu_sim_init(&sim, &conf, NULL);
+    ck_assert_int_eq(mu_sim_load_text(&sim, "t.yaml", yaml), 0);
+    mu_sim_step(&sim);
+    ck_assert_int_eq(sim.errors, 0);
+}
+
+static void cycle(void)
+{
+    mu_cycle_out_release(&out);
+    mu_cycle_run(&sim.cluster, &sim.conf, sim.now_ms, &out);
+}
+
+/* Binds what the cycle decided and moves the clock on, as the simulator. */
+static void run_binds(void)
+{
+    for (size_t i = 0; i < out.nbinds; i++) {
+        out.binds[i]->pod.phase = MU_POD_RUNNING;
+        mu_task_set_status(&sim.cluster, out.binds[i], MU_TASK_RUNNING);
+    }
+}
+
+static void teardown(void)
+{
+    mu_cycle_out_release(&out);
+    mu_sim_release(&sim);
+}
+
+static struct mu_job *job(const char *prefix)
+{
+    for (size_t i = 0; i < sim.cluster.njobs; i++)
+        if (!strncmp(sim.cluster.jobs[i]->pg.meta.name, prefix,
+                     strlen(prefix)))
+            return sim.cluster.jobs[i];
+    ck_abort_msg("no job %s", prefix);
+    return NULL;
+}
+
+#define NODE(name, gpus)                                                      \
+    "apiVersion: v1\nkind: Node\nmetadata: {name: " name "}\n"                \
+    "status: {allocatable: {cpu: '32', memory: 256Gi, nvidia.com/gpu: " gpus  \
+    ", pods: '110'}}\n---\n"
+
+#define GANG(name, queue, replicas, min, gpus, extra)                         \
+    "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\n"                      \
+    "metadata: {name: " name "}\nspec:\n  minAvailable: " min "\n"            \
+    "  queue: " queue "\n" extra "  tasks:\n  - name: w\n"                    \
+    "    replicas: " replicas "\n    template:\n      spec:\n"                \
+    "        containers:\n        - name: c\n          resources:\n"         \
+    "            limits: {nvidia.com/gpu: " gpus "}\n---\n"
+
+#define QUEUE(name, weight)                                                   \
+    "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"                \
+    "metadata: {name: " name "}\nspec: {weight: " weight "}\n---\n"
+
+START_TEST(test_gang_that_does_not_fit_places_nothing)
+{
+    /* 10 GPUs on two nodes, three 3-GPU pods: two would fit, none start */
+    load(NODE("n1", "5") NODE("n2", "5") GANG("big", "default", "3", "3", "3",
+                                               ""));
+    cycle(); /* enqueue + allocate */
+    ck_assert_uint_eq(out.nbinds, 0);
+    ck_assert_int_eq(job("big")->why.kind, MU_WHY_NODES);
+    ck_assert_str_eq(job("big")->cond.type, "Unschedulable");
+    ck_assert_str_eq(job("big")->cond.reason, "NotEnoughResources");
+    ck_assert_str_eq(job("big")->cond.message,
+                     "3/3 tasks in gang unschedulable: gang needs 3 more pods "
+                     "with {nvidia.com/gpu: 9}; free in the cluster "
+                     "{nvidia.com/gpu: 10}, at most {nvidia.com/gpu: 5} on "
+                     "one node (n1); pod big-w-2 does not fit: 0/2 nodes are "
+                     "unavailable: 2 Insufficient nvidia.com/gpu.");
+    ck_assert_int_eq(mu_cluster_node(&sim.cluster, "n1")->used.v[
+                         mu_resnames_index(&sim.cluster.rn, "nvidia.com/gpu",
+                                           false)], 0);
+}
+END_TEST
+
+START_TEST(test_gang_larger_than_the_cluster_is_not_admitted)
+{
+    load(NODE("n1", "5") GANG("big", "default", "8", "8", "1", ""));
+    cycle();
+    ck_assert_uint_eq(out.nbinds, 0);
+    ck_assert_int_eq(job("big")->phase, MU_PG_PENDING);
+    ck_assert_str_eq(job("big")->cond.message,
+                     "8/8 tasks in gang unschedulable: insufficient "
+                     "nvidia.com/gpu in the cluster: in use or admitted 0 + 8 "
+                     "requested > 6 (5 × overcommit-factor 1.2)");
+}
+END_TEST
+
+START_TEST(test_gang_that_fits_binds_whole)
+{
+    load(NODE("n1", "4") NODE("n2", "4") GANG("g", "default", "6", "6", "1",
+                                               ""));
+    cycle();
+    ck_assert_uint_eq(out.nbinds, 6);
+    for (size_t i = 0; i < out.nbinds; i++)
+        ck_assert_int_eq(out.binds[i]->status, MU_TASK_BINDING);
+    ck_assert_str_eq(job("g")->cond.type, "Scheduled");
+}
+END_TEST
+
+START_TEST(test_first_gang_wins_and_second_waits_whole)
+{
+    load(NODE("n1", "8") NODE("n2", "4") GANG("a", "default", "8", "8", "1", "")
+             GANG("b", "default", "8", "8", "1", ""));
+    cycle();
+    ck_assert_uint_eq(out.nbinds, 8);
+    ck_assert_int_eq(mu_job_ready_num(job("a-")) + mu_job_ready_num(job("b-")),
+                     8);
+    ck_assert(mu_job_ready_num(job("a-")) == 0 ||
+              mu_job_ready_num(job("b-")) == 0);
+}
+END_TEST
+
+START_TEST(test_elastic_job_grows_to_what_fits)
+{
+    load(NODE("n1", "3") GANG("e", "default", "5", "2", "1", ""));
+    cycle();
+    ck_assert_uint_eq(out.nbinds, 3);
+    ck_assert_str_eq(job("e")->cond.type, "Scheduled");
+}
+END_TEST
+
+START_TEST(test_same_input_same_decisions)
+{
+    const char *y = NODE("n1", "8") NODE("n2", "8") NODE("n3", "8")
+        GANG("a", "default", "4", "4", "2", "") GANG("b", "default", "6", "3",
+                                                     "1", "")
+            GANG("c", "default", "2", "2", "4", "");
+    char *first[32];
+    size_t n;
+
+    load(y);
+    cycle();
+    n = out.nbinds;
+    ck_assert_uint_le(n, 32);
+    for (size_t i = 0; i < n; i++)
+        first[i] = mu_xasprintf("%s@%s", out.binds[i]->key,
+                                out.binds[i]->node->spec.meta.name);
+    teardown();
+    load(y);
+    cycle();
+    ck_assert_uint_eq(out.nbinds, n);
+    for (size_t i = 0; i < n; i++) {
+        char *s = mu_xasprintf("%s@%s", out.binds[i]->key,
+                               out.binds[i]->node->spec.meta.name);
+
+        ck_assert_str_eq(s, first[i]);
+        free(s);
+        free(first[i]);
+    }
+}
+END_TEST
+
+START_TEST(test_reclaim_evicts_a_minimal_set_of_whole_gangs)
+{
+    /* team-a runs four 2-GPU gangs on 8 GPUs; team-b (equal weight) needs
+     * 2 GPUs: one gang of team-a goes, the youngest, and no more. */
+    load(NODE("n1", "8") QUEUE("team-a", "1") QUEUE("team-b", "1")
+             GANG("a1", "team-a", "2", "2", "1", "")
+                 GANG("a2", "team-a", "2", "2", "1", "")
+                     GANG("a3", "team-a", "2", "2", "1", "")
+                         GANG("a4", "team-a", "2", "2", "1", ""));
+    cycle();
+    ck_assert_uint_eq(out.nbinds, 8);
+    run_binds();
+    sim.now_ms = 10000;
+    ck_assert_int_eq(mu_sim_load_text(&sim, "b.yaml",
+                                      GANG("b1", "team-b", "2", "2", "1", "")),
+                     0);
+    mu_sim_step(&sim);
+    cycle(); /* enqueue admits b1 (owed its share), reclaim evicts */
+    ck_assert_uint_eq(out.nevicts, 2);
+    ck_assert_ptr_eq(out.evicts[0].victim->job, out.evicts[1].victim->job);
+    ck_assert_str_eq(out.evicts[0].action, "reclaim");
+    ck_assert_int_eq(out.evicts[0].victim->status, MU_TASK_RELEASING);
+    ck_assert_int_eq(job("b1")->why.kind, MU_WHY_WAITING);
+}
+END_TEST
+
+START_TEST(test_reclaim_evicts_nothing_when_the_gang_cannot_fit)
+{
+    /* b1 wants 3 GPUs on one node that has 2: no eviction helps. */
+    load(NODE("n1", "2") NODE("n2", "2") QUEUE("team-a", "1")
+             QUEUE("team-b", "1") GANG("a1", "team-a", "2", "2", "1", "")
+                 GANG("a2", "team-a", "2", "2", "1", ""));
+    cycle();
+    run_binds();
+    ck_assert_int_eq(mu_sim_load_text(&sim, "b.yaml",
+                                      GANG("b1", "team-b", "1", "1", "3", "")),
+                     0);
+    mu_sim_step(&sim);
+    cycle();
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 0);
+    ck_assert_uint_eq(out.nbinds, 0);
+    ck_assert_str_eq(job("b1")->cond.type, "Unschedulable");
+}
+END_TEST
+
+START_TEST(test_reclaim_takes_elastic_surplus_before_a_gang)
+{
+    /* a1 runs 6 pods with minAvailable 2: its 4 surplus pods are what
+     * team-b gets back, the gang itself stays. */
+    load(NODE("n1", "8") QUEUE("team-a", "1") QUEUE("team-b", "1")
+             GANG("a1", "team-a", "6", "2", "1", "")
+                 GANG("a2", "team-a", "2", "2", "1", ""));
+    for (int i = 0; i < 8; i++) {
+        cycle();
+        run_binds();
+    }
+    ck_assert_int_eq(mu_job_ready_num(job("a1")), 6);
+    ck_assert_int_eq(mu_sim_load_text(&sim, "b.yaml",
+                                      GANG("b1", "team-b", "2", "2", "1", "")),
+                     0);
+    mu_sim_step(&sim);
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 2);
+    for (size_t i = 0; i < out.nevicts; i++)
+        ck_assert_ptr_eq(out.evicts[i].victim->job, job("a1"));
+    ck_assert_int_eq(mu_job_ready_num(job("a1")), 4); /* still >= min */
+}
+END_TEST
+
+START_TEST(test_preempt_displaces_lower_priority_gang_in_queue)
+{
+    load("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+         "metadata: {name: hi}\nvalue: 100\n---\n" NODE("n1", "4")
+             GANG("low", "default", "4", "4", "1", ""));
+    cycle();
+    run_binds();
+    ck_assert_int_eq(mu_sim_load_text(&sim, "h.yaml",
+                                      GANG("high", "default", "4", "4", "1",
+                                           "  priorityClassName: hi\n")),
+                     0);
+    mu_sim_step(&sim);
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 4);
+    ck_assert_str_eq(out.evicts[0].action, "preempt");
+    ck_assert_ptr_eq(out.evicts[0].for_job, job("high"));
+}
+END_TEST
+
+START_TEST(test_equal_priority_does_not_preempt)
+{
+    load(NODE("n1", "4") GANG("first", "default", "4", "4", "1", ""));
+    cycle();
+    run_binds();
+    ck_assert_int_eq(mu_sim_load_text(&sim, "h.yaml",
+                                      GANG("second", "default", "4", "4", "1",
+                                           "")), 0);
+    mu_sim_step(&sim);
+    cycle();
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 0);
+}
+END_TEST
+
+START_TEST(test_unknown_queue_and_too_few_pods_say_so)
+{
+    load("apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+         "metadata: {name: lost}\nspec: {minMember: 1, queue: nope}\n---\n"
+         "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+         "metadata: {name: short}\nspec: {minMember: 2}\n---\n"
+         "apiVersion: v1\nkind: Pod\nmetadata: {name: s0, annotations: "
+         "{scheduling.k8s.io/group-name: short}}\nspec: {containers: "
+         "[{name: c}]}\n");
+    cycle();
+    cycle();
+    ck_assert_str_eq(job("lost")->cond.reason, "QueueNotFound");
+    ck_assert_str_eq(job("lost")->cond.message,
+                     "1/0 tasks in gang unschedulable: queue \"nope\" does "
+                     "not exist");
+    ck_assert_str_eq(job("short")->cond.reason, "NotEnoughTasks");
+    ck_assert_str_eq(job("short")->cond.message,
+                     "2/1 tasks in gang unschedulable: Not enough valid tasks "
+                     "for gang-scheduling, valid: 1, min: 2");
+}
+END_TEST
+
+START_TEST(test_closed_queue_admits_nothing_new)
+{
+    load(NODE("n1", "4")
+         "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+         "metadata: {name: shut}\nspec: {weight: 1}\nstatus: {state: Closed}\n"
+         "---\n" GANG("g", "shut", "1", "1", "1", ""));
+    cycle();
+    cycle();
+    ck_assert_uint_eq(out.nbinds, 0);
+    ck_assert_str_eq(job("g")->cond.reason, "QueueClosed");
+    ck_assert_msg(strstr(job("g")->cond.message, "queue shut is Closed") != NULL,
+                  "%s", job("g")->cond.message);
+}
+END_TEST
+
+START_TEST(test_condition_changes_only_when_reason_changes)
+{
+    int64_t since;
+
+    load(NODE("n1", "1") GANG("g", "default", "2", "2", "1", ""));
+    cycle();
+    since = job("g")->cond.since_ms;
+    sim.now_ms = 5000;
+    cycle();
+    ck_assert_int_eq(job("g")->cond.since_ms, since);
+    ck_assert_uint_eq(out.nchanged, 0);
+}
+END_TEST
+
+START_TEST(test_without_enqueue_allocate_admits)
+{
+    struct mu_conf conf;
+    struct mu_err err;
+    static const char txt[] =
+        "actions: \"allocate\"\ntiers:\n- plugins: [{name: gang}]\n"
+        "- plugins: [{name: predicates}, {name: proportion}]\n";
+
+    load(NODE("n1", "2") GANG("g", "default", "2", "2", "1", ""));
+    mu_conf_release(&sim.conf);
+    ck_assert_int_eq(mu_conf_parse("c", txt, sizeof(txt) - 1, &conf, &err), 0);
+    sim.conf = conf;
+    cycle();
+    ck_assert_uint_eq(out.nbinds, 2);
+}
+END_TEST
+
+START_TEST(test_besteffort_pod_is_backfilled)
+{
+    load(NODE("n1", "1")
+         "apiVersion: v1\nkind: Pod\nmetadata: {name: be}\n"
+         "spec: {containers: [{name: c}]}\n");
+    cycle();
+    ck_assert_uint_eq(out.nbinds, 1);
+    ck_assert_str_eq(out.binds[0]->pod.meta.name, "be");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cycle");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_checked_fixture(tc, NULL, teardown);
+    tcase_add_test(tc, test_gang_that_does_not_fit_places_nothing);
+    tcase_add_test(tc, test_gang_larger_than_the_cluster_is_not_admitted);
+    tcase_add_test(tc, test_gang_that_fits_binds_whole);
+    tcase_add_test(tc, test_first_gang_wins_and_second_waits_whole);
+    tcase_add_test(tc, test_elastic_job_grows_to_what_fits);
+    tcase_add_test(tc, test_same_input_same_decisions);
+    tcase_add_test(tc, test_reclaim_evicts_a_minimal_set_of_whole_gangs);
+    tcase_add_test(tc, test_reclaim_evicts_nothing_when_the_gang_cannot_fit);
+    tcase_add_test(tc, test_reclaim_takes_elastic_surplus_before_a_gang);
+    tcase_add_test(tc, test_preempt_displaces_lower_priority_gang_in_queue);
+    tcase_add_test(tc, test_equal_priority_does_not_preempt);
+    tcase_add_test(tc, test_unknown_queue_and_too_few_pods_say_so);
+    tcase_add_test(tc, test_closed_queue_admits_nothing_new);
+    tcase_add_test(tc, test_condition_changes_only_when_reason_changes);
+    tcase_add_test(tc, test_without_enqueue_allocate_admits);
+    tcase_add_test(tc, test_besteffort_pod_is_backfilled);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
