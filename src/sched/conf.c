@@ -241,7 +241,7 @@ static int parse_plugin(struct ctx *x, json_t *p, int ti, int pi,
     struct mu_tier *t = &x->c->tiers[ti];
     struct mu_plugin_opt *o;
     json_t *nv, *args = NULL, *v;
-    uint32_t off = 0;
+    uint32_t off = 1u << MU_FLAG_HIERARCHY; /* off unless given */
     const char *name, *key;
 
     if (!json_is_object(p))
@@ -293,11 +293,14 @@ static int parse_plugin(struct ctx *x, json_t *p, int ti, int pi,
         if (!json_is_boolean(v))
             return bad(x, "tiers[%d].plugins[%d].%s: want true or false", ti,
                        pi, key);
-        if (json_is_false(v))
+        if (json_is_false(v)) {
             off |= 1u << f;
-        /* Volcano's conflict check wants hierarchy given explicitly. */
-        else if (f == MU_FLAG_HIERARCHY && strcmp(name, "drf") == 0)
-            *hdrf = true;
+        } else if (f == MU_FLAG_HIERARCHY) {
+            off &= ~(1u << f);
+            /* Volcano's conflict check wants hierarchy given explicitly. */
+            if (strcmp(name, "drf") == 0)
+                *hdrf = true;
+        }
     }
 
     if (strcmp(name, "proportion") == 0)

@@ -40,7 +40,8 @@ const char *mu_action_name(enum mu_action a);
 
 /* Volcano's per-plugin enable flags. The YAML spellings (exactly as
  * Volcano's, some "enable", some "enabled") are in conf.c. Every flag
- * defaults to true. */
+ * defaults to true except enableHierarchy, which Volcano treats as off
+ * unless it is written true. */
 enum mu_flag {
     MU_FLAG_JOB_ORDER,        /* enableJobOrder */
     MU_FLAG_HIERARCHY,        /* enableHierarchy */

@@ -100,7 +100,8 @@ START_TEST(test_conf_default_is_helm_config_with_reclaim_and_preempt)
 
             for (int f = 0; f < MU_FLAG__COUNT; f++)
                 ck_assert_int_eq(mu_plugin_opt_on(o, f),
-                                 !(no_preempt && f == MU_FLAG_PREEMPTABLE));
+                                 !(no_preempt && f == MU_FLAG_PREEMPTABLE) &&
+                                     f != MU_FLAG_HIERARCHY);
             ck_assert_uint_eq(json_object_size(o->args), 0);
         }
     }
@@ -211,8 +212,11 @@ START_TEST(test_conf_each_flag_key_turns_off_its_bit)
 
     ck_assert_int_eq(parse(text, &c, &err), 0);
     ck_assert_uint_eq(c.nwarnings, 0);
-    ck_assert_uint_eq(c.tiers[0].plugins[0].off, 1u << f);
-    ck_assert_uint_eq(c.tiers[0].plugins[1].off, 0);
+    /* enableHierarchy is off unless written true (Volcano) */
+    ck_assert_uint_eq(c.tiers[0].plugins[0].off,
+                      (1u << f) | (1u << MU_FLAG_HIERARCHY));
+    ck_assert_uint_eq(c.tiers[0].plugins[1].off,
+                      f == MU_FLAG_HIERARCHY ? 0 : 1u << MU_FLAG_HIERARCHY);
     mu_conf_release(&c);
     free(text);
 }
