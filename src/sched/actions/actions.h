@@ -56,4 +56,30 @@ void mu_commit_job(struct mu_ssn *s, struct mu_job *j);
  * Pending, valid, has a pending task. Writes why for invalid ones. */
 bool mu_job_schedulable(struct mu_ssn *s, struct mu_job *j);
 
+/* The jobs of one queue an action works through, in job order. */
+struct mu_qlist {
+    struct mu_cqueue *q;
+    size_t n, head;       /* jobs[head..n) are still to do */
+    struct mu_job **jobs;
+    bool dropped;         /* out for the rest of the action */
+};
+
+/*
+ * One list per queue holding the jobs keep() accepts, each sorted by the
+ * session's job order; queues without such jobs are left out. Returns how
+ * many lists were made; *out is owned (mu_qlists_free).
+ */
+size_t mu_qlists_build(struct mu_ssn *s,
+                       bool (*keep)(struct mu_ssn *s, struct mu_job *j),
+                       struct mu_qlist **out);
+void mu_qlists_free(struct mu_qlist *l, size_t n);
+/* The list, among those not dropped and with jobs left, whose queue comes
+ * first in queue order; NULL when none. */
+struct mu_qlist *mu_qlists_best(struct mu_ssn *s, struct mu_qlist *l,
+                                size_t n);
+
+/* Sorts jobs or queues in the session's order. */
+void mu_sort_jobs(struct mu_ssn *s, struct mu_job **v, size_t n);
+void mu_sort_queues(struct mu_ssn *s, struct mu_cqueue **v, size_t n);
+
 #endif

@@ -1,29 +1,7 @@
 #include "sched/actions/actions.h"
 
-struct qjobs {
-    struct mu_cqueue *q;
-    size_t n, head;
-    struct mu_job **jobs; /* ring of candidates, in job order */
-    bool dropped;         /* overused: out for the rest of the action */
-};
-
-static struct mu_ssn *sort_ssn;
-
-static int job_cmp(const void *a, const void *b)
-{
-    return mu_ssn_job_order(sort_ssn, *(struct mu_job *const *)a,
-                            *(struct mu_job *const *)b);
-}
-
-static struct mu_job *pop(struct qjobs *e)
-{
-    if (e->head >= e->n)
-        return NULL;
-    return e->jobs[e->head++];
-}
-
 /* Elastic jobs go round robin: back at the end of their queue's list. */
-static void push_back(struct qjobs *e, struct mu_job *j)
+static void push_back(struct mu_qlist *e, struct mu_job *j)
 {
     memmove(e->jobs, e->jobs + e->head, (e->n - e->head) * sizeof(*e->jobs));
     e->n -= e->head;
@@ -31,93 +9,69 @@ static void push_back(struct qjobs *e, struct mu_job *j)
     e->jobs[e->n++] = j;
 }
 
-static void note_overused(struct mu_ssn *s, struct qjobs *e)
+static void note_overused(struct mu_qlist *e)
 {
-    for (size_t k = e->head; k < e->n; k++) {
-        struct mu_job *j = e->jobs[k];
+    char *t = mu_xasprintf("queue %s has used its deserved share",
+                           e->q->spec.meta.name);
 
-        if (j->why.kind == MU_WHY_NONE && !mu_job_ready(j)) {
-            char *t = mu_xasprintf("queue %s has used its deserved share",
-                                   e->q->spec.meta.name);
-
-            mu_why_set(j, MU_WHY_QUEUE_SHARE, t);
-            free(t);
-        }
-    }
+    for (size_t k = e->head; k < e->n; k++)
+        if (e->jobs[k]->why.kind == MU_WHY_NONE && !mu_job_ready(e->jobs[k]))
+            mu_why_set(e->jobs[k], MU_WHY_QUEUE_SHARE, t);
+    free(t);
 }
 
+static bool has_enqueue(const struct mu_conf *conf)
+{
+    for (int a = 0; a < conf->nactions; a++)
+        if (conf->actions[a] == MU_ACT_ENQUEUE)
+            return true;
+    return false;
+}
+
+/* Without enqueue among the actions, allocate admits (volcano-api.md §7.1). */
+static bool candidate(struct mu_ssn *s, struct mu_job *j)
+{
+    if ((j->phase == MU_PG_PENDING || j->phase == MU_PG_NONE) &&
+        !has_enqueue(s->conf))
+        j->phase = MU_PG_INQUEUE;
+    return mu_job_schedulable(s, j);
+}
+
+/*
+ * Queues in fair-share order, jobs in job order: each job's tasks are
+ * placed in a statement that is committed only when the gang is ready, kept
+ * for the cycle when it is pipelined, and discarded otherwise.
+ */
 void mu_action_allocate(struct mu_ssn *s)
 {
-    struct mu_cluster *c = s->cluster;
-    struct qjobs *qs = mu_xcalloc(c->nqueues ? c->nqueues : 1, sizeof(*qs));
-    size_t nq = 0;
+    struct mu_qlist *l;
+    size_t n = mu_qlists_build(s, candidate, &l);
 
-    for (size_t i = 0; i < c->nqueues; i++) {
-        struct mu_cqueue *q = c->queues[i];
-        struct qjobs *e = &qs[nq];
-
-        e->q = q;
-        e->jobs = mu_xcalloc(q->njobs ? q->njobs : 1, sizeof(*e->jobs));
-        for (size_t k = 0; k < q->njobs; k++) {
-            struct mu_job *j = q->jobs[k];
-
-            /* without enqueue in the actions, allocate admits */
-            if (j->phase == MU_PG_PENDING || j->phase == MU_PG_NONE) {
-                bool has_enqueue = false;
-
-                for (int a = 0; a < s->conf->nactions; a++)
-                    has_enqueue |= s->conf->actions[a] == MU_ACT_ENQUEUE;
-                if (!has_enqueue)
-                    j->phase = MU_PG_INQUEUE;
-            }
-            if (mu_job_schedulable(s, j))
-                e->jobs[e->n++] = j;
-        }
-        if (!e->n) {
-            free(e->jobs);
-            continue;
-        }
-        sort_ssn = s;
-        qsort(e->jobs, e->n, sizeof(*e->jobs), job_cmp);
-        nq++;
-    }
     for (;;) {
-        struct qjobs *best = NULL;
+        struct mu_qlist *e;
         struct mu_job *j;
         size_t mark;
-        bool was_ready;
         int placed;
 
-        for (size_t i = 0; i < nq; i++) {
-            struct qjobs *e = &qs[i];
-
-            if (e->dropped || e->head >= e->n)
-                continue;
-            if (mu_ssn_overused(s, e->q)) {
-                e->dropped = true;
-                note_overused(s, e);
-                continue;
-            }
-            if (!best || mu_ssn_queue_order(s, e->q, best->q) < 0)
-                best = e;
+        while ((e = mu_qlists_best(s, l, n)) && mu_ssn_overused(s, e->q)) {
+            e->dropped = true;
+            note_overused(e);
         }
-        if (!best)
+        if (!e)
             break;
-        j = pop(best);
+        j = e->jobs[e->head++];
         mark = mu_stmt_mark(&s->stmt);
-        was_ready = mu_ssn_job_ready(s, j);
-        placed = mu_place_job(s, j, was_ready ? MU_PLACE_ONE : MU_PLACE_GANG);
+        placed = mu_place_job(s, j, mu_ssn_job_ready(s, j) ? MU_PLACE_ONE
+                                                            : MU_PLACE_GANG);
         if (mu_ssn_job_ready(s, j)) {
             mu_commit_job(s, j);
             if (placed > 0 && j->count[MU_TASK_PENDING] > 0)
-                push_back(best, j);
+                push_back(e, j);
         } else if (!mu_ssn_job_pipelined(s, j)) {
             mu_ssn_rollback(s, mark);
         } else if (j->why.kind == MU_WHY_NONE || j->why.kind == MU_WHY_NODES) {
             mu_why_set(j, MU_WHY_WAITING, NULL);
         }
     }
-    for (size_t i = 0; i < nq; i++)
-        free(qs[i].jobs);
-    free(qs);
+    mu_qlists_free(l, n);
 }

@@ -1,17 +1,9 @@
 #include "sched/actions/actions.h"
 
-struct qjobs {
-    struct mu_cqueue *q;
-    size_t n, next;
-    struct mu_job **jobs;
-};
-
-static struct mu_ssn *sort_ssn;
-
-static int job_cmp(const void *a, const void *b)
+static bool pending(struct mu_ssn *s, struct mu_job *j)
 {
-    return mu_ssn_job_order(sort_ssn, *(struct mu_job *const *)a,
-                            *(struct mu_job *const *)b);
+    (void)s;
+    return j->phase == MU_PG_PENDING || j->phase == MU_PG_NONE;
 }
 
 /*
@@ -20,42 +12,13 @@ static int job_cmp(const void *a, const void *b)
  */
 void mu_action_enqueue(struct mu_ssn *s)
 {
-    struct mu_cluster *c = s->cluster;
-    struct qjobs *qs = mu_xcalloc(c->nqueues ? c->nqueues : 1, sizeof(*qs));
-    size_t nq = 0;
+    struct mu_qlist *l, *e;
+    size_t n = mu_qlists_build(s, pending, &l);
 
-    for (size_t i = 0; i < c->nqueues; i++) {
-        struct mu_cqueue *q = c->queues[i];
-        struct qjobs *e = &qs[nq];
-
-        e->q = q;
-        e->jobs = mu_xcalloc(q->njobs ? q->njobs : 1, sizeof(*e->jobs));
-        for (size_t k = 0; k < q->njobs; k++) {
-            struct mu_job *j = q->jobs[k];
-
-            if (j->phase == MU_PG_PENDING || j->phase == MU_PG_NONE)
-                e->jobs[e->n++] = j;
-        }
-        if (!e->n) {
-            free(e->jobs);
-            continue;
-        }
-        sort_ssn = s;
-        qsort(e->jobs, e->n, sizeof(*e->jobs), job_cmp);
-        nq++;
-    }
-    for (;;) {
-        struct qjobs *best = NULL;
-        struct mu_job *j;
+    while ((e = mu_qlists_best(s, l, n))) {
+        struct mu_job *j = e->jobs[e->head++];
         struct mu_sb why;
 
-        for (size_t i = 0; i < nq; i++)
-            if (qs[i].next < qs[i].n &&
-                (!best || mu_ssn_queue_order(s, qs[i].q, best->q) < 0))
-                best = &qs[i];
-        if (!best)
-            break;
-        j = best->jobs[best->next++];
         mu_sb_init(&why);
         if (!j->pg.has_min_resources || mu_ssn_job_enqueueable(s, j, &why)) {
             mu_ssn_job_enqueued(s, j);
@@ -66,7 +29,5 @@ void mu_action_enqueue(struct mu_ssn *s)
         }
         mu_sb_release(&why);
     }
-    for (size_t i = 0; i < nq; i++)
-        free(qs[i].jobs);
-    free(qs);
+    mu_qlists_free(l, n);
 }

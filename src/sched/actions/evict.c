@@ -213,60 +213,33 @@ out:
     return ok;
 }
 
-static struct mu_ssn *sort_ssn;
-
-static int queue_cmp(const void *a, const void *b)
+static bool starving(struct mu_ssn *s, struct mu_job *j)
 {
-    return mu_ssn_queue_order(sort_ssn, *(struct mu_cqueue *const *)a,
-                              *(struct mu_cqueue *const *)b);
+    return j->why.kind != MU_WHY_WAITING && mu_job_schedulable(s, j) &&
+           mu_ssn_job_starving(s, j);
 }
 
-static int job_cmp(const void *a, const void *b)
-{
-    return mu_ssn_job_order(sort_ssn, *(struct mu_job *const *)a,
-                            *(struct mu_job *const *)b);
-}
-
+/* Queues in queue order, starving jobs in job order: each may make room. */
 static void evict_action(struct mu_ssn *s, bool reclaim)
 {
-    struct mu_cluster *c = s->cluster;
-    struct mu_cqueue **qs;
+    struct mu_qlist *l, *e;
+    size_t n = mu_qlists_build(s, starving, &l);
 
-    if (!c->nqueues)
-        return;
-    qs = mu_xcalloc(c->nqueues, sizeof(*qs));
-    memcpy(qs, c->queues, c->nqueues * sizeof(*qs));
-    sort_ssn = s;
-    qsort(qs, c->nqueues, sizeof(*qs), queue_cmp);
-    for (size_t i = 0; i < c->nqueues; i++) {
-        struct mu_cqueue *q = qs[i];
-        struct mu_job **js;
-        size_t n = 0;
+    while ((e = mu_qlists_best(s, l, n))) {
+        struct mu_job *j = e->jobs[e->head++];
+        const struct mu_task *pre = first_pending(j);
 
-        if (reclaim && mu_ssn_overused(s, q))
+        if (reclaim && mu_ssn_overused(s, e->q)) {
+            e->dropped = true;
             continue;
-        js = mu_xcalloc(q->njobs ? q->njobs : 1, sizeof(*js));
-        for (size_t k = 0; k < q->njobs; k++) {
-            struct mu_job *j = q->jobs[k];
-
-            if (j->why.kind != MU_WHY_WAITING && mu_job_schedulable(s, j) &&
-                mu_ssn_job_starving(s, j))
-                js[n++] = j;
         }
-        sort_ssn = s;
-        qsort(js, n, sizeof(*js), job_cmp);
-        for (size_t k = 0; k < n; k++) {
-            const struct mu_task *pre = first_pending(js[k]);
-
-            if (!pre || pre->pod.preempt_never)
-                continue;
-            if (reclaim && !mu_ssn_preemptive(s, q, pre, NULL))
-                continue;
-            make_room(s, js[k], reclaim);
-        }
-        free(js);
+        if (!pre || pre->pod.preempt_never)
+            continue;
+        if (reclaim && !mu_ssn_preemptive(s, e->q, pre, NULL))
+            continue;
+        make_room(s, j, reclaim);
     }
-    free(qs);
+    mu_qlists_free(l, n);
 }
 
 void mu_action_reclaim(struct mu_ssn *s)

@@ -1,5 +1,7 @@
 #include "sched/actions/actions.h"
 
+#include "common/sort.h"
+
 #include <float.h>
 
 /* kube-scheduler's and Volcano's adaptive sample size. */
@@ -190,4 +192,71 @@ void mu_commit_job(struct mu_ssn *s, struct mu_job *j)
         mu_task_set_status(s->cluster, t, MU_TASK_BINDING);
         mu_ssn_add_bind(s, t);
     }
+}
+
+static int job_cmp(const void *a, const void *b, void *ssn)
+{
+    return mu_ssn_job_order(ssn, a, b);
+}
+
+static int queue_cmp(const void *a, const void *b, void *ssn)
+{
+    return mu_ssn_queue_order(ssn, a, b);
+}
+
+void mu_sort_jobs(struct mu_ssn *s, struct mu_job **v, size_t n)
+{
+    mu_sort_ptrs((void **)v, n, job_cmp, s);
+}
+
+void mu_sort_queues(struct mu_ssn *s, struct mu_cqueue **v, size_t n)
+{
+    mu_sort_ptrs((void **)v, n, queue_cmp, s);
+}
+
+size_t mu_qlists_build(struct mu_ssn *s,
+                       bool (*keep)(struct mu_ssn *s, struct mu_job *j),
+                       struct mu_qlist **out)
+{
+    struct mu_cluster *c = s->cluster;
+    struct mu_qlist *l = mu_xcalloc(c->nqueues ? c->nqueues : 1, sizeof(*l));
+    size_t nl = 0;
+
+    for (size_t i = 0; i < c->nqueues; i++) {
+        struct mu_cqueue *q = c->queues[i];
+        struct mu_qlist *e = &l[nl];
+
+        e->q = q;
+        e->jobs = mu_xcalloc(q->njobs ? q->njobs : 1, sizeof(*e->jobs));
+        for (size_t k = 0; k < q->njobs; k++)
+            if (keep(s, q->jobs[k]))
+                e->jobs[e->n++] = q->jobs[k];
+        if (!e->n) {
+            free(e->jobs);
+            memset(e, 0, sizeof(*e));
+            continue;
+        }
+        mu_sort_jobs(s, e->jobs, e->n);
+        nl++;
+    }
+    *out = l;
+    return nl;
+}
+
+void mu_qlists_free(struct mu_qlist *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(l[i].jobs);
+    free(l);
+}
+
+struct mu_qlist *mu_qlists_best(struct mu_ssn *s, struct mu_qlist *l, size_t n)
+{
+    struct mu_qlist *best = NULL;
+
+    for (size_t i = 0; i < n; i++)
+        if (!l[i].dropped && l[i].head < l[i].n &&
+            (!best || mu_ssn_queue_order(s, l[i].q, best->q) < 0))
+            best = &l[i];
+    return best;
 }
