@@ -203,8 +203,9 @@ static int load_docs(struct mu_sim *s, const char *name,
         free(where);
     }
     mu_yaml_docs_release(docs);
-    qsort(s->arr + s->next_arr, s->narr - s->next_arr, sizeof(*s->arr),
-          arr_cmp);
+    if (s->narr - s->next_arr > 1)
+        qsort(s->arr + s->next_arr, s->narr - s->next_arr, sizeof(*s->arr),
+              arr_cmp);
     return 0;
 }
 

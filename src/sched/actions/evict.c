@@ -117,7 +117,8 @@ static void candidates(struct mu_ssn *s, struct mu_job *j,
         if (whole && useful)
             add_unit(p, v, NULL);
     }
-    qsort(p->u, p->n, sizeof(*p->u), unit_cmp);
+    if (p->n > 1)
+        qsort(p->u, p->n, sizeof(*p->u), unit_cmp);
 }
 
 static void evict_unit(struct mu_ssn *s, const struct unit *u)
