@@ -1,31 +1,53 @@
 #!/bin/sh
 # The README's test command: installs what it needs, builds with -Werror,
-# runs every test (unit, scenario, fuzz replay), and ends with the line
-# "N passed, N failed" counted per Check subtest and per test program.
+# and runs every test three ways: plainly, under AddressSanitizer and
+# UndefinedBehaviorSanitizer, and under valgrind. Ends with the line
+# "N passed, N failed", counting each Check subtest and each other test
+# program once per way it ran.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ./scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
 build=${BUILD_DIR:-build-test}
-if [ ! -d "$build" ]; then
-    meson setup "$build" -Dwerror=true >/dev/null || {
-        echo "0 passed, 1 failed"; exit 1; }
-fi
-ninja -C "$build" >"$build/ninja-build.log" 2>&1 || {
-    cat "$build/ninja-build.log"; echo "0 passed, 1 failed"; exit 1; }
-meson test -C "$build" --print-errorlogs
-rc=$?
-log="$build/meson-logs/testlog.json"
-junit="$build/meson-logs/testlog.junit.xml"
-# Each Check subtest and each other test program is one testcase in the
-# JUnit file; its testsuite elements carry the counts.
-set -- $(grep -o '<testsuite [^>]*>' "$junit" | sed -E \
-    's/.* tests="([0-9]+)" errors="([0-9]+)" failures="([0-9]+)" skipped="([0-9]+)".*/\1 \2 \3 \4/' |
-    awk '{t += $1; e += $2; f += $3; s += $4} END {print t + 0, e + f, s + 0}')
-total=$1 bad=$2 skipped=$3
-# A program that crashed or timed out before reporting a failing subtest
-# must still count as a failure.
-crashed=$(jq -rs '[.[] | select(.result == "ERROR" or .result == "TIMEOUT")] | length' "$log")
-[ "$crashed" -gt "$bad" ] && bad=$crashed
-passed=$((total - bad - skipped))
+total=0 bad=0 status=0
+
+# count JUNIT JSON: adds the file's counts to total and bad
+count() {
+    set -- "$1" "$2" $(grep -o '<testsuite [^>]*>' "$1" | sed -E \
+        's/.* tests="([0-9]+)" errors="([0-9]+)" failures="([0-9]+)" skipped="([0-9]+)".*/\1 \2 \3 \4/' |
+        awk '{t += $1 - $4; b += $2 + $3} END {print t + 0, b + 0}')
+    # a program that crashed or timed out before reporting a failing
+    # subtest still counts as a failure
+    crashed=$(jq -rs '[.[] | select(.result == "ERROR" or .result == "TIMEOUT")] | length' "$2")
+    b=$4
+    [ "$crashed" -gt "$b" ] && b=$crashed
+    total=$((total + $3))
+    bad=$((bad + b))
+}
+
+# run DIR SETUP-ARGS...: builds DIR and runs its tests with the setup
+run() {
+    dir=$1 setup=$2
+    shift 2
+    if [ ! -d "$dir" ]; then
+        meson setup "$dir" -Dwerror=true "$@" >/dev/null || {
+            echo "meson setup $dir failed"; bad=$((bad + 1)); status=1; return; }
+    fi
+    if ! ninja -C "$dir" >"$dir/ninja-build.log" 2>&1; then
+        cat "$dir/ninja-build.log"; bad=$((bad + 1)); status=1; return
+    fi
+    suffix="" args=""
+    [ "$setup" = default ] || { suffix="-$setup"; args="--setup $setup"; }
+    echo "== tests ($setup)"
+    # shellcheck disable=SC2086
+    meson test -C "$dir" $args --print-errorlogs || status=1
+    count "$dir/meson-logs/testlog$suffix.junit.xml" \
+          "$dir/meson-logs/testlog$suffix.json"
+}
+
+run "$build" default
+run "$build-asan" asan -Db_sanitize=address,undefined
+run "$build" valgrind
+passed=$((total - bad))
+[ "$passed" -lt 0 ] && passed=0
 echo "$passed passed, $bad failed"
-[ "$rc" = 0 ] && [ "$bad" = 0 ]
+[ "$status" = 0 ] && [ "$bad" = 0 ]

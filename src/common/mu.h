@@ -80,7 +80,8 @@ void mu_sb_release(struct mu_sb *sb);
 void mu_sb_add(struct mu_sb *sb, const char *s);
 void mu_sb_addn(struct mu_sb *sb, const char *s, size_t n);
 void mu_sb_addf(struct mu_sb *sb, const char *fmt, ...) MU_PRINTF(2, 3);
-void mu_sb_vaddf(struct mu_sb *sb, const char *fmt, va_list ap);
+void mu_sb_vaddf(struct mu_sb *sb, const char *fmt, va_list ap)
+    MU_PRINTF(2, 0);
 /* Returns the string and leaves sb empty; the caller frees it. Never NULL. */
 char *mu_sb_detach(struct mu_sb *sb);
 
