@@ -406,9 +406,190 @@ void mu_cluster_remove_task(struct mu_cluster *c, struct mu_task *t)
 void mu_cluster_add_priorityclass(struct mu_cluster *c,
                                   struct mu_priorityclass *pc)
 {
+    mu_cluster_remove_priorityclass(c, pc->name);
     c->pcs = mu_xrealloc(c->pcs, (c->npcs + 1) * sizeof(*c->pcs));
     c->pcs[c->npcs++] = *pc;
     memset(pc, 0, sizeof(*pc));
+}
+
+void mu_cluster_remove_priorityclass(struct mu_cluster *c, const char *name)
+{
+    for (size_t i = 0; i < c->npcs; i++) {
+        if (strcmp(c->pcs[i].name, name))
+            continue;
+        mu_priorityclass_release(&c->pcs[i]);
+        c->pcs[i] = c->pcs[--c->npcs];
+        return;
+    }
+}
+
+static bool kvs_equal(const struct mu_kvs *a, const struct mu_kvs *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->v[i].key, b->v[i].key) ||
+            mu_strcmp0(a->v[i].value, b->v[i].value))
+            return false;
+    return true;
+}
+
+static bool res_equal(const struct mu_res *a, const struct mu_res *b)
+{
+    if (a->set != b->set)
+        return false;
+    for (int d = 0; d < MU_RES_MAX; d++)
+        if (a->v[d] != b->v[d])
+            return false;
+    return true;
+}
+
+static bool taints_equal(const struct mu_node *a, const struct mu_node *b)
+{
+    if (a->ntaints != b->ntaints)
+        return false;
+    for (size_t i = 0; i < a->ntaints; i++)
+        if (strcmp(a->taints[i].key, b->taints[i].key) ||
+            mu_strcmp0(a->taints[i].value, b->taints[i].value) ||
+            a->taints[i].effect != b->taints[i].effect)
+            return false;
+    return true;
+}
+
+struct mu_cnode *mu_cluster_update_node(struct mu_cluster *c, struct mu_node *n)
+{
+    struct mu_cnode *cn = mu_cluster_node(c, n->meta.name);
+    bool same;
+
+    if (!cn)
+        return mu_cluster_add_node(c, n, NULL);
+    same = kvs_equal(&cn->spec.meta.labels, &n->meta.labels) &&
+           taints_equal(&cn->spec, n) &&
+           cn->spec.unschedulable == n->unschedulable &&
+           res_equal(&cn->spec.allocatable, &n->allocatable);
+    mu_res_sub(&cn->idle, &cn->spec.allocatable);
+    mu_res_add(&cn->idle, &n->allocatable);
+    mu_res_sub(&c->total, &cn->spec.allocatable);
+    mu_res_add(&c->total, &n->allocatable);
+    /* the name (the map's key) is the same; keep the old string */
+    free(n->meta.name);
+    n->meta.name = cn->spec.meta.name;
+    cn->spec.meta.name = NULL;
+    mu_node_release(&cn->spec);
+    cn->spec = *n;
+    memset(n, 0, sizeof(*n));
+    if (!same)
+        c->node_gen++;
+    return cn;
+}
+
+void mu_cluster_remove_node(struct mu_cluster *c, struct mu_cnode *n)
+{
+    size_t i;
+
+    while (n->ntasks)
+        mu_task_unplace(c, n->tasks[n->ntasks - 1]);
+    for (i = 0; i < c->nnodes && c->nodes[i] != n; i++)
+        ;
+    memmove(c->nodes + i, c->nodes + i + 1,
+            (c->nnodes - i - 1) * sizeof(*c->nodes));
+    c->nnodes--;
+    reindex_nodes(c);
+    mu_map_del(&c->node_by_name, n->spec.meta.name);
+    mu_res_sub(&c->total, &n->spec.allocatable);
+    mu_node_release(&n->spec);
+    free(n->tasks);
+    free(n);
+    c->node_gen++;
+}
+
+struct mu_task *mu_cluster_update_task(struct mu_cluster *c, struct mu_pod *p,
+                                       struct mu_err *err)
+{
+    struct mu_task *old = mu_cluster_task(c, p->meta.ns, p->meta.name);
+
+    if (old)
+        mu_cluster_remove_task(c, old);
+    return mu_cluster_add_task(c, p, err);
+}
+
+struct mu_job *mu_cluster_update_job(struct mu_cluster *c,
+                                     struct mu_podgroup *pg)
+{
+    struct mu_job *j = mu_cluster_job(c, pg->meta.ns, pg->meta.name);
+    enum mu_pg_phase phase;
+
+    if (!j)
+        return mu_cluster_add_job(c, pg, NULL);
+    phase = j->phase;
+    mu_podgroup_release(&j->pg);
+    j->pg = *pg;
+    memset(pg, 0, sizeof(*pg));
+    j->phase = phase;
+    return j; /* queue and priority are re-resolved by mu_cluster_link */
+}
+
+void mu_cluster_remove_job(struct mu_cluster *c, struct mu_job *j)
+{
+    size_t i;
+
+    while (j->ntasks)
+        job_detach_task(j, j->tasks[j->ntasks - 1]);
+    if (j->queue) {
+        struct mu_cqueue *q = j->queue;
+
+        for (i = 0; i < q->njobs && q->jobs[i] != j; i++)
+            ;
+        if (i < q->njobs) {
+            memmove(q->jobs + i, q->jobs + i + 1,
+                    (q->njobs - i - 1) * sizeof(*q->jobs));
+            q->njobs--;
+        }
+    }
+    for (i = 0; i < c->njobs && c->jobs[i] != j; i++)
+        ;
+    memmove(c->jobs + i, c->jobs + i + 1,
+            (c->njobs - i - 1) * sizeof(*c->jobs));
+    c->njobs--;
+    mu_map_del(&c->job_by_key, j->key);
+    job_free(j);
+}
+
+struct mu_cqueue *mu_cluster_update_queue(struct mu_cluster *c,
+                                          struct mu_queue_spec *q)
+{
+    struct mu_cqueue *cq = mu_cluster_queue(c, q->meta.name);
+
+    if (!cq)
+        return mu_cluster_add_queue(c, q, NULL);
+    free(q->meta.name);
+    q->meta.name = cq->spec.meta.name;
+    cq->spec.meta.name = NULL;
+    mu_queue_spec_release(&cq->spec);
+    cq->spec = *q;
+    memset(q, 0, sizeof(*q));
+    return cq;
+}
+
+void mu_cluster_remove_queue(struct mu_cluster *c, struct mu_cqueue *q)
+{
+    size_t i;
+
+    for (i = 0; i < q->njobs; i++) {
+        mu_res_sub(&q->allocated, &q->jobs[i]->allocated);
+        q->jobs[i]->queue = NULL;
+    }
+    for (i = 0; i < c->nqueues && c->queues[i] != q; i++)
+        ;
+    memmove(c->queues + i, c->queues + i + 1,
+            (c->nqueues - i - 1) * sizeof(*c->queues));
+    c->nqueues--;
+    for (i = 0; i < c->nqueues; i++)
+        c->queues[i]->index = (int)i;
+    mu_map_del(&c->queue_by_name, q->spec.meta.name);
+    mu_queue_spec_release(&q->spec);
+    free(q->jobs);
+    free(q);
 }
 
 struct mu_cnode *mu_cluster_node(const struct mu_cluster *c, const char *name)

@@ -231,10 +231,41 @@ struct mu_job *mu_cluster_add_job(struct mu_cluster *c, struct mu_podgroup *pg,
                                   struct mu_err *err);
 struct mu_task *mu_cluster_add_task(struct mu_cluster *c, struct mu_pod *p,
                                     struct mu_err *err);
+/* Adds or replaces (by name) a PriorityClass. */
 void mu_cluster_add_priorityclass(struct mu_cluster *c,
                                   struct mu_priorityclass *pc);
 /* Removes a task (its pod was deleted) and frees it. */
 void mu_cluster_remove_task(struct mu_cluster *c, struct mu_task *t);
+
+/*
+ * Updates from a watch. Each takes the newly decoded object (moved in, the
+ * source zeroed) and returns the entry; unknown names are added. What the
+ * cycle derived (a job's phase and condition, a task's in-flight status)
+ * is the caller's to keep: an update replaces what the API says.
+ *
+ * mu_cluster_update_node keeps the node's tasks and moves its idle
+ * resources by the change in allocatable; node_gen moves only when
+ * labels, taints, unschedulable or allocatable changed (a heartbeat that
+ * changes nothing else costs nothing).
+ * mu_cluster_update_task replaces the pod: it is removed and added again,
+ * so its status follows the new pod; the caller re-applies its own
+ * reservations (a task it is binding) afterwards.
+ * mu_cluster_update_job and _queue replace the spec, keeping the entry,
+ * its tasks and jobs, and the job's phase and condition.
+ */
+struct mu_cnode *mu_cluster_update_node(struct mu_cluster *c, struct mu_node *n);
+struct mu_task *mu_cluster_update_task(struct mu_cluster *c, struct mu_pod *p,
+                                       struct mu_err *err);
+struct mu_job *mu_cluster_update_job(struct mu_cluster *c,
+                                     struct mu_podgroup *pg);
+struct mu_cqueue *mu_cluster_update_queue(struct mu_cluster *c,
+                                          struct mu_queue_spec *q);
+/* Deletions: a node's tasks go back to pending (their pods will be deleted
+ * or rebound); a job's tasks lose their job; a queue's jobs their queue. */
+void mu_cluster_remove_node(struct mu_cluster *c, struct mu_cnode *n);
+void mu_cluster_remove_job(struct mu_cluster *c, struct mu_job *j);
+void mu_cluster_remove_queue(struct mu_cluster *c, struct mu_cqueue *q);
+void mu_cluster_remove_priorityclass(struct mu_cluster *c, const char *name);
 
 struct mu_cnode *mu_cluster_node(const struct mu_cluster *c, const char *name);
 struct mu_job *mu_cluster_job(const struct mu_cluster *c, const char *ns,

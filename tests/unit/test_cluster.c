@@ -280,6 +280,150 @@ START_TEST(test_fake_uid_is_stable_and_uuid_shaped)
 }
 END_TEST
 
+
+static struct mu_node decode_node(const char *name, int gpus, const char *label)
+{
+    char *txt = mu_xasprintf(
+        "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"l\":\"%s\"}},"
+        "\"status\":{\"allocatable\":{\"nvidia.com/gpu\":%d,"
+        "\"pods\":\"3\"}}}", name, label, gpus);
+    json_t *j = json_loads(txt, 0, NULL);
+    struct mu_node n;
+
+    ck_assert_int_eq(mu_node_decode(j, &c.rn, &n, NULL), 0);
+    json_decref(j);
+    free(txt);
+    return n;
+}
+
+START_TEST(test_node_heartbeat_changes_nothing)
+{
+    struct mu_node n = decode_node("n9", 4, "a");
+    struct mu_cnode *cn;
+    uint64_t gen;
+
+    cn = mu_cluster_update_node(&c, &n); /* unknown: added */
+    ck_assert_ptr_eq(cn, mu_cluster_node(&c, "n9"));
+    gen = c.node_gen;
+    n = decode_node("n9", 4, "a");
+    ck_assert_ptr_eq(mu_cluster_update_node(&c, &n), cn);
+    ck_assert_uint_eq(c.node_gen, gen);
+    n = decode_node("n9", 4, "b");
+    mu_cluster_update_node(&c, &n);
+    ck_assert_uint_gt(c.node_gen, gen);
+    ck_assert_str_eq(mu_kvs_get(&cn->spec.meta.labels, "l"), "b");
+}
+END_TEST
+
+START_TEST(test_node_update_moves_idle_by_the_allocatable_change)
+{
+    struct mu_job *j = add_group("g", 1);
+    struct mu_node n;
+    struct mu_cnode *n1 = mu_cluster_node(&c, "n1");
+
+    add_pod("p", "g", 3, "n1", "Running");
+    mu_cluster_link(&c);
+    n = decode_node("n1", 6, "x");
+    mu_cluster_update_node(&c, &n);
+    ck_assert_int_eq(n1->idle.v[gpu()], 3);
+    ck_assert_int_eq(c.total.v[gpu()], 14);
+    ck_assert_uint_eq(n1->ntasks, 1);
+    ck_assert_int_eq(j->queue->allocated.v[gpu()], 3);
+}
+END_TEST
+
+START_TEST(test_removed_node_sends_its_tasks_back_to_pending)
+{
+    struct mu_task *t;
+
+    add_group("g", 1);
+    t = add_pod("p", "g", 3, "n1", "Running");
+    mu_cluster_link(&c);
+    mu_cluster_remove_node(&c, mu_cluster_node(&c, "n1"));
+    ck_assert_ptr_null(mu_cluster_node(&c, "n1"));
+    ck_assert_ptr_null(t->node);
+    ck_assert_int_eq(t->status, MU_TASK_PENDING);
+    ck_assert_int_eq(c.total.v[gpu()], 8);
+    ck_assert_int_eq(c.nodes[0]->index, 0);
+}
+END_TEST
+
+START_TEST(test_pod_update_follows_the_api)
+{
+    struct mu_job *j = add_group("g", 1);
+    struct mu_task *t = add_pod("p", "g", 2, NULL, "Pending");
+    json_t *js = json_loads(
+        "{\"metadata\":{\"name\":\"p\",\"annotations\":{"
+        "\"scheduling.k8s.io/group-name\":\"g\"}},\"spec\":{"
+        "\"nodeName\":\"n2\",\"containers\":[{\"name\":\"c\","
+        "\"resources\":{\"limits\":{\"nvidia.com/gpu\":2}}}]},"
+        "\"status\":{\"phase\":\"Running\"}}", 0, NULL);
+    struct mu_pod p;
+
+    mu_cluster_link(&c);
+    ck_assert_int_eq(t->status, MU_TASK_PENDING);
+    ck_assert_int_eq(mu_pod_decode(js, &c.rn, &p, NULL), 0);
+    t = mu_cluster_update_task(&c, &p, NULL);
+    ck_assert_int_eq(t->status, MU_TASK_RUNNING);
+    ck_assert_ptr_eq(t->job, j);
+    ck_assert_uint_eq(j->ntasks, 1);
+    ck_assert_int_eq(mu_cluster_node(&c, "n2")->idle.v[gpu()], 6);
+    ck_assert_int_eq(j->queue->allocated.v[gpu()], 2);
+    json_decref(js);
+}
+END_TEST
+
+START_TEST(test_job_update_keeps_phase_and_removal_frees_tasks)
+{
+    struct mu_job *j = add_group("g", 1);
+    struct mu_task *t = add_pod("p", "g", 1, NULL, "Pending");
+    json_t *js = json_loads("{\"metadata\":{\"name\":\"g\"},\"spec\":"
+                            "{\"minMember\":4,\"queue\":\"q\"}}", 0, NULL);
+    struct mu_podgroup pg;
+
+    j->phase = MU_PG_INQUEUE;
+    ck_assert_int_eq(mu_podgroup_decode(js, &c.rn, &pg, NULL), 0);
+    ck_assert_ptr_eq(mu_cluster_update_job(&c, &pg), j);
+    ck_assert_int_eq(j->pg.min_member, 4);
+    ck_assert_int_eq(j->phase, MU_PG_INQUEUE);
+    ck_assert_uint_eq(j->ntasks, 1);
+    mu_cluster_link(&c);
+    mu_cluster_remove_job(&c, j);
+    ck_assert_ptr_null(t->job);
+    ck_assert_ptr_null(mu_cluster_job(&c, "default", "g"));
+    json_decref(js);
+}
+END_TEST
+
+START_TEST(test_queue_removal_orphans_its_jobs)
+{
+    struct mu_job *j = add_group("g", 1);
+
+    add_pod("p", "g", 1, "n1", "Running");
+    mu_cluster_link(&c);
+    ck_assert_ptr_nonnull(j->queue);
+    mu_cluster_remove_queue(&c, j->queue);
+    ck_assert_ptr_null(j->queue);
+    mu_cluster_link(&c);
+    ck_assert_ptr_null(j->queue);
+    ck_assert_uint_eq(c.nqueues, 0);
+}
+END_TEST
+
+START_TEST(test_priorityclass_is_replaced_by_name)
+{
+    struct mu_priorityclass a = {mu_xstrdup("x"), 1, false, false};
+    struct mu_priorityclass b = {mu_xstrdup("x"), 2, false, false};
+
+    mu_cluster_add_priorityclass(&c, &a);
+    mu_cluster_add_priorityclass(&c, &b);
+    ck_assert_uint_eq(c.npcs, 1);
+    ck_assert_int_eq(mu_cluster_priority(&c, "x", NULL), 2);
+    mu_cluster_remove_priorityclass(&c, "x");
+    ck_assert_uint_eq(c.npcs, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cluster");
@@ -299,6 +443,13 @@ int main(void)
     tcase_add_test(tc, test_tasks_sorted_in_task_order);
     tcase_add_test(tc, test_priority_resolution);
     tcase_add_test(tc, test_fake_uid_is_stable_and_uuid_shaped);
+    tcase_add_test(tc, test_node_heartbeat_changes_nothing);
+    tcase_add_test(tc, test_node_update_moves_idle_by_the_allocatable_change);
+    tcase_add_test(tc, test_removed_node_sends_its_tasks_back_to_pending);
+    tcase_add_test(tc, test_pod_update_follows_the_api);
+    tcase_add_test(tc, test_job_update_keeps_phase_and_removal_frees_tasks);
+    tcase_add_test(tc, test_queue_removal_orphans_its_jobs);
+    tcase_add_test(tc, test_priorityclass_is_replaced_by_name);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
