@@ -1104,8 +1104,15 @@ static int pod_spec(const json_t *spec, struct mu_resnames *rn,
         rc = tols_decode(spec, out, err);
     if (!rc)
         rc = member(spec, "spec", "schedulingGates", JSON_ARRAY, &gates, err);
-    if (!rc)
+    if (!rc) {
+        size_t i;
+        json_t *g;
+
         out->ngates = json_array_size(gates);
+        json_array_foreach(gates, i, g) if (!mu_strcmp0(json_string_value(
+                   json_object_get(g, "name")), MU_GATE_NAME))
+            out->muster_gate = true;
+    }
     if (!rc)
         rc = pod_request(spec, rn, &out->req, err);
     return rc;

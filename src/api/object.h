@@ -36,6 +36,8 @@
 #define MU_ANN_PREEMPTABLE "volcano.sh/preemptable"
 #define MU_ANN_TASK_PRIORITY "volcano.sh/task-priority"
 #define MU_ANN_QUEUE_NAME "scheduling.volcano.sh/queue-name"
+/* The scheduling gate on pods muster creates (DESIGN.md). */
+#define MU_GATE_NAME "muster.io/gang"
 /* Simulation annotations (see README "Simulated time"). */
 #define MU_ANN_SUBMIT_AT "muster.io/submit-at"
 #define MU_ANN_RUN_FOR "muster.io/run-for"
@@ -174,6 +176,8 @@ struct mu_pod {
     size_t ntol;
     struct mu_toleration *tol;
     size_t ngates;          /* spec.schedulingGates count */
+    bool muster_gate;       /* one of them is muster's (MU_GATE_NAME): the
+                               pod waits for muster to release its gang */
     char *group;            /* group annotation (either spelling) or NULL */
     char *task_spec;        /* volcano.sh/task-spec annotation/label or NULL */
     int task_index;         /* volcano.sh/task-index, else the last "-N" of the

@@ -17,10 +17,11 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "api/object.h"
 #include "common/mu.h"
 
 /* Scheduling gate muster puts on the pods it creates (DESIGN.md). */
-#define MU_GATE "muster.io/gang"
+#define MU_GATE MU_GATE_NAME
 
 /*
  * Checks a Job the way Volcano's admission webhook does and applies its

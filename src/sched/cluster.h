@@ -74,6 +74,13 @@ struct mu_task {
     int64_t started_ms;        /* simulated time the task started running */
 };
 
+/* A scheduling gate that is not muster's keeps the pod out of muster's
+ * plans too (another controller holds it back). */
+static inline bool mu_task_gated_by_others(const struct mu_task *t)
+{
+    return t->pod.ngates > (t->pod.muster_gate ? 1u : 0u);
+}
+
 struct mu_cnode {
     struct mu_node spec;       /* owned */
     int index;                 /* position in cluster->nodes */

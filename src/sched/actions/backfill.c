@@ -21,7 +21,7 @@ void mu_action_backfill(struct mu_ssn *s)
             struct mu_cnode *n;
 
             if (t->status != MU_TASK_PENDING || !t->pod.besteffort ||
-                t->pod.ngates > 0)
+                mu_task_gated_by_others(t))
                 continue;
             n = mu_pick_node(s, t, false, NULL, NULL);
             if (!n)

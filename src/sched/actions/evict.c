@@ -31,7 +31,7 @@ static bool running(const struct mu_task *t)
 static const struct mu_task *first_pending(const struct mu_job *j)
 {
     for (size_t i = 0; i < j->ntasks; i++)
-        if (j->tasks[i]->status == MU_TASK_PENDING && !j->tasks[i]->pod.ngates)
+        if (j->tasks[i]->status == MU_TASK_PENDING && !mu_task_gated_by_others(j->tasks[i]))
             return j->tasks[i];
     return NULL;
 }

@@ -132,7 +132,7 @@ int mu_place_job(struct mu_ssn *s, struct mu_job *j, enum mu_place_mode mode)
         bool pipe = false;
         struct mu_sb why;
 
-        if (t->status != MU_TASK_PENDING || t->pod.ngates > 0)
+        if (t->status != MU_TASK_PENDING || mu_task_gated_by_others(t))
             continue;
         if (t->pod.besteffort && mode != MU_PLACE_DRYRUN)
             continue; /* left to backfill */
