@@ -1,0 +1,537 @@
+/*
+ * bench_cycle - how long one full scheduling cycle takes on a large
+ * synthetic GPU cluster (bench/gen.h), and how that grows with the number of
+ * pending pods.
+ *
+ *   bench_cycle [--nodes N] [--queues Q] [--pods P] [--runs R] [--sweep]
+ *               [--running F] [--pending] [--seed S]
+ *
+ * Each run generates a fresh cluster (not timed), then times exactly one
+ * mu_cycle_run() with the built-in configuration (mu_conf_default: enqueue,
+ * allocate, backfill, reclaim, preempt) with CLOCK_MONOTONIC. Runs use the
+ * same seed, so every run must make the same decisions: the bench checks
+ * that (a hash of every bind and eviction) and a few invariants of the
+ * result (no node over its allocatable, no gang below minMember, nothing
+ * left Allocated or Pipelined), and exits 1 when one fails.
+ *
+ * Reporting follows wrk (src/stats.c): cycle times go into a fixed-bucket
+ * histogram (log-linear, 64 sub-buckets per power of two: under 1.6%
+ * error) read for percentiles; median, min and max are also exact from the
+ * sorted samples. Memory: the process peak (getrusage ru_maxrss) and, per
+ * run, the RSS of the built cluster and the high-water mark during the
+ * cycle (VmHWM after resetting it through /proc/self/clear_refs, when
+ * Linux allows that).
+ *
+ * --sweep runs 1k, 10k, 50k and 100k pending pods with nodes = pods / 10
+ * and prints ms per cycle against n log2 n, normalised to the first row: a
+ * ratio that stays flat means n log n growth, one that climbs linearly
+ * means n^2.
+ */
+#include <limits.h>
+#include <math.h>
+#include <sys/resource.h>
+
+#include "common/map.h"
+#include "gen.h"
+#include "sched/cycle.h"
+
+/* ---- fixed-bucket histogram (µs) ---- */
+
+#define HIST_SUB_BITS 6
+#define HIST_SUB (1u << HIST_SUB_BITS)
+#define HIST_MAJOR 40 /* up to 2^40 µs: 12 days */
+#define HIST_BUCKETS (HIST_MAJOR * HIST_SUB)
+
+struct hist {
+    uint64_t count;
+    uint64_t b[HIST_BUCKETS];
+};
+
+/* Bucket of v: values below HIST_SUB exactly, above that the top
+ * HIST_SUB_BITS + 1 bits select (major, sub). */
+static unsigned hist_bucket(uint64_t v)
+{
+    unsigned major, sub;
+
+    if (v < HIST_SUB)
+        return (unsigned)v;
+    major = 63u - (unsigned)__builtin_clzll(v); /* >= HIST_SUB_BITS */
+    sub = (unsigned)(v >> (major - HIST_SUB_BITS)) & (HIST_SUB - 1);
+    major -= HIST_SUB_BITS - 1;
+    if (major >= HIST_MAJOR)
+        return HIST_BUCKETS - 1;
+    return major * HIST_SUB + sub;
+}
+
+/* Largest value in bucket i. */
+static uint64_t hist_upper(unsigned i)
+{
+    unsigned major = i / HIST_SUB, sub = i % HIST_SUB;
+    unsigned shift;
+
+    if (major == 0)
+        return sub;
+    shift = major - 1;
+    return (((uint64_t)HIST_SUB + sub + 1) << shift) - 1;
+}
+
+static void hist_add(struct hist *h, uint64_t us)
+{
+    h->b[hist_bucket(us)]++;
+    h->count++;
+}
+
+/* Smallest bucket bound below which p percent of the samples lie. */
+static uint64_t hist_percentile(const struct hist *h, double p)
+{
+    uint64_t want = (uint64_t)ceil((double)h->count * p / 100.0), seen = 0;
+
+    if (want == 0)
+        want = 1;
+    for (unsigned i = 0; i < HIST_BUCKETS; i++) {
+        seen += h->b[i];
+        if (seen >= want)
+            return hist_upper(i);
+    }
+    return 0;
+}
+
+/* ---- memory ---- */
+
+/* A field of /proc/self/status in KiB, or -1. */
+static long proc_status_kib(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char *line = NULL;
+    size_t cap = 0, n = strlen(field);
+    long v = -1;
+
+    if (!f)
+        return -1;
+    while (getline(&line, &cap, f) > 0) {
+        if (!strncmp(line, field, n) && line[n] == ':') {
+            v = strtol(line + n + 1, NULL, 10);
+            break;
+        }
+    }
+    free(line);
+    fclose(f);
+    return v;
+}
+
+/* Resets VmHWM to the current RSS (Linux >= 4.0). */
+static bool reset_hwm(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    bool ok;
+
+    if (!f)
+        return false;
+    ok = fputs("5", f) >= 0;
+    ok &= fclose(f) == 0;
+    return ok;
+}
+
+static long peak_rss_kib(void)
+{
+    struct rusage ru;
+
+    if (getrusage(RUSAGE_SELF, &ru))
+        return -1;
+    return ru.ru_maxrss; /* KiB on Linux */
+}
+
+static double clock_ms(clockid_t id)
+{
+    struct timespec ts;
+
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double now_ms(void)
+{
+    return clock_ms(CLOCK_MONOTONIC);
+}
+
+/* The highest RSS seen so far. Resetting VmHWM (reset_hwm) also lowers
+ * what ru_maxrss reports, so the process peak is tracked here: read it
+ * before every reset and at the end. */
+static long peak_seen_kib;
+
+static void note_peak(void)
+{
+    long v = MU_MAX(peak_rss_kib(), proc_status_kib("VmHWM"));
+
+    if (v > peak_seen_kib)
+        peak_seen_kib = v;
+}
+
+static double peak_mib(void)
+{
+    note_peak();
+    return (double)peak_seen_kib / 1024;
+}
+
+/* ---- one run ---- */
+
+struct run {
+    double gen_ms, cycle_ms;
+    double cpu_ms;    /* thread CPU time of the cycle */
+    size_t binds, evicts, changed;
+    uint64_t digest;  /* of every decision, in order */
+    long rss_kib;     /* cluster built, before the cycle */
+    long hwm_kib;     /* high-water mark during the cycle, -1 unknown */
+    struct bench_counts counts;
+};
+
+static uint64_t mix(uint64_t h, const char *s)
+{
+    return (h ^ mu_hash_str(s)) * 1099511628211ull;
+}
+
+/* Invariants of a finished cycle; prints the first failure. */
+static bool check(const struct mu_cluster *c, const struct mu_cycle_out *o)
+{
+    for (size_t i = 0; i < c->nnodes; i++) {
+        const struct mu_cnode *n = c->nodes[i];
+
+        for (int d = 0; d < c->rn.n; d++) {
+            if (n->idle.v[d] < 0) {
+                fprintf(stderr, "check: node %s over allocatable in %s\n",
+                        n->spec.meta.name, c->rn.name[d]);
+                return false;
+            }
+        }
+        if (n->used.v[MU_RES_PODS] > n->spec.allocatable.v[MU_RES_PODS]) {
+            fprintf(stderr, "check: node %s over its pod count\n",
+                    n->spec.meta.name);
+            return false;
+        }
+    }
+    for (size_t i = 0; i < c->njobs; i++) {
+        const struct mu_job *j = c->jobs[i];
+        int on = j->count[MU_TASK_BINDING] + j->count[MU_TASK_BOUND] +
+                 j->count[MU_TASK_RUNNING];
+
+        if (j->count[MU_TASK_ALLOCATED] || j->count[MU_TASK_PIPELINED]) {
+            fprintf(stderr, "check: %s has Allocated/Pipelined tasks after "
+                            "the cycle\n", j->key);
+            return false;
+        }
+        if (on > 0 && on + j->count[MU_TASK_SUCCEEDED] < j->pg.min_member) {
+            fprintf(stderr, "check: gang %s has %d of minMember %d placed\n",
+                    j->key, on, j->pg.min_member);
+            return false;
+        }
+    }
+    for (size_t i = 0; i < o->nbinds; i++) {
+        if (o->binds[i]->status != MU_TASK_BINDING || !o->binds[i]->node) {
+            fprintf(stderr, "check: bind %s is %s\n", o->binds[i]->key,
+                    mu_task_status_name(o->binds[i]->status));
+            return false;
+        }
+    }
+    return true;
+}
+
+static int run_once(const struct bench_spec *spec, struct mu_conf *conf,
+                    struct run *r)
+{
+    struct mu_cluster c;
+    struct mu_cycle_out out;
+    double t0, t1, c0, c1;
+    int64_t now = (spec->created + 7200) * 1000;
+    bool hwm;
+    int rc = 0;
+
+    memset(r, 0, sizeof(*r));
+    mu_cluster_init(&c);
+    t0 = now_ms();
+    if (bench_gen(&c, spec, &r->counts)) {
+        mu_cluster_release(&c);
+        return -EINVAL;
+    }
+    r->gen_ms = now_ms() - t0;
+    r->rss_kib = proc_status_kib("VmRSS");
+    note_peak();
+    hwm = reset_hwm();
+
+    c0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+    t0 = now_ms();
+    mu_cycle_run(&c, conf, now, &out);
+    t1 = now_ms();
+    c1 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+
+    r->cycle_ms = t1 - t0;
+    r->cpu_ms = c1 - c0;
+    r->hwm_kib = hwm ? proc_status_kib("VmHWM") : -1;
+    note_peak();
+    r->binds = out.nbinds;
+    r->evicts = out.nevicts;
+    r->changed = out.nchanged;
+    r->digest = 14695981039346656037ull;
+    for (size_t i = 0; i < out.nbinds; i++) {
+        r->digest = mix(r->digest, out.binds[i]->key);
+        r->digest = mix(r->digest, out.binds[i]->node->spec.meta.name);
+    }
+    for (size_t i = 0; i < out.nevicts; i++)
+        r->digest = mix(r->digest, out.evicts[i].victim->key);
+    if (!check(&c, &out))
+        rc = -EPROTO;
+    mu_cycle_out_release(&out);
+    mu_cluster_release(&c);
+    return rc;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+struct summary {
+    double median, min, max, p90, p99, gen_ms;
+    double cpu_median, cpu_min;
+    struct run first;
+    long hwm_max_kib, rss_kib;
+};
+
+/* R runs of one spec; 0, or -1 when a run failed or runs disagreed. */
+static int measure(const struct bench_spec *spec, struct mu_conf *conf,
+                   int runs, bool verbose, struct summary *s)
+{
+    double *ms = mu_xcalloc((size_t)runs, sizeof(*ms));
+    double *cpu = mu_xcalloc((size_t)runs, sizeof(*cpu));
+    struct hist *h = mu_xcalloc(1, sizeof(*h));
+    double gen = 0;
+    int rc = 0;
+
+    memset(s, 0, sizeof(*s));
+    s->hwm_max_kib = -1;
+    for (int i = 0; i < runs && !rc; i++) {
+        struct run r;
+
+        if (run_once(spec, conf, &r)) {
+            rc = -1;
+            break;
+        }
+        if (i == 0) {
+            s->first = r;
+        } else if (r.digest != s->first.digest || r.binds != s->first.binds) {
+            fprintf(stderr, "run %d decided differently from run 1 "
+                            "(%zu binds vs %zu): not deterministic\n",
+                    i + 1, r.binds, s->first.binds);
+            rc = -1;
+        }
+        ms[i] = r.cycle_ms;
+        cpu[i] = r.cpu_ms;
+        gen += r.gen_ms;
+        hist_add(h, (uint64_t)llround(r.cycle_ms * 1000.0));
+        if (r.hwm_kib > s->hwm_max_kib)
+            s->hwm_max_kib = r.hwm_kib;
+        s->rss_kib = r.rss_kib;
+        if (verbose)
+            printf("  run %d: cycle %.1f ms wall, %.1f ms CPU (generation %.0f "
+                   "ms), %zu binds, %zu evictions, RSS %.1f MiB -> peak %.1f "
+                   "MiB\n",
+                   i + 1, r.cycle_ms, r.cpu_ms, r.gen_ms, r.binds, r.evicts,
+                   (double)r.rss_kib / 1024, (double)r.hwm_kib / 1024);
+    }
+    if (!rc) {
+        qsort(ms, (size_t)runs, sizeof(*ms), dbl_cmp);
+        s->median = runs % 2 ? ms[runs / 2]
+                             : (ms[runs / 2 - 1] + ms[runs / 2]) / 2;
+        s->min = ms[0];
+        qsort(cpu, (size_t)runs, sizeof(*cpu), dbl_cmp);
+        s->cpu_median = runs % 2 ? cpu[runs / 2]
+                                 : (cpu[runs / 2 - 1] + cpu[runs / 2]) / 2;
+        s->cpu_min = cpu[0];
+        s->max = ms[runs - 1];
+        s->p90 = (double)hist_percentile(h, 90) / 1000.0;
+        s->p99 = (double)hist_percentile(h, 99) / 1000.0;
+        s->gen_ms = gen / runs;
+    }
+    free(h);
+    free(cpu);
+    free(ms);
+    return rc;
+}
+
+/* ---- command line ---- */
+
+static void usage(FILE *f)
+{
+    fputs("usage: bench_cycle [--nodes N] [--queues Q] [--pods P] [--runs R] "
+          "[--sweep]\n"
+          "                   [--running F] [--pending] [--seed S]\n"
+          "  --nodes N    nodes of 8 GPUs (default 10000)\n"
+          "  --queues Q   queues, weights 1..4 cycling (default 100)\n"
+          "  --pods P     pending pods, 1 GPU each, in gangs of 1-16 "
+          "(default 100000)\n"
+          "  --runs R     cycles timed, each on a fresh cluster (default 5)\n"
+          "  --sweep      1k, 10k, 50k, 100k pods with nodes = pods / 10\n"
+          "  --running F  also fill F (0..0.95) of the GPUs with running "
+          "gangs\n"
+          "  --pending    PodGroups start Pending (enqueue admits them)\n"
+          "  --seed S     generator seed (default 42)\n",
+          f);
+}
+
+static bool arg_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool arg_double(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi))
+        return false;
+    *out = v;
+    return true;
+}
+
+static void print_spec(const struct bench_spec *s, const struct run *r)
+{
+    printf("cluster: %d nodes (%ld GPUs), %d queues, %ld pending pods in %ld "
+           "gangs (PodGroups %s)",
+           s->nodes, r->counts.gpus, s->queues, r->counts.pods,
+           r->counts.gangs, s->inqueue ? "Inqueue" : "Pending");
+    if (r->counts.run_gangs)
+        printf(", %ld running pods in %ld gangs", r->counts.run_pods,
+               r->counts.run_gangs);
+    printf("; seed %llu\n", (unsigned long long)s->seed);
+}
+
+static int sweep(const struct bench_spec *base, struct mu_conf *conf, int runs)
+{
+    static const long sizes[] = {1000, 10000, 50000, 100000};
+    double ref = 0;
+
+    printf("sweep: nodes = pods / 10, %d queues, %d runs each, median "
+           "cycle\n", base->queues, runs);
+    printf("%8s %7s %7s %8s %10s %9s %9s %12s %7s %9s\n", "pods", "nodes",
+           "gangs", "binds", "cycle ms", "CPU ms", "us/pod", "ns/(nlog2n)",
+           "ratio", "peak MiB");
+    for (size_t i = 0; i < MU_ARRAY_LEN(sizes); i++) {
+        struct bench_spec s = *base;
+        struct summary sum;
+        double n = (double)sizes[i], nlogn = n * log2(n), per;
+
+        s.pods = sizes[i];
+        s.nodes = (int)(sizes[i] / 10);
+        if (measure(&s, conf, runs, false, &sum))
+            return 1;
+        per = sum.median * 1e6 / nlogn;
+        if (i == 0)
+            ref = per;
+        printf("%8ld %7d %7ld %8zu %10.1f %9.1f %9.2f %12.2f %7.2f %9.1f\n",
+               sizes[i], s.nodes, sum.first.counts.gangs, sum.first.binds,
+               sum.median, sum.cpu_median, sum.median * 1e3 / n, per,
+               per / ref,
+               peak_mib());
+        fflush(stdout);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct bench_spec spec;
+    struct mu_conf conf;
+    struct summary sum;
+    long runs = 5, v;
+    bool do_sweep = false;
+    int rc;
+
+    bench_spec_default(&spec);
+    spec.nodes = 10000;
+    spec.queues = 100;
+    spec.pods = 100000;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        bool ok = true;
+
+        if (!strcmp(a, "--sweep")) {
+            do_sweep = true;
+            continue;
+        }
+        if (!strcmp(a, "--pending")) {
+            spec.inqueue = false;
+            continue;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!val) {
+            ok = false;
+        } else if (!strcmp(a, "--nodes")) {
+            ok = arg_long(val, 1, 999999, &v);
+            spec.nodes = (int)v;
+        } else if (!strcmp(a, "--queues")) {
+            ok = arg_long(val, 1, 9999, &v);
+            spec.queues = (int)v;
+        } else if (!strcmp(a, "--pods")) {
+            ok = arg_long(val, 0, 100000000, &spec.pods);
+        } else if (!strcmp(a, "--runs")) {
+            ok = arg_long(val, 1, 100000, &runs);
+        } else if (!strcmp(a, "--running")) {
+            ok = arg_double(val, 0, 0.95, &spec.running);
+        } else if (!strcmp(a, "--seed")) {
+            ok = arg_long(val, 1, LONG_MAX, &v);
+            spec.seed = (uint64_t)v;
+        } else {
+            ok = false;
+        }
+        if (!ok) {
+            fprintf(stderr, "bench_cycle: bad argument %s%s%s\n", a,
+                    val ? " " : "", val ? val : "");
+            usage(stderr);
+            return 2;
+        }
+        i++;
+    }
+
+    mu_conf_default(&conf);
+    if (do_sweep) {
+        rc = sweep(&spec, &conf, (int)runs);
+        printf("peak RSS (process): %.1f MiB\n",
+               peak_mib());
+        mu_conf_release(&conf);
+        return rc;
+    }
+    rc = measure(&spec, &conf, (int)runs, true, &sum);
+    if (!rc) {
+        print_spec(&spec, &sum.first);
+        printf("cycle (%ld runs): median %.1f ms, min %.1f, max %.1f; "
+               "histogram p90 %.1f, p99 %.1f ms\n",
+               runs, sum.median, sum.min, sum.max, sum.p90, sum.p99);
+        printf("cycle CPU time (thread): median %.1f ms, min %.1f\n",
+               sum.cpu_median, sum.cpu_min);
+        printf("decisions: %zu pods placed (binds), %zu evictions, %zu "
+               "PodGroups changed; identical in every run\n",
+               sum.first.binds, sum.first.evicts, sum.first.changed);
+        printf("generation (not timed): %.0f ms per cluster\n", sum.gen_ms);
+        printf("memory: cluster built %.1f MiB RSS, cycle high-water %.1f "
+               "MiB, process peak (ru_maxrss) %.1f MiB\n",
+               (double)sum.rss_kib / 1024, (double)sum.hwm_max_kib / 1024,
+               peak_mib());
+    }
+    mu_conf_release(&conf);
+    return rc ? 1 : 0;
+}
