@@ -240,13 +240,15 @@ static void close_prop(struct mu_ssn *ssn, void *st)
 static double share(const struct mu_cqueue *q)
 {
     double s = 0;
+    uint32_t set = q->deserved.set & ~(1u << MU_RES_PODS);
 
-    for (int d = 0; d < MU_RES_MAX; d++) {
-        int64_t a = get0(&q->allocated, d), de;
+    for (int d = 0; set; d++, set >>= 1) {
+        int64_t a, de;
         double v;
 
-        if (d == MU_RES_PODS || !mu_res_has(&q->deserved, d))
+        if (!(set & 1u))
             continue;
+        a = get0(&q->allocated, d);
         de = q->deserved.v[d];
         v = de == 0 ? (a == 0 ? 0 : 1) : (double)a / (double)de;
         if (v > s)

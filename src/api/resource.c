@@ -245,17 +245,22 @@ static int64_t get0(const struct mu_res *r, int d)
     return mu_res_has(r, d) ? r->v[d] : 0;
 }
 
+/* Only the dimensions b sets are visited: requests set a few of 32. */
 void mu_res_add(struct mu_res *a, const struct mu_res *b)
 {
-    for (int d = 0; d < MU_RES_MAX; d++)
-        if (mu_res_has(b, d))
+    uint32_t set = b->set;
+
+    for (int d = 0; set; d++, set >>= 1)
+        if (set & 1u)
             mu_res_put(a, d, get0(a, d) + b->v[d]);
 }
 
 void mu_res_sub(struct mu_res *a, const struct mu_res *b)
 {
-    for (int d = 0; d < MU_RES_MAX; d++)
-        if (mu_res_has(b, d))
+    uint32_t set = b->set;
+
+    for (int d = 0; set; d++, set >>= 1)
+        if (set & 1u)
             mu_res_put(a, d, get0(a, d) - b->v[d]);
 }
 

@@ -70,6 +70,7 @@ void mu_cluster_release(struct mu_cluster *c)
     free(c->jobs);
     free(c->nodes);
     free(c->queues);
+    free(c->dirty);
     mu_map_release(&c->node_by_name);
     mu_map_release(&c->task_by_key);
     mu_map_release(&c->job_by_key);
@@ -127,6 +128,15 @@ static int queue_cmp(const void *a, const void *b)
 static char *obj_key(const char *ns, const char *name)
 {
     return mu_xasprintf("%s/%s", ns ? ns : "", name);
+}
+
+/* The node's resources changed: its generation moves and it is logged. */
+static void touch(struct mu_cluster *c, struct mu_cnode *n)
+{
+    n->gen++;
+    mu_xgrow((void **)&c->dirty, &c->cap_dirty, c->ndirty + 1,
+             sizeof(*c->dirty));
+    c->dirty[c->ndirty++] = n->index;
 }
 
 static void node_link_task(struct mu_cnode *n, struct mu_task *t)
@@ -471,6 +481,7 @@ struct mu_cnode *mu_cluster_update_node(struct mu_cluster *c, struct mu_node *n)
     mu_res_add(&cn->idle, &n->allocatable);
     mu_res_sub(&c->total, &cn->spec.allocatable);
     mu_res_add(&c->total, &n->allocatable);
+    touch(c, cn);
     /* the name (the map's key) is the same; keep the old string */
     free(n->meta.name);
     n->meta.name = cn->spec.meta.name;
@@ -695,7 +706,7 @@ void mu_cluster_link(struct mu_cluster *c)
 void mu_task_place(struct mu_cluster *c, struct mu_task *t, struct mu_cnode *n,
                    enum mu_task_status st)
 {
-    (void)c;
+    touch(c, n);
     t->node = n;
     node_link_task(n, t);
     if (st == MU_TASK_PIPELINED) {
@@ -730,9 +741,10 @@ void mu_task_set_status(struct mu_cluster *c, struct mu_task *t,
     enum mu_task_status old = t->status;
     bool was_alloc = mu_status_allocated(old) && n, now_alloc;
 
-    (void)c;
     if (old == st)
         return;
+    if (n)
+        touch(c, n);
     /* leaving the node (pending, finished) */
     if (n && !mu_status_on_node(st) && st != MU_TASK_PIPELINED) {
         if (old == MU_TASK_PIPELINED) {

@@ -84,6 +84,7 @@ static inline bool mu_task_gated_by_others(const struct mu_task *t)
 struct mu_cnode {
     struct mu_node spec;       /* owned */
     int index;                 /* position in cluster->nodes */
+    uint32_t gen;              /* moves whenever its resources change */
     struct mu_res idle;
     struct mu_res used;
     struct mu_res releasing;
@@ -216,6 +217,11 @@ struct mu_cluster {
     int nshapes;
     struct mu_res total;       /* sum of node allocatable */
     uint64_t node_gen;         /* bumped when nodes change (caches key on it) */
+    /* Indexes of nodes whose resources changed, in order (a node may
+     * appear more than once); a cycle's node index reads it to catch up,
+     * and clears it at session open. */
+    size_t ndirty, cap_dirty;
+    int *dirty;
 };
 
 void mu_cluster_init(struct mu_cluster *c);

@@ -66,6 +66,7 @@ void mu_ssn_open(struct mu_ssn *ssn, struct mu_cluster *c, struct mu_conf *conf,
     ssn->conf = conf;
     ssn->now_ms = now_ms;
     mu_stmt_init(&ssn->stmt, c);
+    c->ndirty = 0;
     for (size_t i = 0; i < c->njobs; i++)
         mu_why_reset(c->jobs[i]);
     for (size_t i = 0; i < c->nqueues; i++) {
@@ -111,6 +112,7 @@ void mu_ssn_close(struct mu_ssn *ssn)
         free(ssn->pred_cache[i]);
     free(ssn->pred_cache);
     free(ssn->shape_failed);
+    mu_node_index_free(ssn);
     free(ssn->binds);
     free(ssn->evicts);
     mu_stmt_release(&ssn->stmt);

@@ -21,12 +21,15 @@ void mu_action_reclaim(struct mu_ssn *s);
 void mu_action_preempt(struct mu_ssn *s);
 
 /*
- * Best node for t, or NULL. Looks at nodes passing the static predicates
- * where t fits idle resources; when future is true and none does, at nodes
- * where it fits future idle (then *pipelined is set). Among feasible nodes
- * (a sample of at least 100, as kube-scheduler and Volcano sample large
- * clusters) the highest score wins, ties to the lower node index. When
- * nothing fits and hist is not NULL, hist counts every node's reason.
+ * Best node for t, or NULL: among the nodes passing the static predicates
+ * where t fits idle resources, the highest score, ties to the lower node
+ * index; when future is true and none fits idle, the best node where it
+ * fits future idle (then *pipelined is set). Unlike Volcano, which scores
+ * a rotating sample of 5-50 % of large clusters, this is the best node of
+ * the whole cluster, found in O(log n) through a per-shape heap that
+ * follows every change to node resources. When nothing fits and hist is
+ * not NULL, hist counts every node's reason (computed once per shape and
+ * session, then reused).
  */
 struct mu_cnode *mu_pick_node(struct mu_ssn *s, const struct mu_task *t,
                               bool future, bool *pipelined,
@@ -64,19 +67,32 @@ struct mu_qlist {
     bool dropped;         /* out for the rest of the action */
 };
 
+/* The lists of all queues, in queue order. */
+struct mu_qset {
+    size_t n;
+    struct mu_qlist *l;
+    size_t nheap;
+    struct mu_qlist **heap; /* lists with jobs left, best queue on top */
+    struct mu_qlist *last;  /* what the last mu_qset_next returned */
+};
+
 /*
  * One list per queue holding the jobs keep() accepts, each sorted by the
- * session's job order; queues without such jobs are left out. Returns how
- * many lists were made; *out is owned (mu_qlists_free).
+ * session's job order; queues without such jobs are left out.
  */
-size_t mu_qlists_build(struct mu_ssn *s,
-                       bool (*keep)(struct mu_ssn *s, struct mu_job *j),
-                       struct mu_qlist **out);
-void mu_qlists_free(struct mu_qlist *l, size_t n);
-/* The list, among those not dropped and with jobs left, whose queue comes
- * first in queue order; NULL when none. */
-struct mu_qlist *mu_qlists_best(struct mu_ssn *s, struct mu_qlist *l,
-                                size_t n);
+void mu_qset_build(struct mu_ssn *s,
+                   bool (*keep)(struct mu_ssn *s, struct mu_job *j),
+                   struct mu_qset *out);
+void mu_qset_free(struct mu_qset *q);
+/*
+ * The list, among those not dropped and with jobs left, whose queue comes
+ * first in queue order; NULL when none. O(log queues): the list returned
+ * by the previous call is placed again (its queue's share moved as its job
+ * was served); the order of the other queues is taken as unchanged, which
+ * holds in allocate (each step changes one queue) and is, as in Volcano's
+ * priority queues, an approximation in reclaim and preempt.
+ */
+struct mu_qlist *mu_qset_next(struct mu_ssn *s, struct mu_qset *q);
 
 /* Sorts jobs or queues in the session's order. */
 void mu_sort_jobs(struct mu_ssn *s, struct mu_job **v, size_t n);

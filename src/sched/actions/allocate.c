@@ -44,8 +44,9 @@ static bool candidate(struct mu_ssn *s, struct mu_job *j)
  */
 void mu_action_allocate(struct mu_ssn *s)
 {
-    struct mu_qlist *l;
-    size_t n = mu_qlists_build(s, candidate, &l);
+    struct mu_qset qs;
+
+    mu_qset_build(s, candidate, &qs);
 
     for (;;) {
         struct mu_qlist *e;
@@ -53,7 +54,7 @@ void mu_action_allocate(struct mu_ssn *s)
         size_t mark;
         int placed;
 
-        while ((e = mu_qlists_best(s, l, n)) && mu_ssn_overused(s, e->q)) {
+        while ((e = mu_qset_next(s, &qs)) && mu_ssn_overused(s, e->q)) {
             e->dropped = true;
             note_overused(e);
         }
@@ -73,5 +74,5 @@ void mu_action_allocate(struct mu_ssn *s)
             mu_why_set(j, MU_WHY_WAITING, NULL);
         }
     }
-    mu_qlists_free(l, n);
+    mu_qset_free(&qs);
 }

@@ -12,10 +12,12 @@ static bool pending(struct mu_ssn *s, struct mu_job *j)
  */
 void mu_action_enqueue(struct mu_ssn *s)
 {
-    struct mu_qlist *l, *e;
-    size_t n = mu_qlists_build(s, pending, &l);
+    struct mu_qset qs;
+    struct mu_qlist *e;
 
-    while ((e = mu_qlists_best(s, l, n))) {
+    mu_qset_build(s, pending, &qs);
+
+    while ((e = mu_qset_next(s, &qs))) {
         struct mu_job *j = e->jobs[e->head++];
         struct mu_sb why;
 
@@ -29,5 +31,5 @@ void mu_action_enqueue(struct mu_ssn *s)
         }
         mu_sb_release(&why);
     }
-    mu_qlists_free(l, n);
+    mu_qset_free(&qs);
 }

@@ -80,14 +80,18 @@ static int unit_cmp(const void *a, const void *b)
     return x->task->pod.task_index > y->task->pod.task_index ? -1 : 1;
 }
 
+/* Jobs that have something running: the only possible victims. */
+struct victims {
+    size_t n;
+    struct mu_job **jobs;
+};
+
 static void candidates(struct mu_ssn *s, struct mu_job *j,
                        const struct mu_task *pre, bool reclaim,
-                       struct plan *p)
+                       const struct victims *vs, struct plan *p)
 {
-    struct mu_cluster *c = s->cluster;
-
-    for (size_t i = 0; i < c->njobs; i++) {
-        struct mu_job *v = c->jobs[i];
+    for (size_t i = 0; i < vs->n; i++) {
+        struct mu_job *v = vs->jobs[i];
         int surplus = mu_job_ready_num(v) - v->pg.min_member;
         bool whole = true, useful = false;
 
@@ -164,7 +168,8 @@ static void apply(struct mu_ssn *s, struct plan *p, size_t skip)
             evict_unit(s, &p->u[i]);
 }
 
-static bool make_room(struct mu_ssn *s, struct mu_job *j, bool reclaim)
+static bool make_room(struct mu_ssn *s, struct mu_job *j, bool reclaim,
+                      const struct victims *vs)
 {
     const struct mu_task *pre = first_pending(j);
     const char *action = reclaim ? "reclaim" : "preempt";
@@ -174,7 +179,7 @@ static bool make_room(struct mu_ssn *s, struct mu_job *j, bool reclaim)
 
     if (!pre)
         return false;
-    candidates(s, j, pre, reclaim, &p);
+    candidates(s, j, pre, reclaim, vs, &p);
     for (size_t i = 0; i < p.n; i++) {
         if (!still_owed(s, pre, &p.u[i], reclaim)) {
             p.u[i].dropped = true;
@@ -223,10 +228,20 @@ static bool starving(struct mu_ssn *s, struct mu_job *j)
 /* Queues in queue order, starving jobs in job order: each may make room. */
 static void evict_action(struct mu_ssn *s, bool reclaim)
 {
-    struct mu_qlist *l, *e;
-    size_t n = mu_qlists_build(s, starving, &l);
+    struct mu_cluster *c = s->cluster;
+    struct victims vs = {0, NULL};
+    struct mu_qset qs;
+    struct mu_qlist *e;
 
-    while ((e = mu_qlists_best(s, l, n))) {
+    vs.jobs = mu_xcalloc(c->njobs ? c->njobs : 1, sizeof(*vs.jobs));
+    for (size_t i = 0; i < c->njobs; i++)
+        if (c->jobs[i]->queue && c->jobs[i]->count[MU_TASK_RUNNING] +
+                                         c->jobs[i]->count[MU_TASK_BOUND] > 0)
+            vs.jobs[vs.n++] = c->jobs[i];
+    if (!vs.n)
+        goto out;
+    mu_qset_build(s, starving, &qs);
+    while ((e = mu_qset_next(s, &qs))) {
         struct mu_job *j = e->jobs[e->head++];
         const struct mu_task *pre = first_pending(j);
 
@@ -238,9 +253,11 @@ static void evict_action(struct mu_ssn *s, bool reclaim)
             continue;
         if (reclaim && !mu_ssn_preemptive(s, e->q, pre, NULL))
             continue;
-        make_room(s, j, reclaim);
+        make_room(s, j, reclaim, &vs);
     }
-    mu_qlists_free(l, n);
+    mu_qset_free(&qs);
+out:
+    free(vs.jobs);
 }
 
 void mu_action_reclaim(struct mu_ssn *s)

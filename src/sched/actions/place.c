@@ -4,18 +4,6 @@
 
 #include <float.h>
 
-/* kube-scheduler's and Volcano's adaptive sample size. */
-static size_t feasible_to_find(size_t n)
-{
-    size_t pct, k;
-
-    if (n < 100)
-        return n;
-    pct = n / 125 >= 45 ? 5 : 50 - n / 125;
-    k = n * pct / 100;
-    return k < 100 ? 100 : k;
-}
-
 void mu_ssn_rollback(struct mu_ssn *s, size_t mark)
 {
     if (s->stmt.n > mark)
@@ -53,52 +41,191 @@ static void hist_add(struct mu_fit_hist *h, const struct mu_fit *f)
         h->res[f->dim]++;
 }
 
+/* One node in a shape's heap. tier 1: t fits idle; 0: future idle only. */
+struct hent {
+    double score;
+    int tier;
+    int node;
+    uint32_t gen;
+};
+
+struct mu_shape_heap {
+    bool built;
+    bool have_hist;
+    size_t n, cap;
+    struct hent *v;
+    size_t dirty_pos;        /* how much of the cluster's dirty log is in */
+    struct mu_fit_hist hist; /* why nothing fitted, last time */
+};
+
+/* a comes before b */
+static bool before(const struct hent *a, const struct hent *b)
+{
+    if (a->tier != b->tier)
+        return a->tier > b->tier;
+    if (a->score != b->score)
+        return a->score > b->score;
+    return a->node < b->node;
+}
+
+static void heap_push(struct mu_shape_heap *h, struct hent e)
+{
+    size_t i;
+
+    mu_xgrow((void **)&h->v, &h->cap, h->n + 1, sizeof(*h->v));
+    for (i = h->n++; i > 0 && before(&e, &h->v[(i - 1) / 2]); i = (i - 1) / 2)
+        h->v[i] = h->v[(i - 1) / 2];
+    h->v[i] = e;
+}
+
+static void heap_pop(struct mu_shape_heap *h)
+{
+    struct hent last = h->v[--h->n];
+    size_t i = 0;
+
+    for (;;) {
+        size_t c = 2 * i + 1;
+
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && before(&h->v[c + 1], &h->v[c]))
+            c++;
+        if (!before(&h->v[c], &last))
+            break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n)
+        h->v[i] = last;
+}
+
+static void consider(struct mu_ssn *s, struct mu_shape_heap *h,
+                     const struct mu_task *t, struct mu_cnode *n)
+{
+    struct hent e;
+
+    if (!mu_ssn_predicate(s, t, n, NULL))
+        return;
+    if (mu_ssn_fits(s, t, n, false, NULL))
+        e.tier = 1;
+    else if (mu_ssn_fits(s, t, n, true, NULL))
+        e.tier = 0;
+    else
+        return;
+    e.score = mu_ssn_node_score(s, t, n);
+    e.node = n->index;
+    e.gen = n->gen;
+    heap_push(h, e);
+}
+
+static struct mu_shape_heap *shape_heap(struct mu_ssn *s, const struct mu_task *t)
+{
+    struct mu_cluster *c = s->cluster;
+    struct mu_shape_heap *h;
+
+    if ((size_t)t->shape >= s->nheaps) {
+        size_t n = (size_t)t->shape + 1;
+
+        if ((size_t)c->nshapes > n)
+            n = (size_t)c->nshapes;
+        s->heaps = mu_xrealloc(s->heaps, n * sizeof(*s->heaps));
+        memset(s->heaps + s->nheaps, 0, (n - s->nheaps) * sizeof(*s->heaps));
+        s->nheaps = n;
+    }
+    h = &s->heaps[t->shape];
+    if (!h->built) {
+        for (size_t i = 0; i < c->nnodes; i++)
+            consider(s, h, t, c->nodes[i]);
+        h->built = true;
+        h->dirty_pos = c->ndirty;
+    }
+    for (; h->dirty_pos < c->ndirty; h->dirty_pos++)
+        consider(s, h, t, c->nodes[c->dirty[h->dirty_pos]]);
+    return h;
+}
+
+void mu_node_index_free(struct mu_ssn *s)
+{
+    for (size_t i = 0; i < s->nheaps; i++)
+        free(s->heaps[i].v);
+    free(s->heaps);
+    s->heaps = NULL;
+    s->nheaps = 0;
+}
+
+/* Why no node fits t: every node's first failing check. */
+static void fill_hist(struct mu_ssn *s, const struct mu_task *t,
+                      struct mu_fit_hist *hist)
+{
+    const struct mu_cluster *c = s->cluster;
+
+    memset(hist, 0, sizeof(*hist));
+    hist->nodes = (int)c->nnodes;
+    for (size_t i = 0; i < c->nnodes; i++) {
+        struct mu_fit fit = {MU_FIT_OK, 0};
+
+        if (mu_ssn_predicate(s, t, c->nodes[i], &fit) &&
+            mu_ssn_fits(s, t, c->nodes[i], true, &fit))
+            continue;
+        hist_add(hist, &fit);
+    }
+}
+
+/* Without pipelining (backfill): the first best node fitting idle. */
+static struct mu_cnode *scan_idle(struct mu_ssn *s, const struct mu_task *t)
+{
+    const struct mu_cluster *c = s->cluster;
+    struct mu_cnode *best = NULL;
+    double best_score = -DBL_MAX;
+
+    for (size_t i = 0; i < c->nnodes; i++) {
+        struct mu_cnode *n = c->nodes[i];
+        double score;
+
+        if (!mu_ssn_predicate(s, t, n, NULL) ||
+            !mu_ssn_fits(s, t, n, false, NULL))
+            continue;
+        score = mu_ssn_node_score(s, t, n);
+        if (!best || score > best_score) {
+            best = n;
+            best_score = score;
+        }
+    }
+    return best;
+}
+
 struct mu_cnode *mu_pick_node(struct mu_ssn *s, const struct mu_task *t,
                               bool future, bool *pipelined,
                               struct mu_fit_hist *hist)
 {
-    const struct mu_cluster *c = s->cluster;
-    size_t n = c->nnodes, want = feasible_to_find(n), found = 0, i;
-    struct mu_cnode *best = NULL, *best_future = NULL;
-    double best_score = -DBL_MAX;
-    size_t start = n ? s->rr % n : 0;
+    struct mu_cluster *c = s->cluster;
+    struct mu_shape_heap *h;
 
     if (pipelined)
         *pipelined = false;
-    if (hist)
-        memset(hist, 0, sizeof(*hist));
-    for (i = 0; i < n && found < want; i++) {
-        struct mu_cnode *node = c->nodes[(start + i) % n];
-        struct mu_fit fit = {MU_FIT_OK, 0};
-        double score;
+    if (!future)
+        return scan_idle(s, t);
+    h = shape_heap(s, t);
+    while (h->n) {
+        const struct hent *top = &h->v[0];
+        struct mu_cnode *n = c->nodes[top->node];
 
-        if (!mu_ssn_predicate(s, t, node, &fit)) {
-            hist_add(hist, &fit);
+        if (top->gen != n->gen) {
+            heap_pop(h); /* stale: the dirty log pushed it again if it fits */
             continue;
         }
-        if (!mu_ssn_fits(s, t, node, false, &fit)) {
-            if (future && !best_future && mu_ssn_fits(s, t, node, true, NULL))
-                best_future = node;
-            else
-                hist_add(hist, &fit);
-            continue;
-        }
-        found++;
-        score = mu_ssn_node_score(s, t, node);
-        if (score > best_score ||
-            (score == best_score && node->index < best->index)) {
-            best = node;
-            best_score = score;
-        }
+        if (pipelined)
+            *pipelined = top->tier == 0;
+        return n;
     }
-    s->rr += (uint32_t)i;
-    if (hist)
-        hist->nodes = (int)n;
-    if (best)
-        return best;
-    if (best_future && pipelined)
-        *pipelined = true;
-    return best_future;
+    if (hist) {
+        if (!h->have_hist) {
+            fill_hist(s, t, &h->hist);
+            h->have_hist = true;
+        }
+        *hist = h->hist;
+    }
+    return NULL;
 }
 
 bool mu_job_schedulable(struct mu_ssn *s, struct mu_job *j)
@@ -214,17 +341,42 @@ void mu_sort_queues(struct mu_ssn *s, struct mu_cqueue **v, size_t n)
     mu_sort_ptrs((void **)v, n, queue_cmp, s);
 }
 
-size_t mu_qlists_build(struct mu_ssn *s,
-                       bool (*keep)(struct mu_ssn *s, struct mu_job *j),
-                       struct mu_qlist **out)
+static bool qbefore(struct mu_ssn *s, const struct mu_qlist *a,
+                    const struct mu_qlist *b)
+{
+    return mu_ssn_queue_order(s, a->q, b->q) < 0;
+}
+
+static void qsift_down(struct mu_ssn *s, struct mu_qset *q, size_t i)
+{
+    struct mu_qlist *x = q->heap[i];
+
+    for (;;) {
+        size_t c = 2 * i + 1;
+
+        if (c >= q->nheap)
+            break;
+        if (c + 1 < q->nheap && qbefore(s, q->heap[c + 1], q->heap[c]))
+            c++;
+        if (!qbefore(s, q->heap[c], x))
+            break;
+        q->heap[i] = q->heap[c];
+        i = c;
+    }
+    q->heap[i] = x;
+}
+
+void mu_qset_build(struct mu_ssn *s,
+                   bool (*keep)(struct mu_ssn *s, struct mu_job *j),
+                   struct mu_qset *out)
 {
     struct mu_cluster *c = s->cluster;
-    struct mu_qlist *l = mu_xcalloc(c->nqueues ? c->nqueues : 1, sizeof(*l));
-    size_t nl = 0;
 
+    memset(out, 0, sizeof(*out));
+    out->l = mu_xcalloc(c->nqueues ? c->nqueues : 1, sizeof(*out->l));
     for (size_t i = 0; i < c->nqueues; i++) {
         struct mu_cqueue *q = c->queues[i];
-        struct mu_qlist *e = &l[nl];
+        struct mu_qlist *e = &out->l[out->n];
 
         e->q = q;
         e->jobs = mu_xcalloc(q->njobs ? q->njobs : 1, sizeof(*e->jobs));
@@ -237,26 +389,39 @@ size_t mu_qlists_build(struct mu_ssn *s,
             continue;
         }
         mu_sort_jobs(s, e->jobs, e->n);
-        nl++;
+        out->n++;
     }
-    *out = l;
-    return nl;
+    out->heap = mu_xcalloc(out->n ? out->n : 1, sizeof(*out->heap));
+    for (size_t i = 0; i < out->n; i++)
+        out->heap[out->nheap++] = &out->l[i];
+    for (size_t i = out->nheap / 2; i-- > 0;)
+        qsift_down(s, out, i);
 }
 
-void mu_qlists_free(struct mu_qlist *l, size_t n)
+void mu_qset_free(struct mu_qset *q)
 {
-    for (size_t i = 0; i < n; i++)
-        free(l[i].jobs);
-    free(l);
+    for (size_t i = 0; i < q->n; i++)
+        free(q->l[i].jobs);
+    free(q->l);
+    free(q->heap);
+    memset(q, 0, sizeof(*q));
 }
 
-struct mu_qlist *mu_qlists_best(struct mu_ssn *s, struct mu_qlist *l, size_t n)
+struct mu_qlist *mu_qset_next(struct mu_ssn *s, struct mu_qset *q)
 {
-    struct mu_qlist *best = NULL;
+    if (q->last && q->nheap)
+        qsift_down(s, q, 0); /* the last one served is on top */
+    q->last = NULL;
+    while (q->nheap) {
+        struct mu_qlist *top = q->heap[0];
 
-    for (size_t i = 0; i < n; i++)
-        if (!l[i].dropped && l[i].head < l[i].n &&
-            (!best || mu_ssn_queue_order(s, l[i].q, best->q) < 0))
-            best = &l[i];
-    return best;
+        if (!top->dropped && top->head < top->n) {
+            q->last = top;
+            return top;
+        }
+        q->heap[0] = q->heap[--q->nheap];
+        if (q->nheap)
+            qsift_down(s, q, 0);
+    }
+    return NULL;
 }
