@@ -3,8 +3,11 @@
  */
 #include "common/mu.h"
 #include "sched/conf.h"
+#include "serve/serve.h"
 #include "sim/sim.h"
 
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #ifndef MU_VERSION
@@ -12,9 +15,19 @@
 #endif
 
 static const char usage[] =
-    "usage: muster simulate [-o table|json|yaml] [--config FILE] "
+    "usage: muster serve [--kubeconfig PATH] [--listen HOST:PORT] "
+    "[--config FILE]\n"
+    "       muster simulate [-o table|json|yaml] [--config FILE] "
     "[--until DURATION] FILE...\n"
     "       muster version\n"
+    "\n"
+    "serve     watches the cluster, runs the scheduling cycle, releases\n"
+    "          whole gangs and answers kube-scheduler as its extender on\n"
+    "          /filter /prioritize /bind /preempt /healthz /readyz /metrics.\n"
+    "  --kubeconfig PATH  default $KUBECONFIG, else the in-cluster account\n"
+    "  --listen HOST:PORT default 127.0.0.1:8888\n"
+    "  --config FILE      scheduler configuration (volcano-scheduler.conf)\n"
+    "  --period DURATION  cycle tick (default 1s)\n"
     "\n"
     "simulate  runs muster's scheduling cycle on the Nodes, Queues,\n"
     "          PriorityClasses, PodGroups, Pods and vcjobs in FILE... in\n"
@@ -101,6 +114,57 @@ static int cmd_simulate(int argc, char **argv)
     return rc;
 }
 
+static atomic_bool stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&stop_flag, true);
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+    struct mu_serve_opts o;
+    struct mu_err err;
+    struct sigaction sa;
+    int r;
+
+    mu_serve_opts_init(&o);
+    o.stop = &stop_flag;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+
+        if (!strcmp(a, "--kubeconfig") && i + 1 < argc) {
+            o.kubeconfig = argv[++i];
+        } else if (!strcmp(a, "--listen") && i + 1 < argc) {
+            o.listen = argv[++i];
+        } else if (!strcmp(a, "--config") && i + 1 < argc) {
+            o.config_path = argv[++i];
+        } else if (!strcmp(a, "--period") && i + 1 < argc) {
+            if (mu_duration_parse(argv[++i], &o.period_ms, &err) < 0 ||
+                o.period_ms <= 0) {
+                fprintf(stderr, "muster: --period: %s\n",
+                        o.period_ms <= 0 ? "must be positive" : err.msg);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "muster: serve: unknown option %s\n%s", a, usage);
+            return 2;
+        }
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    r = mu_serve_run(&o, &err);
+    if (r < 0) {
+        fprintf(stderr, "muster: serve: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
@@ -114,6 +178,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "simulate"))
         return cmd_simulate(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "serve"))
+        return cmd_serve(argc - 1, argv + 1);
     fprintf(stderr, "muster: unknown command \"%s\"\n%s", argv[1], usage);
     return 2;
 }

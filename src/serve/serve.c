@@ -1,0 +1,424 @@
+#include "serve/serve_int.h"
+
+#include <stdarg.h>
+
+#include "api/vcjob.h"
+
+void mu_serve_opts_init(struct mu_serve_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->listen = "127.0.0.1:8888";
+    o->period_ms = 1000;
+    o->coalesce_ms = 20;
+    o->bind_timeout_ms = 20000;
+    o->qps = 500;
+    o->burst = 1000;
+    o->log = stderr;
+}
+
+void mu_serve_log(struct mu_serve *sv, const char *fmt, ...)
+{
+    va_list ap;
+    char ts[32];
+
+    if (!sv->o->log)
+        return;
+    mu_kube_time_text(time(NULL), ts, sizeof(ts));
+    fprintf(sv->o->log, "%s ", ts);
+    va_start(ap, fmt);
+    vfprintf(sv->o->log, fmt, ap);
+    va_end(ap);
+    fputc('\n', sv->o->log);
+    fflush(sv->o->log);
+}
+
+static const struct {
+    const char *path;
+    const char *what;
+} sources[MU_SRC__COUNT] = {
+    [MU_SRC_NODE] = {"/api/v1/nodes", "nodes"},
+    [MU_SRC_POD] = {"/api/v1/pods", "pods"},
+    [MU_SRC_PODGROUP] = {"/apis/scheduling.volcano.sh/v1beta1/podgroups",
+                         "podgroups"},
+    [MU_SRC_QUEUE] = {"/apis/scheduling.volcano.sh/v1beta1/queues", "queues"},
+    [MU_SRC_PRIORITYCLASS] = {"/apis/scheduling.k8s.io/v1/priorityclasses",
+                              "priorityclasses"},
+    [MU_SRC_JOB] = {"/apis/batch.volcano.sh/v1alpha1/jobs", "jobs"},
+};
+
+static void on_event(void *ctx, enum mu_watch_type type, json_t *obj)
+{
+    struct mu_informer *inf = ctx;
+    struct mu_ev *ev = mu_xcalloc(1, sizeof(*ev));
+
+    ev->src = inf->src;
+    ev->type = type;
+    ev->obj = obj;
+    mu_evq_push(&inf->sv->q, ev);
+}
+
+static void watch_log(void *ctx, const char *msg)
+{
+    struct mu_informer *inf = ctx;
+
+    mu_serve_log(inf->sv, "watch %s: %s", sources[inf->src].what, msg);
+}
+
+static void *watch_main(void *arg)
+{
+    struct mu_informer *inf = arg;
+
+    mu_watch_run(inf->w, on_event, inf);
+    return NULL;
+}
+
+static int start_informers(struct mu_serve *sv, struct mu_err *err)
+{
+    for (int s = 0; s < MU_SRC__COUNT; s++) {
+        struct mu_informer *inf = &sv->inf[s];
+        struct mu_watch_opts wo;
+
+        memset(&wo, 0, sizeof(wo));
+        inf->sv = sv;
+        inf->src = (enum mu_src)s;
+        wo.path = sources[s].path;
+        wo.seed = (uint64_t)s + 1;
+        wo.stop = sv->o->stop;
+        wo.kube.log = watch_log;
+        wo.kube.log_ctx = inf;
+        if (mu_watch_new(&sv->cfg, &wo, &inf->w, err) < 0)
+            return -EINVAL;
+        if (pthread_create(&inf->thread, NULL, watch_main, inf))
+            return mu_err_set(err, -EAGAIN, "cannot start a watch thread");
+        inf->started = true;
+    }
+    return 0;
+}
+
+static bool all_synced(const struct mu_serve *sv)
+{
+    for (int s = 0; s < MU_SRC__COUNT; s++)
+        if (!sv->synced[s])
+            return false;
+    return true;
+}
+
+static int bind_fn(void *ctx, const char *ns, const char *name,
+                   const char *uid, const char *node, struct mu_err *err);
+static int unbind_fn(void *ctx, const char *ns, const char *name,
+                     const char *uid, struct mu_err *err);
+
+/* The barrier's binds run on HTTP threads: one client each, made on first
+ * use (a curl handle is not shared between threads). */
+static _Thread_local struct mu_kube *tl_kube;
+static pthread_mutex_t clients_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mu_kube **clients;
+static size_t nclients;
+
+static struct mu_kube *thread_client(struct mu_serve *sv, struct mu_err *err)
+{
+    struct mu_kube_opts ko = {.qps = sv->o->qps, .burst = sv->o->burst};
+
+    if (tl_kube)
+        return tl_kube;
+    if (mu_kube_new(&sv->cfg, &ko, &tl_kube, err) < 0)
+        return NULL;
+    pthread_mutex_lock(&clients_lock);
+    clients = mu_xrealloc(clients, (nclients + 1) * sizeof(*clients));
+    clients[nclients++] = tl_kube;
+    pthread_mutex_unlock(&clients_lock);
+    return tl_kube;
+}
+
+static int bind_fn(void *ctx, const char *ns, const char *name,
+                   const char *uid, const char *node, struct mu_err *err)
+{
+    struct mu_kube *k = thread_client(ctx, err);
+
+    return k ? mu_kube_bind(k, ns, name, uid, node, err) : -ENOMEM;
+}
+
+static int unbind_fn(void *ctx, const char *ns, const char *name,
+                     const char *uid, struct mu_err *err)
+{
+    struct mu_kube *k = thread_client(ctx, err);
+    char *path = mu_xasprintf("/api/v1/namespaces/%s/pods/%s", ns, name);
+    int r = k ? mu_kube_delete(k, path, NULL, NULL, err) : -ENOMEM;
+
+    (void)uid;
+    free(path);
+    return r;
+}
+
+static void report_fn(void *ctx, const struct mu_bind_report *r)
+{
+    struct mu_serve *sv = ctx;
+    struct mu_ev *ev = mu_xcalloc(1, sizeof(*ev));
+
+    ev->src = MU_SRC_BIND_REPORT;
+    ev->release = mu_xstrdup(r->release);
+    ev->ok = r->ok;
+    ev->detail = mu_xstrdup_or_null(r->detail);
+    mu_evq_push(&sv->q, ev);
+}
+
+static char *metrics_fn(void *ctx)
+{
+    struct mu_serve *sv = ctx;
+    struct mu_sb sb;
+
+    mu_sb_init(&sb);
+    mu_sb_addf(&sb,
+               "# TYPE muster_cycle_duration_seconds gauge\n"
+               "muster_cycle_duration_seconds %.6f\n"
+               "# TYPE muster_cycles_total counter\n"
+               "muster_cycles_total %llu\n"
+               "# TYPE muster_evictions_total counter\n"
+               "muster_evictions_total %llu\n"
+               "# TYPE muster_releases_total counter\n"
+               "muster_releases_total %llu\n",
+               (double)atomic_load(&sv->last_cycle_ns) / 1e9,
+               (unsigned long long)atomic_load(&sv->cycles),
+               (unsigned long long)atomic_load(&sv->evictions),
+               (unsigned long long)atomic_load(&sv->releases));
+    pthread_mutex_lock(&sv->metrics_lock);
+    if (sv->metrics_text)
+        mu_sb_add(&sb, sv->metrics_text);
+    pthread_mutex_unlock(&sv->metrics_lock);
+    return mu_sb_detach(&sb);
+}
+
+/* Per-queue figures for /metrics, built on the scheduler thread. */
+static void queue_metrics(struct mu_serve *sv)
+{
+    struct mu_cluster *c = &sv->cluster;
+    struct mu_sb sb;
+
+    mu_sb_init(&sb);
+    mu_sb_add(&sb, "# TYPE muster_queue_pending_gangs gauge\n"
+                   "# TYPE muster_queue_allocated gauge\n"
+                   "# TYPE muster_queue_deserved gauge\n");
+    for (size_t i = 0; i < c->nqueues; i++) {
+        const struct mu_cqueue *q = c->queues[i];
+        int pending = 0;
+
+        for (size_t k = 0; k < q->njobs; k++)
+            pending += !mu_job_ready(q->jobs[k]);
+        mu_sb_addf(&sb, "muster_queue_pending_gangs{queue=\"%s\"} %d\n",
+                   q->spec.meta.name, pending);
+        for (int d = 0; d < c->rn.n; d++) {
+            if (d == MU_RES_PODS)
+                continue;
+            mu_sb_addf(&sb,
+                       "muster_queue_allocated{queue=\"%s\",resource=\"%s\"} "
+                       "%lld\n", q->spec.meta.name, c->rn.name[d],
+                       (long long)q->allocated.v[d]);
+            if (q->has_deserved)
+                mu_sb_addf(&sb,
+                           "muster_queue_deserved{queue=\"%s\",resource="
+                           "\"%s\"} %lld\n", q->spec.meta.name,
+                           c->rn.name[d], (long long)q->deserved.v[d]);
+        }
+    }
+    pthread_mutex_lock(&sv->metrics_lock);
+    free(sv->metrics_text);
+    sv->metrics_text = mu_sb_detach(&sb);
+    pthread_mutex_unlock(&sv->metrics_lock);
+}
+
+void mu_serve_publish(struct mu_serve *sv)
+{
+    struct mu_cluster *c = &sv->cluster;
+    struct mu_view *v = mu_view_new(++sv->view_gen, all_synced(sv));
+
+    for (size_t i = 0; i < c->ntasks; i++) {
+        const struct mu_task *t = c->tasks[i];
+        const struct mu_resv *r;
+        const struct mu_job *j = t->job;
+
+        if (!t->pod.meta.uid || t->pod.node_name ||
+            !mu_view_serves(v, t->pod.scheduler_name))
+            continue;
+        r = mu_map_get(&sv->resv, t->key);
+        if (r)
+            mu_view_add_pod(v, t->pod.meta.uid, t->pod.meta.ns,
+                            t->pod.meta.name, j ? j->key : "", r->node,
+                            r->release, r->batch, NULL);
+        else
+            mu_view_add_pod(v, t->pod.meta.uid, t->pod.meta.ns,
+                            t->pod.meta.name, j ? j->key : "", NULL, NULL, 0,
+                            j && j->cond.message ? j->cond.message
+                                                 : "waiting for its gang");
+    }
+    mu_view_publish(&sv->views, v);
+}
+
+static void cycle(struct mu_serve *sv)
+{
+    struct mu_cycle_out out;
+    int64_t t0 = mu_now_ns();
+
+    mu_serve_group_bare_pods(sv);
+    mu_cluster_link(&sv->cluster);
+    mu_cycle_run(&sv->cluster, &sv->conf, t0 / 1000000, &out);
+    atomic_store(&sv->last_cycle_ns, mu_now_ns() - t0);
+    atomic_fetch_add(&sv->cycles, 1);
+    mu_serve_enforce(sv, &out);
+    mu_cycle_out_release(&out);
+    queue_metrics(sv);
+}
+
+static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
+                 struct mu_err *err)
+{
+    struct mu_kube_opts ko = {.qps = o->qps, .burst = o->burst};
+    struct mu_ext_server_opts so;
+    int r;
+
+    memset(sv, 0, sizeof(*sv));
+    sv->o = o;
+    mu_cluster_init(&sv->cluster);
+    mu_evq_init(&sv->q);
+    mu_map_init(&sv->resv);
+    mu_map_init(&sv->written);
+    mu_map_init(&sv->jobs_made);
+    mu_map_init(&sv->announced);
+    for (int s = 0; s < MU_SRC__COUNT; s++)
+        mu_map_init(&sv->listed[s]);
+    mu_view_slot_init(&sv->views);
+    pthread_mutex_init(&sv->metrics_lock, NULL);
+    mu_kube_config_init(&sv->cfg);
+    if (o->config_path) {
+        if ((r = mu_conf_load_file(o->config_path, &sv->conf, err)) < 0)
+            return r;
+    } else {
+        mu_conf_default(&sv->conf);
+    }
+    for (size_t i = 0; i < sv->conf.nwarnings; i++)
+        mu_serve_log(sv, "warning: %s", sv->conf.warnings[i]);
+    if ((r = mu_kube_config_load(o->kubeconfig, NULL, &sv->cfg, err)) < 0)
+        return r;
+    if ((r = mu_kube_new(&sv->cfg, &ko, &sv->kube, err)) < 0)
+        return r;
+    mu_view_publish(&sv->views, mu_view_new(++sv->view_gen, false));
+    sv->barrier = mu_barrier_new(o->bind_timeout_ms, bind_fn, unbind_fn,
+                                 report_fn, sv);
+    memset(&so, 0, sizeof(so));
+    so.listen = o->listen;
+    so.views = &sv->views;
+    so.barrier = sv->barrier;
+    so.metrics = metrics_fn;
+    so.metrics_ctx = sv;
+    if ((r = mu_ext_server_start(&so, &sv->http, err)) < 0)
+        return r;
+    mu_serve_log(sv, "serving the extender on %s (port %d)", o->listen,
+                 mu_ext_server_port(sv->http));
+    return start_informers(sv, err);
+}
+
+static void teardown(struct mu_serve *sv)
+{
+    for (int s = 0; s < MU_SRC__COUNT; s++) {
+        if (sv->inf[s].started)
+            pthread_join(sv->inf[s].thread, NULL);
+        mu_watch_free(sv->inf[s].w);
+        mu_map_release(&sv->listed[s]);
+    }
+    if (sv->http)
+        mu_ext_server_stop(sv->http);
+    if (sv->barrier)
+        mu_barrier_free(sv->barrier);
+    for (size_t i = 0; i < sv->resv.cap; i++) {
+        struct mu_resv *r = sv->resv.slots[i].value;
+
+        if (sv->resv.slots[i].key && r) {
+            free(r->key);
+            free(r->uid);
+            free(r->node);
+            free(r->release);
+            free(r);
+        }
+    }
+    for (size_t i = 0; i < sv->written.cap; i++)
+        if (sv->written.slots[i].key)
+            free(sv->written.slots[i].value);
+    mu_map_release(&sv->resv);
+    mu_map_release(&sv->written);
+    for (size_t i = 0; i < sv->jobs_made.cap; i++)
+        if (sv->jobs_made.slots[i].key)
+            json_decref(sv->jobs_made.slots[i].value);
+    mu_map_release(&sv->jobs_made);
+    mu_map_release(&sv->announced);
+    mu_view_slot_release(&sv->views);
+    mu_evq_release(&sv->q);
+    mu_kube_free(sv->kube);
+    for (size_t i = 0; i < nclients; i++)
+        mu_kube_free(clients[i]);
+    free(clients);
+    clients = NULL;
+    nclients = 0;
+    mu_cluster_release(&sv->cluster);
+    mu_conf_release(&sv->conf);
+    mu_kube_config_release(&sv->cfg);
+    free(sv->metrics_text);
+    pthread_mutex_destroy(&sv->metrics_lock);
+}
+
+int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
+{
+    struct mu_serve sv;
+    int64_t next_tick, burst_end = 0;
+    bool dirty = false, was_synced = false;
+    int r;
+
+    r = setup(&sv, o, err);
+    if (r < 0) {
+        teardown(&sv);
+        return r;
+    }
+    next_tick = mu_now_ns() + o->period_ms * 1000000;
+    while (!atomic_load(o->stop)) {
+        /* a burst of changes is coalesced for coalesce_ms from its first
+         * event, never longer, so a busy stream cannot starve the cycle */
+        struct mu_ev *evs = mu_evq_take(&sv.q, dirty ? burst_end : next_tick);
+        bool was_dirty = dirty;
+
+        for (struct mu_ev *e = evs; e; e = e->next) {
+            if (e->src == MU_SRC_BIND_REPORT) {
+                mu_serve_bind_report(&sv, e->release, e->ok, e->detail);
+                dirty = true;
+            } else {
+                dirty |= mu_serve_apply(&sv, e);
+            }
+        }
+        mu_ev_free(evs);
+        if (dirty && !was_dirty)
+            burst_end = mu_now_ns() + o->coalesce_ms * 1000000;
+        if (!all_synced(&sv)) {
+            mu_serve_publish(&sv);
+            continue;
+        }
+        if (!was_synced)
+            mu_serve_default_queue(&sv);
+        if (!was_synced)
+            mu_serve_log(&sv, "caches synced: %zu nodes, %zu pods, %zu "
+                              "podgroups, %zu queues", sv.cluster.nnodes,
+                         sv.cluster.ntasks, sv.cluster.njobs,
+                         sv.cluster.nqueues);
+        was_synced = true;
+        if (dirty && mu_now_ns() < burst_end)
+            continue;
+        if (dirty || mu_now_ns() >= next_tick) {
+            mu_serve_expire(&sv);
+            mu_serve_wake(&sv);
+            cycle(&sv);
+            mu_serve_publish(&sv);
+            mu_serve_announce(&sv);
+            dirty = false;
+            next_tick = mu_now_ns() + o->period_ms * 1000000;
+        }
+    }
+    mu_serve_log(&sv, "stopping");
+    teardown(&sv);
+    return 0;
+}

@@ -1,0 +1,41 @@
+/*
+ * serve.h - `muster serve`: watches the cluster, runs the scheduling cycle,
+ * releases whole gangs, and answers kube-scheduler as its extender.
+ *
+ * Threads: one watch thread per resource (nodes, pods, podgroups, queues,
+ * priorityclasses, vcjobs) pushes parsed objects into an event queue; the
+ * scheduler thread (the caller of mu_serve_run) owns the cluster, applies
+ * events, runs a cycle on every burst of changes (coalesced) and on a
+ * periodic tick, carries out the decisions through its own API client, and
+ * publishes the view the extender's HTTP threads read.
+ */
+#ifndef MU_SERVE_SERVE_H
+#define MU_SERVE_SERVE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/mu.h"
+
+struct mu_serve_opts {
+    const char *kubeconfig;   /* NULL: $KUBECONFIG, else in-cluster */
+    const char *listen;       /* extender address, "127.0.0.1:8888" */
+    const char *config_path;  /* scheduler configuration; NULL: built in */
+    int64_t period_ms;        /* cycle tick (1000) */
+    int64_t coalesce_ms;      /* wait after the first event of a burst (20) */
+    int64_t bind_timeout_ms;  /* a release batch must reach /bind (20000) */
+    double qps;               /* API client limits (500 / 1000) */
+    int burst;
+    const atomic_bool *stop;  /* set to stop; required */
+    FILE *log;                /* one line per action (stderr) */
+};
+
+/* Fills the defaults above. */
+void mu_serve_opts_init(struct mu_serve_opts *o);
+
+/* Runs until *stop. Returns 0, or -errno with err when it cannot start
+ * (bad kubeconfig or configuration, address in use). */
+int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err);
+
+#endif

@@ -1,0 +1,101 @@
+/*
+ * serve_int.h - the parts of `muster serve` shared by its files: the
+ * daemon's state (owned by the scheduler thread) and the functions that
+ * apply watch events and carry out a cycle's decisions.
+ */
+#ifndef MU_SERVE_SERVE_INT_H
+#define MU_SERVE_SERVE_INT_H
+
+#include "common/map.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "kube/watch.h"
+#include "sched/cluster.h"
+#include "sched/conf.h"
+#include "sched/cycle.h"
+#include "serve/evq.h"
+#include "serve/serve.h"
+#include "server/extender.h"
+#include "server/view.h"
+
+/* A pod muster has released and is waiting to see bound. */
+struct mu_resv {
+    char *key;      /* "ns/name" */
+    char *uid;
+    char *node;
+    char *release;  /* batch id */
+    int batch;      /* members of the batch */
+    bool pinned;    /* released from muster's gate with a node affinity */
+    bool woken;     /* the wake annotation was sent */
+    int64_t since_ns;
+};
+
+struct mu_informer {
+    struct mu_serve *sv;
+    enum mu_src src;
+    struct mu_watch *w;
+    pthread_t thread;
+    bool started;
+};
+
+struct mu_serve {
+    const struct mu_serve_opts *o;
+    struct mu_kube_config cfg;
+    struct mu_kube *kube;          /* the scheduler thread's client */
+    struct mu_conf conf;
+    struct mu_cluster cluster;
+    struct mu_evq q;
+    struct mu_informer inf[MU_SRC__COUNT];
+    bool synced[MU_SRC__COUNT];
+    struct mu_map listed[MU_SRC__COUNT]; /* keys seen in the current LIST */
+    bool listing[MU_SRC__COUNT];
+    struct mu_map resv;            /* pod key -> struct mu_resv */
+    struct mu_map written;         /* "pg/<key>" or "q/<name>" -> status text */
+    struct mu_map announced;       /* uids of waiting pods nudged once */
+    struct mu_map jobs_made;       /* vcjob key -> its defaulted JSON once
+                                      expanded ({} when refused); owned */
+    struct mu_view_slot views;
+    struct mu_barrier *barrier;
+    struct mu_ext_server *http;
+    uint64_t view_gen;
+    uint64_t release_seq;
+    /* figures for /metrics */
+    _Atomic int64_t last_cycle_ns;
+    atomic_ullong cycles, evictions, releases;
+    pthread_mutex_t metrics_lock;
+    char *metrics_text;            /* per-queue figures, rebuilt per cycle */
+};
+
+void mu_serve_log(struct mu_serve *sv, const char *fmt, ...) MU_PRINTF(2, 3);
+
+/* Applies one watch event to the cluster (apply.c). Returns true when
+ * scheduling may have changed. */
+bool mu_serve_apply(struct mu_serve *sv, struct mu_ev *ev);
+/* After a relist: drops objects of src that the list no longer has. */
+void mu_serve_list_end(struct mu_serve *sv, enum mu_src src);
+
+/* Carries out a cycle's decisions and writes status (enforce.c). */
+void mu_serve_enforce(struct mu_serve *sv, const struct mu_cycle_out *out);
+/* A bind batch finished (from the barrier, via the queue). */
+void mu_serve_bind_report(struct mu_serve *sv, const char *release, bool ok,
+                          const char *detail);
+/* Released pods still unbound after a moment get a wake annotation. */
+void mu_serve_wake(struct mu_serve *sv);
+/* Releases whose pods never reached /bind in time are recovered. */
+void mu_serve_expire(struct mu_serve *sv);
+/* Nudges waiting pods once so their events carry the gang's reason. */
+void mu_serve_announce(struct mu_serve *sv);
+/* Builds and publishes the extender's view. */
+void mu_serve_publish(struct mu_serve *sv);
+/* Expands new vcjobs into their PodGroup and gated pods (jobs.c). */
+void mu_serve_jobs(struct mu_serve *sv, json_t *job);
+/* A vcjob was deleted; a pod was deleted (made again when its vcjob is
+ * alive) (jobs.c). */
+void mu_serve_job_deleted(struct mu_serve *sv, const json_t *job);
+void mu_serve_pod_deleted(struct mu_serve *sv, const json_t *pod);
+/* Gives pods without a group a PodGroup of their own (jobs.c). */
+void mu_serve_group_bare_pods(struct mu_serve *sv);
+/* Makes the default queue when it is missing (jobs.c). */
+void mu_serve_default_queue(struct mu_serve *sv);
+
+#endif

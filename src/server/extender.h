@@ -1,0 +1,147 @@
+/*
+ * extender.h - muster as kube-scheduler's extender (extender.md): the pure
+ * request handlers, the /bind barrier, and the HTTP server around them.
+ *
+ * Wire format: JSON keys are the capitalised Go field names (Pod, NodeNames,
+ * FailedNodes, FailedAndUnresolvableNodes, Error, Host, Score, PodName,
+ * PodNamespace, PodUID, Node, NodeNameToMetaVictims). muster runs with
+ * nodeCacheCapable: true, so requests carry node names, not Node objects.
+ * Every reply is HTTP 200; problems go in Error. Rejected nodes are always
+ * listed in FailedAndUnresolvableNodes with one short reason that is the
+ * same on every node (so kube-scheduler's message aggregates and default
+ * preemption never acts).
+ *
+ * Threads: libmicrohttpd calls handlers on its own threads (a thread per
+ * connection, since /bind blocks). Handlers read the published view
+ * (view.h) and meet in the barrier; they never touch scheduler state.
+ */
+#ifndef MU_SERVER_EXTENDER_H
+#define MU_SERVER_EXTENDER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/mu.h"
+#include "server/view.h"
+
+/* Largest request body accepted; larger ones get 413 and are not read. */
+#define MU_EXT_MAX_BODY (8u << 20)
+/* Most connections served at once (each blocked /bind holds one). */
+#define MU_EXT_MAX_CONNS 1024
+
+/*
+ * /filter. args is the decoded ExtenderArgs. Pass-through for pods whose
+ * schedulerName muster does not serve (every node echoed). For muster's
+ * pods: before the view is synced, every node is rejected ("muster is
+ * starting"); a pod with a reserved node passes that node only (when it is
+ * in NodeNames); a waiting or unknown pod is rejected everywhere with its
+ * reason. Returns a new ExtenderFilterResult object; never NULL. A
+ * malformed request gives a result with Error set.
+ */
+json_t *mu_ext_filter(const struct mu_view *v, const json_t *args);
+
+/* /prioritize: a HostPriorityList (top-level array): 10 for a reserved
+ * node, 0 for the rest; every node listed. */
+json_t *mu_ext_prioritize(const struct mu_view *v, const json_t *args);
+
+/*
+ * The same two answers straight from the request body (len bytes), as the
+ * HTTP threads serve them: no jansson tree is built; the body is validated
+ * in one pass and node names are echoed exactly as they came. Return the
+ * reply's JSON text (NUL-terminated, *out_len bytes; the caller frees it;
+ * never NULL) and set *bad when the request was malformed (the filter
+ * reply then carries Error; the prioritize reply is []). Equal, as JSON,
+ * to dumping mu_ext_filter / mu_ext_prioritize of the parsed body.
+ */
+char *mu_ext_filter_body(const struct mu_view *v, const char *body, size_t len,
+                         size_t *out_len, bool *bad);
+char *mu_ext_prioritize_body(const struct mu_view *v, const char *body,
+                             size_t len, size_t *out_len, bool *bad);
+
+/* /preempt: always vetoes: {"NodeNameToMetaVictims": {}}. muster's own
+ * reclaim and preempt choose victims. */
+json_t *mu_ext_preempt(const struct mu_view *v, const json_t *args);
+
+/* Binds one pod: POST pods/<name>/binding. 0 or -errno with err. Called by
+ * the barrier, from an HTTP thread, for every member of a batch. */
+typedef int (*mu_bind_fn)(void *ctx, const char *ns, const char *name,
+                          const char *uid, const char *node,
+                          struct mu_err *err);
+/* Undoes a bind that went through when a later member of the same batch
+ * failed: deletes the pod (its controller recreates it). */
+typedef int (*mu_unbind_fn)(void *ctx, const char *ns, const char *name,
+                            const char *uid, struct mu_err *err);
+
+/* What the barrier tells the scheduler thread after each batch. */
+struct mu_bind_report {
+    char *release;   /* batch id */
+    bool ok;         /* every member bound */
+    char *detail;    /* why not, when !ok */
+};
+typedef void (*mu_report_fn)(void *ctx, const struct mu_bind_report *r);
+
+struct mu_barrier;
+
+/*
+ * The /bind barrier. Members of a release batch wait for each other: when
+ * the last one arrives, all are bound (by the thread of the last arrival,
+ * one bind call each); if any bind fails, the ones already bound are undone
+ * and every member gets the error. If not all arrive within timeout_ms of
+ * the first arrival, every waiting member gets an error and nothing of the
+ * batch is bound. Each outcome is reported once through report.
+ * now_ms and timeouts use CLOCK_MONOTONIC.
+ */
+struct mu_barrier *mu_barrier_new(int64_t timeout_ms, mu_bind_fn bind,
+                                  mu_unbind_fn unbind, mu_report_fn report,
+                                  void *ctx);
+void mu_barrier_free(struct mu_barrier *b);
+
+/*
+ * /bind for one pod (args: ExtenderBindingArgs). Pods muster does not
+ * serve, or that are not in a release batch, are bound at once (a batch of
+ * one). A pod whose reserved node differs from args.Node is refused.
+ * Blocks until its batch completes or times out. Returns a new
+ * ExtenderBindingResult ({"Error": ""} on success).
+ */
+json_t *mu_ext_bind(struct mu_barrier *b, const struct mu_view *v,
+                    const json_t *args);
+
+/* Counters exported on /metrics (updated with atomics by handlers; the
+ * scheduler thread fills the rest through mu_ext_metrics_text's callback).
+ */
+struct mu_ext_stats {
+    atomic_ullong filter_calls, filter_ns_total;
+    atomic_ullong bind_calls, bind_ok, bind_failed, batches_timed_out;
+    atomic_ullong bad_requests;
+    /* filter latency histogram: bucket i counts calls < 2^i microseconds */
+    atomic_ullong filter_hist[24];
+};
+
+/* Extra metric text (cycle duration, pending gangs per queue, queue
+ * allocated and deserved, evictions), produced by the scheduler side. */
+typedef char *(*mu_metrics_fn)(void *ctx);
+
+struct mu_ext_server;
+
+struct mu_ext_server_opts {
+    const char *listen;       /* "HOST:PORT"; port 0 picks a free one */
+    struct mu_view_slot *views;
+    struct mu_barrier *barrier;
+    mu_metrics_fn metrics;    /* optional */
+    void *metrics_ctx;
+    const char *tls_cert_pem; /* optional: serve HTTPS */
+    const char *tls_key_pem;
+};
+
+/* Starts serving /filter /prioritize /bind /preempt /healthz /readyz
+ * /metrics. /readyz answers 200 once the published view is synced, 503
+ * before. Returns 0 and *out, or -errno with err. */
+int mu_ext_server_start(const struct mu_ext_server_opts *o,
+                        struct mu_ext_server **out, struct mu_err *err);
+/* The port actually bound. */
+int mu_ext_server_port(const struct mu_ext_server *s);
+struct mu_ext_stats *mu_ext_server_stats(struct mu_ext_server *s);
+void mu_ext_server_stop(struct mu_ext_server *s);
+
+#endif

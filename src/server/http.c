@@ -1,0 +1,577 @@
+/*
+ * http.c - the extender's HTTP server (libmicrohttpd, a thread per
+ * connection since /bind blocks).
+ *
+ * libmicrohttpd calls the access handler several times per request: once
+ * with the headers (route and method are checked, an announced oversize
+ * body is refused with 413 before it is read), once per body piece
+ * (collected into a buffer bounded by MU_EXT_MAX_BODY on *req_cls), and
+ * once more when the request is complete, which calls the pure handler of
+ * extender.c and queues its reply. The completed callback frees *req_cls.
+ */
+#include "server/extender.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server/internal.h"
+
+/* Seconds an idle keep-alive connection (and its thread) is kept. */
+#define IDLE_TIMEOUT_S 120
+#define LISTEN_BACKLOG 512
+#define N_BUCKETS 24
+
+struct mu_ext_server {
+    struct MHD_Daemon *d;
+    int port;
+    struct mu_view_slot *views;
+    struct mu_barrier *barrier;
+    mu_metrics_fn metrics;
+    void *metrics_ctx;
+    struct mu_ext_stats stats;
+};
+
+enum route {
+    R_FILTER,
+    R_PRIORITIZE,
+    R_BIND,
+    R_PREEMPT,
+    R_HEALTHZ,
+    R_READYZ,
+    R_METRICS,
+    R_UNKNOWN,
+};
+
+struct req {
+    enum route route;
+    unsigned refuse; /* status to answer once the body is drained, or 0 */
+    bool too_big;
+    char *body;
+    size_t len, cap;
+};
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static enum route route_of(const char *url)
+{
+    /* kube-scheduler appends "/<verb>" to urlPrefix */
+    if (ends_with(url, "/filter"))
+        return R_FILTER;
+    if (ends_with(url, "/prioritize"))
+        return R_PRIORITIZE;
+    if (ends_with(url, "/bind"))
+        return R_BIND;
+    if (ends_with(url, "/preempt"))
+        return R_PREEMPT;
+    if (!strcmp(url, "/healthz"))
+        return R_HEALTHZ;
+    if (!strcmp(url, "/readyz"))
+        return R_READYZ;
+    if (!strcmp(url, "/metrics"))
+        return R_METRICS;
+    return R_UNKNOWN;
+}
+
+static bool is_verb(enum route r)
+{
+    return r <= R_PREEMPT;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
+                             const char *type, char *body, size_t len,
+                             bool close, const char *allow)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    enum MHD_Result ret;
+
+    if (!resp) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    if (allow)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+    if (close)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    ret = MHD_queue_response(c, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status,
+                                  const char *text, bool close)
+{
+    char *body = mu_xasprintf("%s\n", text);
+
+    return reply(c, status, "text/plain; charset=utf-8", body, strlen(body),
+                 close, NULL);
+}
+
+static enum MHD_Result reply_json(struct MHD_Connection *c, json_t *j)
+{
+    char *body = json_dumps(j, JSON_COMPACT);
+
+    json_decref(j);
+    if (!body)
+        return MHD_NO;
+    return reply(c, MHD_HTTP_OK, "application/json", body, strlen(body), false,
+                 NULL);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The bucket of a duration: the smallest i with ns < 2^i microseconds
+ * (the last bucket also takes everything longer). */
+static unsigned bucket_of(uint64_t ns)
+{
+    uint64_t us = ns / 1000;
+    unsigned i = 0;
+
+    while (us) {
+        us >>= 1;
+        i++;
+    }
+    return i < N_BUCKETS ? i : N_BUCKETS - 1;
+}
+
+static enum MHD_Result serve_filter(struct mu_ext_server *s,
+                                    struct MHD_Connection *c, struct req *r,
+                                    bool prioritize)
+{
+    struct mu_view *v = mu_view_get(s->views);
+    const char *in = r->body ? r->body : ""; /* an empty body */
+    uint64_t t0 = now_ns(), dt;
+    size_t len;
+    bool bad;
+    char *body = prioritize ? mu_ext_prioritize_body(v, in, r->len, &len, &bad)
+                            : mu_ext_filter_body(v, in, r->len, &len, &bad);
+
+    mu_view_put(v);
+    if (!prioritize) {
+        dt = now_ns() - t0;
+        atomic_fetch_add(&s->stats.filter_calls, 1);
+        atomic_fetch_add(&s->stats.filter_ns_total, dt);
+        atomic_fetch_add(&s->stats.filter_hist[bucket_of(dt)], 1);
+    }
+    if (bad)
+        atomic_fetch_add(&s->stats.bad_requests, 1);
+    return reply(c, MHD_HTTP_OK, "application/json", body, len, false, NULL);
+}
+
+static enum MHD_Result serve_bind(struct mu_ext_server *s,
+                                  struct MHD_Connection *c, struct req *r)
+{
+    struct mu_ext_bind_req br;
+    json_error_t je;
+    json_t *args = json_loadb(r->body ? r->body : "", r->len, 0, &je);
+    json_t *res;
+    struct mu_view *v;
+    const char *e;
+
+    atomic_fetch_add(&s->stats.bind_calls, 1);
+    if (!args) {
+        char *msg = mu_xasprintf("malformed ExtenderBindingArgs: %s", je.text);
+
+        res = json_pack("{s:s}", "Error", msg);
+        if (!res) /* the message quoted invalid UTF-8 */
+            res = json_pack("{s:s}", "Error", "malformed ExtenderBindingArgs");
+        free(msg);
+        atomic_fetch_add(&s->stats.bad_requests, 1);
+        atomic_fetch_add(&s->stats.bind_failed, 1);
+        return reply_json(c, res);
+    }
+    v = mu_view_get(s->views);
+    mu_ext_bind_prepare(v, args, &br);
+    mu_view_put(v); /* not held while the barrier waits */
+    json_decref(args);
+    if (br.bad)
+        atomic_fetch_add(&s->stats.bad_requests, 1);
+    res = mu_ext_bind_finish(s->barrier, &br);
+    e = json_string_value(json_object_get(res, "Error"));
+    atomic_fetch_add(e && *e ? &s->stats.bind_failed : &s->stats.bind_ok, 1);
+    return reply_json(c, res);
+}
+
+static void metric(struct mu_sb *sb, const char *name, const char *type,
+                   const char *help)
+{
+    mu_sb_addf(sb, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static char *metrics_text(struct mu_ext_server *s)
+{
+    const char *h = "muster_extender_filter_duration_seconds";
+    struct mu_ext_stats *st = &s->stats;
+    unsigned long long cum = 0;
+    struct mu_sb sb;
+    char *extra;
+
+    mu_sb_init(&sb);
+    metric(&sb, "muster_extender_filter_requests_total", "counter",
+           "Filter requests answered.");
+    mu_sb_addf(&sb, "muster_extender_filter_requests_total %llu\n",
+               atomic_load(&st->filter_calls));
+    metric(&sb, h, "histogram",
+           "Time to answer a filter request (read, decide, write), "
+           "seconds.");
+    for (unsigned i = 0; i < N_BUCKETS; i++) {
+        cum += atomic_load(&st->filter_hist[i]);
+        if (i < N_BUCKETS - 1) /* the last bucket is the overflow */
+            mu_sb_addf(&sb, "%s_bucket{le=\"%.6f\"} %llu\n", h,
+                       (double)(1u << i) / 1e6, cum);
+    }
+    mu_sb_addf(&sb, "%s_bucket{le=\"+Inf\"} %llu\n", h, cum);
+    mu_sb_addf(&sb, "%s_sum %.9f\n", h,
+               (double)atomic_load(&st->filter_ns_total) / 1e9);
+    mu_sb_addf(&sb, "%s_count %llu\n", h, cum);
+    metric(&sb, "muster_extender_bind_requests_total", "counter",
+           "Bind requests received.");
+    mu_sb_addf(&sb, "muster_extender_bind_requests_total %llu\n",
+               atomic_load(&st->bind_calls));
+    metric(&sb, "muster_extender_binds_total", "counter",
+           "Bind requests answered, by result.");
+    mu_sb_addf(&sb, "muster_extender_binds_total{result=\"ok\"} %llu\n",
+               atomic_load(&st->bind_ok));
+    mu_sb_addf(&sb, "muster_extender_binds_total{result=\"failed\"} %llu\n",
+               atomic_load(&st->bind_failed));
+    metric(&sb, "muster_extender_batches_timed_out_total", "counter",
+           "Release batches whose members did not all reach bind in time.");
+    mu_sb_addf(&sb, "muster_extender_batches_timed_out_total %llu\n",
+               atomic_load(&st->batches_timed_out));
+    metric(&sb, "muster_extender_bad_requests_total", "counter",
+           "Requests refused as malformed, oversize, or of the wrong "
+           "method or path.");
+    mu_sb_addf(&sb, "muster_extender_bad_requests_total %llu\n",
+               atomic_load(&st->bad_requests));
+    if (s->metrics && (extra = s->metrics(s->metrics_ctx))) {
+        mu_sb_add(&sb, extra);
+        if (sb.len && sb.buf[sb.len - 1] != '\n')
+            mu_sb_add(&sb, "\n");
+        free(extra);
+    }
+    return mu_sb_detach(&sb);
+}
+
+static enum MHD_Result serve(struct mu_ext_server *s, struct MHD_Connection *c,
+                             struct req *r)
+{
+    struct mu_view *v;
+    bool ready;
+    char *text;
+
+    switch (r->route) {
+    case R_FILTER:
+        return serve_filter(s, c, r, false);
+    case R_PRIORITIZE:
+        return serve_filter(s, c, r, true);
+    case R_BIND:
+        return serve_bind(s, c, r);
+    case R_PREEMPT:
+        /* always a veto: the body is not even parsed */
+        return reply_json(c, mu_ext_preempt(NULL, NULL));
+    case R_HEALTHZ:
+        return reply_text(c, MHD_HTTP_OK, "ok", false);
+    case R_READYZ:
+        v = mu_view_get(s->views);
+        ready = v && v->synced;
+        mu_view_put(v);
+        return ready ? reply_text(c, MHD_HTTP_OK, "ok", false)
+                     : reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+                                  "not ready: caches not synced", false);
+    case R_METRICS:
+        text = metrics_text(s);
+        return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
+                     text, strlen(text), false, NULL);
+    case R_UNKNOWN:
+        break;
+    }
+    return reply_text(c, MHD_HTTP_NOT_FOUND, "not found", false);
+}
+
+/* Content-Length as announced, or -1 (absent, chunked or unreadable). */
+static long long content_length(struct MHD_Connection *c)
+{
+    const char *cl = MHD_lookup_connection_value(
+        c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    char *end;
+    long long n;
+
+    if (!cl)
+        return -1;
+    errno = 0;
+    n = strtoll(cl, &end, 10);
+    if (errno || end == cl || *end || n < 0)
+        return -1;
+    return n;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
+                                  const char *url, const char *method,
+                                  const char *version, const char *upload,
+                                  size_t *upload_size, void **req_cls)
+{
+    struct mu_ext_server *s = cls;
+    struct req *r = *req_cls;
+
+    if (!r) { /* headers only */
+        bool get = !strcmp(method, MHD_HTTP_METHOD_GET) ||
+                   !strcmp(method, MHD_HTTP_METHOD_HEAD);
+        long long cl;
+
+        r = mu_xcalloc(1, sizeof(*r));
+        *req_cls = r;
+        r->route = route_of(url);
+        if (r->route == R_UNKNOWN)
+            r->refuse = MHD_HTTP_NOT_FOUND;
+        else if (is_verb(r->route) ? strcmp(method, MHD_HTTP_METHOD_POST)
+                                   : !get)
+            r->refuse = MHD_HTTP_METHOD_NOT_ALLOWED;
+        if (r->refuse || !is_verb(r->route))
+            return MHD_YES;
+        cl = content_length(c);
+        if (cl > (long long)MU_EXT_MAX_BODY) {
+            /* refused before the body is read; MHD then closes */
+            atomic_fetch_add(&s->stats.bad_requests, 1);
+            return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE,
+                              "request body too large", true);
+        }
+        if (cl > 0) {
+            r->cap = (size_t)cl + 1;
+            r->body = mu_xmalloc(r->cap);
+        }
+        return MHD_YES;
+    }
+    if (*upload_size) { /* a piece of the body */
+        size_t n = *upload_size;
+
+        *upload_size = 0;
+        if (r->refuse || r->too_big || !is_verb(r->route))
+            return MHD_YES; /* drained */
+        if (n > MU_EXT_MAX_BODY - r->len) {
+            /* chunked (unannounced): drain the rest, then 413 */
+            r->too_big = true;
+            free(r->body);
+            r->body = NULL;
+            r->len = r->cap = 0;
+            return MHD_YES;
+        }
+        mu_xgrow((void **)&r->body, &r->cap, r->len + n + 1, 1);
+        memcpy(r->body + r->len, upload, n);
+        r->len += n;
+        return MHD_YES;
+    }
+    if (r->refuse || r->too_big) {
+        atomic_fetch_add(&s->stats.bad_requests, 1);
+        if (r->too_big)
+            return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE,
+                              "request body too large", true);
+        if (r->refuse == MHD_HTTP_NOT_FOUND)
+            return reply_text(c, r->refuse, "not found", false);
+        return reply(c, r->refuse, "text/plain; charset=utf-8",
+                     mu_xstrdup("method not allowed\n"), 19, false,
+                     is_verb(r->route) ? "POST" : "GET, HEAD");
+    }
+    return serve(s, c, r);
+}
+
+static void on_done(void *cls, struct MHD_Connection *c, void **req_cls,
+                    enum MHD_RequestTerminationCode toe)
+{
+    struct req *r = *req_cls;
+
+    if (!r)
+        return;
+    free(r->body);
+    free(r);
+    *req_cls = NULL;
+}
+
+/* Splits "HOST:PORT" ("[v6]:PORT", ":PORT" or "*:PORT" for every IPv4
+ * address) and makes a listening socket. fd, or -errno with err. */
+static int listen_on(const char *listen_addr, struct mu_err *err)
+{
+    struct addrinfo hints = {0}, *ai = NULL;
+    char host[256], port[16];
+    const char *colon, *h = listen_addr;
+    size_t hl;
+    int fd, one = 1, rc;
+
+    if (listen_addr[0] == '[') {
+        const char *close = strchr(listen_addr, ']');
+
+        if (!close || close[1] != ':')
+            return mu_err_set(err, -EINVAL, "listen %s: want [IPV6]:PORT",
+                              listen_addr);
+        h = listen_addr + 1;
+        hl = (size_t)(close - h);
+        colon = close + 1;
+    } else {
+        colon = strrchr(listen_addr, ':');
+        if (!colon)
+            return mu_err_set(err, -EINVAL, "listen %s: want HOST:PORT",
+                              listen_addr);
+        hl = (size_t)(colon - listen_addr);
+    }
+    if (hl >= sizeof(host) || strlen(colon + 1) >= sizeof(port) || !colon[1] ||
+        strspn(colon + 1, "0123456789") != strlen(colon + 1))
+        return mu_err_set(err, -EINVAL, "listen %s: bad host or port",
+                          listen_addr);
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    snprintf(port, sizeof(port), "%s", colon + 1);
+    if (!strcmp(host, "*") || !host[0])
+        snprintf(host, sizeof(host), "0.0.0.0");
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    rc = getaddrinfo(host, port, &hints, &ai);
+    if (rc)
+        return mu_err_set(err, -EINVAL, "listen %s: %s", listen_addr,
+                          gai_strerror(rc));
+    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        rc = -errno;
+        freeaddrinfo(ai);
+        return mu_err_set(err, rc, "listen %s: socket: %s", listen_addr,
+                          strerror(-rc));
+    }
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, LISTEN_BACKLOG) ||
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)) {
+        rc = -errno;
+        close(fd);
+        freeaddrinfo(ai);
+        return mu_err_set(err, rc, "listen %s: %s", listen_addr, strerror(-rc));
+    }
+    freeaddrinfo(ai);
+    return fd;
+}
+
+static int bound_port(struct MHD_Daemon *d, int fd)
+{
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+
+    if (info && info->port)
+        return info->port;
+    if (getsockname(fd, (struct sockaddr *)&ss, &len))
+        return 0;
+    if (ss.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+/* A PEM block's frame; what lies between is for GnuTLS to judge (whose
+ * failure path in MHD 0.9.75 leaks the half-loaded certificate). */
+static bool looks_like_pem(const char *pem)
+{
+    const char *begin = strstr(pem, "-----BEGIN ");
+
+    return begin && strstr(begin, "-----END ");
+}
+
+int mu_ext_server_start(const struct mu_ext_server_opts *o,
+                        struct mu_ext_server **out, struct mu_err *err)
+{
+    unsigned flags =
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
+    bool tls = o->tls_cert_pem || o->tls_key_pem;
+    struct MHD_OptionItem tls_opts[3] = {{MHD_OPTION_END, 0, NULL}};
+    struct mu_ext_server *s;
+    int fd;
+
+    *out = NULL;
+    if (!o->listen || !o->views || !o->barrier)
+        return mu_err_set(err, -EINVAL,
+                          "extender: listen, views and barrier are needed");
+    if (tls && !(o->tls_cert_pem && o->tls_key_pem))
+        return mu_err_set(err, -EINVAL,
+                          "extender: TLS needs both a certificate and a key");
+    if (tls &&
+        (!looks_like_pem(o->tls_cert_pem) || !looks_like_pem(o->tls_key_pem)))
+        return mu_err_set(err, -EINVAL, "extender: the TLS %s is not PEM",
+                          looks_like_pem(o->tls_cert_pem) ? "key"
+                                                          : "certificate");
+    if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+        return mu_err_set(err, -ENOTSUP,
+                          "extender: libmicrohttpd was built without TLS");
+    if (tls) {
+        flags |= MHD_USE_TLS;
+        tls_opts[0] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0,
+                                              (void *)o->tls_cert_pem};
+        tls_opts[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0,
+                                              (void *)o->tls_key_pem};
+        tls_opts[2] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    }
+    /* select() cannot watch descriptors above FD_SETSIZE */
+    if (MHD_is_feature_supported(MHD_FEATURE_POLL) == MHD_YES)
+        flags |= MHD_USE_POLL;
+    json_object_seed(0); /* before any handler thread (see barrier.c) */
+    fd = listen_on(o->listen, err);
+    if (fd < 0)
+        return fd;
+    s = mu_xcalloc(1, sizeof(*s));
+    s->views = o->views;
+    s->barrier = o->barrier;
+    s->metrics = o->metrics;
+    s->metrics_ctx = o->metrics_ctx;
+    mu_barrier_set_stats(o->barrier, &s->stats);
+    s->d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)MU_EXT_MAX_CONNS,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
+        MHD_OPTION_NOTIFY_COMPLETED, on_done, s, MHD_OPTION_ARRAY, tls_opts,
+        MHD_OPTION_END);
+    if (!s->d) {
+        mu_barrier_set_stats(o->barrier, NULL);
+        free(s);
+        if (fcntl(fd, F_GETFD) != -1) /* MHD may have closed it */
+            close(fd);
+        return mu_err_set(
+            err, -EIO, "extender: libmicrohttpd could not start on %s%s",
+            o->listen, tls ? " (is the TLS certificate or key invalid?)" : "");
+    }
+    s->port = bound_port(s->d, fd);
+    *out = s;
+    return 0;
+}
+
+int mu_ext_server_port(const struct mu_ext_server *s)
+{
+    return s->port;
+}
+
+struct mu_ext_stats *mu_ext_server_stats(struct mu_ext_server *s)
+{
+    return &s->stats;
+}
+
+void mu_ext_server_stop(struct mu_ext_server *s)
+{
+    if (!s)
+        return;
+    /* waits for every connection thread, blocked binds included */
+    MHD_stop_daemon(s->d);
+    mu_barrier_set_stats(s->barrier, NULL);
+    free(s);
+}

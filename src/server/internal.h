@@ -1,0 +1,102 @@
+/*
+ * internal.h - what the files of src/server share and nobody else uses:
+ * the request scanner behind the fast /filter and /prioritize paths, the
+ * two halves of /bind (so the HTTP thread drops its view reference before
+ * it blocks), and the barrier's entry point.
+ */
+#ifndef MU_SERVER_INTERNAL_H
+#define MU_SERVER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/mu.h"
+#include "server/extender.h"
+#include "server/view.h"
+
+/* Deepest nesting the scanner accepts (jansson's limit). */
+#define MU_SCAN_MAX_DEPTH 2048
+
+/* A JSON string token exactly as it appears in the input, quotes
+ * included; p == NULL when absent (or null). esc: it has escapes. */
+struct mu_js_tok {
+    const char *p;
+    size_t len;
+    bool esc;
+};
+
+/* What /filter and /prioritize read from ExtenderArgs. Keys match without
+ * regard to case and the last of several matching keys wins (Go's
+ * encoding/json). Everything else is validated and skipped. The tokens
+ * point into the scanned buffer. */
+struct mu_ext_args {
+    bool pod;                       /* "Pod" is an object */
+    struct mu_js_tok ns, name, uid; /* Pod.metadata.* */
+    struct mu_js_tok sched;         /* Pod.spec.schedulerName */
+    bool node_names;                /* "NodeNames" is an array */
+    const char *names_raw;          /* its text, '[' to ']' */
+    size_t names_raw_len;
+    struct mu_js_name *names; /* its elements (owned array) */
+    size_t n_names, cap_names;
+};
+
+/* A NodeNames element, 8 bytes (thousands per request): its offset in
+ * names_raw and its length, the top bit of which says it has escapes. */
+struct mu_js_name {
+    uint32_t off;
+    uint32_t len;
+};
+
+#define MU_JS_NAME_ESC 0x80000000u
+
+static inline struct mu_js_tok mu_ext_name(const struct mu_ext_args *a,
+                                           size_t i)
+{
+    struct mu_js_tok t = {a->names_raw + a->names[i].off,
+                          a->names[i].len & ~MU_JS_NAME_ESC,
+                          (a->names[i].len & MU_JS_NAME_ESC) != 0};
+
+    return t;
+}
+
+/*
+ * Scans buf (len bytes, less than 2 GiB; need not be NUL-terminated) as
+ * ExtenderArgs, checking that the whole of it is valid JSON (RFC 8259, UTF-8,
+ * no \u0000, no lone surrogates, depth <= MU_SCAN_MAX_DEPTH). 0, or -EINVAL
+ * with a message in err. a is always left releasable.
+ */
+int mu_scan_ext_args(const char *buf, size_t len, struct mu_ext_args *a,
+                     struct mu_err *err);
+void mu_ext_args_release(struct mu_ext_args *a);
+/* Decodes a valid string token into out (room for t.len bytes) with a NUL;
+ * returns the decoded length. */
+size_t mu_js_decode(struct mu_js_tok t, char *out);
+/* True when the decoded token equals s. */
+bool mu_js_tok_eq(struct mu_js_tok t, const char *s);
+/* Length of the valid UTF-8 sequence starting at p (before end), or 0. */
+size_t mu_utf8_seq_len(const char *p, const char *end);
+
+/* /bind, split: prepare reads args and the view (copying what it needs);
+ * finish meets the barrier (blocks) and returns the ExtenderBindingResult.
+ * finish releases r. */
+struct mu_ext_bind_req {
+    char *ns, *name, *uid, *node;
+    char *release; /* NULL: bind at once */
+    int batch_size;
+    char *error; /* set: refuse with this error, bind nothing */
+    bool bad;    /* the request was malformed */
+};
+void mu_ext_bind_prepare(const struct mu_view *v, const json_t *args,
+                         struct mu_ext_bind_req *r);
+json_t *mu_ext_bind_finish(struct mu_barrier *b, struct mu_ext_bind_req *r);
+
+/* Binds one pod through its release batch (release NULL: at once, no
+ * report). Blocks until the batch is done. 0, or -errno with err. */
+int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
+                    const char *ns, const char *name, const char *uid,
+                    const char *node, struct mu_err *err);
+/* Counts timed-out batches into st (NULL: stop counting). */
+void mu_barrier_set_stats(struct mu_barrier *b, struct mu_ext_stats *st);
+
+#endif

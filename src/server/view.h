@@ -1,0 +1,75 @@
+/*
+ * view.h - what the extender's HTTP threads know: an immutable snapshot of
+ * muster's reservations, published by the scheduler thread after every
+ * cycle and read without locks by /filter, /prioritize and /bind.
+ *
+ * Ownership and threads: the scheduler thread builds a view
+ * (mu_view_new, mu_view_add_*), then publishes it (mu_view_publish), after
+ * which nobody changes it. Readers take a reference with mu_view_get() and
+ * drop it with mu_view_put(); the last put frees it. Publishing swaps the
+ * current pointer under a mutex held only for the swap (and taken by
+ * mu_view_get just long enough to bump the count), so readers never wait
+ * for the scheduler's work; readers holding the old view keep it valid.
+ */
+#ifndef MU_SERVER_VIEW_H
+#define MU_SERVER_VIEW_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/map.h"
+
+/* One pod muster has decided about. */
+struct mu_view_pod {
+    char *uid;
+    char *ns;
+    char *name;
+    char *node;     /* reserved node; NULL while the pod must wait */
+    char *gang;     /* "namespace/podgroup" */
+    char *release;  /* release batch id ("<gang>#<n>"): pods released
+                       together bind together; NULL while waiting */
+    int batch_size; /* members of that release batch */
+    char *reason;   /* why it waits (short, the same for every node) */
+};
+
+struct mu_view {
+    atomic_int refs;
+    uint64_t gen;        /* publication number, increasing */
+    bool synced;         /* the caches have listed everything once */
+    char **sched_names;  /* schedulerNames muster serves (NULL-terminated) */
+    struct mu_map pods;  /* uid -> struct mu_view_pod * (owned) */
+};
+
+/* An empty, unsynced view serving schedulerName "volcano". */
+struct mu_view *mu_view_new(uint64_t gen, bool synced);
+/* Adds a pod; strings are copied; reserved node NULL = must wait. */
+void mu_view_add_pod(struct mu_view *v, const char *uid, const char *ns,
+                     const char *name, const char *gang, const char *node,
+                     const char *release, int batch_size, const char *reason);
+const struct mu_view_pod *mu_view_pod(const struct mu_view *v, const char *uid);
+/* True when sched_name (NULL: false) is one of v's schedulerNames. */
+bool mu_view_serves(const struct mu_view *v, const char *sched_name);
+/* Replaces the schedulerNames v serves with copies of names (a
+ * NULL-terminated list); only before publishing. sched_names is owned by
+ * the view (the array and its strings, freed with it). */
+void mu_view_set_sched_names(struct mu_view *v, const char *const *names);
+
+/* The published view, shared between the scheduler and HTTP threads. */
+struct mu_view_slot {
+    pthread_mutex_t lock;
+    struct mu_view *cur;
+};
+
+void mu_view_slot_init(struct mu_view_slot *s);
+/* Frees the current view (call when no reader can remain). */
+void mu_view_slot_release(struct mu_view_slot *s);
+/* Replaces the current view with v (taking the caller's reference). */
+void mu_view_publish(struct mu_view_slot *s, struct mu_view *v);
+/* A reference to the current view (never NULL after the first publish;
+ * NULL before). */
+struct mu_view *mu_view_get(struct mu_view_slot *s);
+void mu_view_put(struct mu_view *v);
+
+#endif

@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# End-to-end: muster serve + its kube-scheduler on a real control plane
+# (etcd, kube-apiserver, kube-controller-manager, two kube-schedulers, kwok),
+# driven with kubectl the way a user drives it. Prints TAP, one test point
+# per check; exit 0 when all pass.
+#
+# Usage: tests/e2e/gang.sh MUSTER_BINARY
+# Env: MUSTER_E2E_KEEP=1 keeps the run directory (path printed on stderr).
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+MUSTER=${1:?usage: gang.sh MUSTER_BINARY}
+case "$MUSTER" in /*) ;; *) MUSTER=$PWD/$MUSTER ;; esac
+D=$(mktemp -d /tmp/muster-e2e.XXXXXX)
+MPID=""
+n=0
+failed=0
+
+cleanup() {
+    [ -n "$MPID" ] && kill -9 "$MPID" 2>/dev/null
+    "$HERE/cluster.sh" down "$D" >/dev/null 2>&1
+    if [ "${MUSTER_E2E_KEEP:-0}" = 1 ]; then
+        echo "# kept $D" >&2
+    else
+        rm -rf "$D"
+    fi
+}
+trap cleanup EXIT
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+    n=$((n + 1)); failed=$((failed + 1))
+    echo "not ok $n - $1"
+    shift
+    for l in "$@"; do printf '# %s\n' "$l"; done
+}
+diag() { sed 's/^/# /'; }
+
+# check NAME CMD...: a test point from a command's status
+check() {
+    local name=$1
+    shift
+    local out
+    if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$out"; fi
+}
+
+# wait_for SECONDS CMD...: retries CMD every 0.5 s until it succeeds
+wait_for() {
+    local limit=$1
+    shift
+    local end=$((SECONDS + limit))
+    while [ $SECONDS -lt $end ]; do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.5
+    done
+    "$@"
+}
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
+        echo $((20000 + RANDOM % 20000))
+}
+
+PORT=$(free_port)
+start_muster() {
+    "$MUSTER" serve --kubeconfig "$MUSTER_KUBECONFIG" \
+        --listen "127.0.0.1:$PORT" >>"$D/muster.log" 2>&1 &
+    MPID=$!
+    wait_for 30 curl -sf "http://127.0.0.1:$PORT/readyz"
+}
+
+# everything a scenario made goes away; nodes too
+reset() {
+    kubectl delete vcjob --all -A --wait=false >/dev/null 2>&1
+    kubectl delete pods --all -A --grace-period=0 --force >/dev/null 2>&1
+    kubectl delete podgroups --all -A >/dev/null 2>&1
+    kubectl delete nodes --all >/dev/null 2>&1
+    # team-a's guarantee would hold 8 GPUs back from every other queue
+    kubectl delete queue team-a team-b --ignore-not-found >/dev/null 2>&1
+    wait_for 30 test "$(kubectl get pods -A --no-headers 2>/dev/null | wc -l)" = 0
+}
+
+pods_running() { # PREFIX COUNT
+    test "$(kubectl get pods --no-headers 2>/dev/null | grep "^$1" | grep -c ' Running ')" = "$2"
+}
+pods_bound() { # PREFIX: how many have a node
+    kubectl get pods -o custom-columns=N:.metadata.name,NODE:.spec.nodeName --no-headers 2>/dev/null |
+        grep "^$1" | awk '$2 != "<none>"' | wc -l
+}
+pg_field() { # PREFIX JSONPATH
+    local pg
+    pg=$(kubectl get pg --no-headers -o custom-columns=N:.metadata.name 2>/dev/null | grep "^$1" | head -1)
+    [ -n "$pg" ] && kubectl get pg "$pg" -o jsonpath="$2"
+}
+
+echo "# run dir $D" >&2
+if ! MUSTER_EXTENDER_URL="http://127.0.0.1:$PORT" "$HERE/cluster.sh" up "$D" >"$D/up.log" 2>&1; then
+    echo "1..1"
+    not_ok "control plane starts" "$(tail -20 "$D/up.log")"
+    exit 1
+fi
+eval "$("$HERE/cluster.sh" env "$D")"
+# muster runs as user "muster" with the ClusterRole that manifests/ ships
+kubectl apply -f "$ROOT/crds/" >/dev/null
+kubectl apply -f "$ROOT/manifests/namespace.yaml" -f "$ROOT/manifests/rbac-muster.yaml" >/dev/null
+kubectl create clusterrolebinding muster-e2e --clusterrole=muster --user=muster >/dev/null
+if start_muster >/dev/null 2>&1; then
+    ok "muster serve becomes ready with least-privilege RBAC"
+else
+    not_ok "muster serve becomes ready with least-privilege RBAC" "$(tail -20 "$D/muster.log")"
+fi
+
+pods_exist() { # PREFIX COUNT
+    test "$(kubectl get pods --no-headers 2>/dev/null | grep -c "^$1")" = "$2"
+}
+
+# --- lab b: the book's vcjob with 5 free GPUs, then with 8 ---------------
+kubectl apply -f "$ROOT/examples/queues.yaml" >/dev/null
+"$HERE/nodes.sh" "$D" 1 5 small >/dev/null 2>&1
+kubectl apply -f "$ROOT/examples/pytorch-8gpu-vcjob.yaml" >/dev/null
+check "vcjob: its PodGroup and nine gated pods appear" \
+    wait_for 30 pods_exist pytorch-dist-8gpu- 9
+check "vcjob: PodGroup named <job>-<uid> with minMember 9 in queue team-a" \
+    wait_for 10 test "$(pg_field pytorch-dist-8gpu- '{.spec.minMember}/{.spec.queue}')" = "9/team-a"
+check "5 free GPUs: the PodGroup says why, with the numbers" \
+    wait_for 20 bash -c "kubectl describe podgroup pytorch-dist-8gpu | grep -q 'gang needs 9 more pods with {cpu: 72, memory: 288Gi, nvidia.com/gpu: 8}; free in the cluster {cpu: 96, memory: 1Ti, nvidia.com/gpu: 5}'"
+sleep 2
+check "5 free GPUs: no pod of the gang is placed" test "$(pods_bound pytorch-dist-8gpu-)" = 0
+check "kubectl get pg shows STATUS MINMEMBER RUNNINGS AGE, and QUEUE with -o wide" \
+    bash -c "kubectl get pg | head -1 | grep -q 'NAME *STATUS *MINMEMBER *RUNNINGS *AGE' && kubectl get pg -o wide | head -1 | grep -q 'QUEUE'"
+"$HERE/nodes.sh" "$D" 1 8 big >/dev/null 2>&1
+check "an 8-GPU node arrives: all nine pods run" wait_for 60 pods_running pytorch-dist-8gpu- 9
+check "the PodGroup is Running with 9 running" \
+    wait_for 20 test "$(pg_field pytorch-dist-8gpu- '{.status.phase}/{.status.running}')" = "Running/9"
+check "each worker's RANK source, volcano.sh/task-index, is its index" \
+    test "$(kubectl get pod pytorch-dist-8gpu-worker-5 -o jsonpath='{.metadata.annotations.volcano\.sh/task-index}')" = 5
+check "queue team-a's status.allocated counts 8 GPUs" \
+    wait_for 20 test "$(kubectl get queue team-a -o jsonpath='{.status.allocated.nvidia\.com/gpu}')" = 8
+reset
+
+# --- lab c: two 8-GPU gangs on 12 GPUs -------------------------------------
+"$HERE/nodes.sh" "$D" 1 8 c8 >/dev/null 2>&1
+"$HERE/nodes.sh" "$D" 1 4 c4 >/dev/null 2>&1
+kubectl apply -f <(sed -n '/^apiVersion: batch/,$p' "$ROOT/examples/lab-c-two-gangs-12gpu.yaml") >/dev/null
+two_gangs_settled() {
+    local a b
+    a=$(kubectl get pods --no-headers | grep '^train-a-' | grep -c ' Running ')
+    b=$(kubectl get pods --no-headers | grep '^train-b-' | grep -c ' Running ')
+    [ $((a + b)) = 8 ] && { [ "$a" = 0 ] || [ "$b" = 0 ]; }
+}
+check "two 8-GPU gangs on 12 GPUs: one runs whole" wait_for 60 two_gangs_settled
+sleep 3
+check "and the other has no pod placed" \
+    test "$(( $(pods_bound train-a-) + $(pods_bound train-b-) ))" = 8
+reset
+
+# --- a PodGroup and annotated pods made without a vcjob (another operator) --
+"$HERE/nodes.sh" "$D" 2 4 op >/dev/null 2>&1
+cat <<'YAML' | kubectl apply -f - >/dev/null
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: op-gang}
+spec: {minMember: 3, queue: default}
+YAML
+op_pod() {
+    cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: op-$1
+  annotations: {scheduling.k8s.io/group-name: op-gang}
+spec:
+  schedulerName: volcano
+  containers:
+  - name: c
+    image: busybox
+    resources: {limits: {nvidia.com/gpu: 2}}
+YAML
+}
+op_pod 0 | kubectl apply -f - >/dev/null
+op_pod 1 | kubectl apply -f - >/dev/null
+sleep 4
+check "operator pods: two of a gang of three wait, unbound" test "$(pods_bound op-)" = 0
+check "kubectl describe pod shows FailedScheduling naming the gang's reason" \
+    wait_for 20 bash -c "kubectl describe pod op-0 | grep FailedScheduling | grep -q 'gang default/op-gang waiting'"
+op_pod 2 | kubectl apply -f - >/dev/null
+check "operator pods: the third arrives and all three run" wait_for 60 pods_running op- 3
+reset
+
+# --- lab d: fair share by weight on 18 GPUs ----------------------------------
+kubectl apply -f "$ROOT/examples/queues.yaml" >/dev/null
+"$HERE/nodes.sh" "$D" 2 8 d8 >/dev/null 2>&1
+"$HERE/nodes.sh" "$D" 1 2 d2 >/dev/null 2>&1
+kubectl apply -f "$ROOT/examples/lab-d-fair-share.yaml" >/dev/null
+share_settled() {
+    test "$(kubectl get pods --no-headers | grep '^team-a-sweep' | grep -c ' Running ')" = 12 &&
+        test "$(kubectl get pods --no-headers | grep '^team-b-sweep' | grep -c ' Running ')" = 6
+}
+check "two teams asking for more than 18 GPUs get 12 and 6 (weights 2:1)" wait_for 90 share_settled
+reset
+
+# --- kill -9 of muster in the middle of a release ---------------------------
+"$HERE/nodes.sh" "$D" 2 8 k >/dev/null 2>&1
+one_gang() { # NAME: a copy of lab c's first 8-pod vcjob under another name
+    sed -n '/^apiVersion: batch/,/^---/p' "$ROOT/examples/lab-c-two-gangs-12gpu.yaml" |
+        sed '$d' | sed "s/name: train-a/name: $1/"
+}
+one_gang crash | kubectl apply -f - >/dev/null
+released() { grep -q 'release default/crash' "$D/muster.log"; }
+if wait_for 30 released && [ -n "$MPID" ]; then
+    kill -9 "$MPID"
+    wait "$MPID" 2>/dev/null
+    MPID=""
+    ok "muster killed with -9 just after it released a gang"
+    sleep 3
+    no_partial() {
+        local b
+        b=$(pods_bound crash-)
+        [ "$b" = 0 ] || [ "$b" = 8 ]
+    }
+    check "with muster dead, the gang is not partly bound" no_partial
+    if start_muster >/dev/null 2>&1; then
+        ok "muster restarts"
+    else
+        not_ok "muster restarts" "$(tail -20 "$D/muster.log")"
+    fi
+    check "after the restart the whole gang runs" wait_for 90 pods_running crash- 8
+else
+    not_ok "muster released the gang before the kill" "$(tail -5 "$D/muster.log")"
+fi
+reset
+
+# --- the apiserver restarted under a running muster ---------------------------
+"$HERE/nodes.sh" "$D" 1 8 r >/dev/null 2>&1
+if "$HERE/cluster.sh" restart-apiserver "$D" >"$D/restart.log" 2>&1; then
+    ok "kube-apiserver restarted"
+    one_gang after | kubectl apply -f - >/dev/null 2>&1
+    check "after the restart muster's watches recover and a new gang runs" \
+        wait_for 90 pods_running after- 8
+else
+    not_ok "kube-apiserver restarted" "$(tail -20 "$D/restart.log")"
+fi
+
+check "muster never crashed" kill -0 "$MPID"
+if [ $failed -gt 0 ]; then
+    echo "# muster log (tail):"
+    tail -40 "$D/muster.log" | diag
+fi
+echo "1..$n"
+[ $failed = 0 ]

@@ -1,0 +1,91 @@
+# shellcheck shell=bash
+# Shared by the e2e scripts (sourced, not run): pinned versions, the binary
+# cache layout, and small helpers. See README.md in this directory.
+
+# ---- pinned versions (override with the environment only for experiments) --
+# k8s.io/kubernetes v1.35.4 with every staging module replaced by v0.35.4
+# (reference/control-plane.md section 1); etcd from go.etcd.io/etcd/server/v3;
+# kwok from sigs.k8s.io/kwok (go install).
+MUSTER_K8S_VERSION=${MUSTER_K8S_VERSION:-1.35.4}
+MUSTER_ETCD_VERSION=${MUSTER_ETCD_VERSION:-3.6.14}
+MUSTER_KWOK_VERSION=${MUSTER_KWOK_VERSION:-0.7.0}
+
+# ---- cache layout, outside the checkout ------------------------------------
+#   $MUSTER_CACHE/k8s-v<k8s>/bin/{kube-apiserver,kube-controller-manager,kube-scheduler,kubectl}
+#   $MUSTER_CACHE/k8s-v<k8s>/wrapper/{go.mod,go.sum}     (what was built, for the record)
+#   $MUSTER_CACHE/etcd-v<etcd>/bin/etcd  (+ wrapper/)
+#   $MUSTER_CACHE/kwok-v<kwok>/bin/kwok  (+ stages/*.yaml, kwok's stock Stage files)
+# A version directory only ever appears complete: it is built under
+# $MUSTER_CACHE/.tmp and renamed into place at the end.
+MUSTER_CACHE=${MUSTER_CACHE:-${HOME:-/root}/.cache/muster}
+K8S_DIR=$MUSTER_CACHE/k8s-v$MUSTER_K8S_VERSION
+ETCD_DIR=$MUSTER_CACHE/etcd-v$MUSTER_ETCD_VERSION
+KWOK_DIR=$MUSTER_CACHE/kwok-v$MUSTER_KWOK_VERSION
+K8S_BINS="kube-apiserver kube-controller-manager kube-scheduler kubectl"
+# kwok stock stages, relative to the kwok module root (and to $KWOK_DIR/stages)
+KWOK_STAGE_FILES="node/fast/node-initialize.yaml
+node/heartbeat-with-lease/node-heartbeat-with-lease.yaml
+pod/fast/pod-ready.yaml
+pod/fast/pod-delete.yaml"
+
+e2e_log() { printf '%s %s\n' "[$(date +%H:%M:%S)]" "$*" >&2; }
+e2e_die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+k8s_complete() {
+    local b
+    for b in $K8S_BINS; do [ -x "$K8S_DIR/bin/$b" ] || return 1; done
+}
+etcd_complete() { [ -x "$ETCD_DIR/bin/etcd" ]; }
+kwok_complete() {
+    local f
+    [ -x "$KWOK_DIR/bin/kwok" ] || return 1
+    for f in $KWOK_STAGE_FILES; do [ -s "$KWOK_DIR/stages/$f" ] || return 1; done
+}
+binaries_complete() { k8s_complete && etcd_complete && kwok_complete; }
+
+# Debian packages: install the missing ones (apt-get update first).
+ensure_debs() {
+    local missing="" p sudo=""
+    for p in "$@"; do
+        case "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" in
+            *"ok installed"*) ;;
+            *) missing="$missing $p" ;;
+        esac
+    done
+    [ -z "$missing" ] && return 0
+    [ "$(id -u)" = 0 ] || sudo=sudo
+    e2e_log "installing Debian packages:$missing"
+    $sudo apt-get update -qq >&2 || e2e_die "apt-get update failed"
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >&2 ||
+        e2e_die "apt-get install$missing failed"
+}
+
+# True when nothing accepts TCP connections on 127.0.0.1:$1.
+port_free() {
+    ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# A free loopback port below the Linux ephemeral range (32768-60999), so it
+# does not collide with client sockets; not in $PICKED (space separated).
+PICKED=""
+pick_port() {
+    local p
+    for _ in $(seq 1 200); do
+        p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 12000 ))
+        case " $PICKED " in *" $p "*) continue ;; esac
+        if port_free "$p"; then PICKED="$PICKED $p"; echo "$p"; return 0; fi
+    done
+    e2e_die "no free loopback port found in 20000-31999"
+}
+
+# Last lines of each named log in run dir $1.
+log_tails() {
+    local dir=$1 n=${LOG_TAIL_LINES:-25} f
+    shift
+    for f in "$@"; do
+        [ -f "$dir/logs/$f.log" ] || continue
+        printf -- '----- tail -%s %s -----\n' "$n" "$dir/logs/$f.log" >&2
+        tail -n "$n" "$dir/logs/$f.log" >&2
+    done
+}

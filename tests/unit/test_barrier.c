@@ -1,0 +1,527 @@
+/*
+ * The /bind barrier and mu_ext_bind, with a fake binder that records every
+ * call (bind, unbind, report) under a mutex.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "server/extender.h"
+
+#define MAX_CALLS 4096
+
+struct call {
+    char op; /* 'b' bind, 'u' unbind */
+    char uid[64];
+    char node[64];
+};
+
+struct fake {
+    pthread_mutex_t mu;
+    struct call calls[MAX_CALLS];
+    int n_calls;
+    const char *fail_uid; /* bind of this uid fails */
+    int bind_delay_ms;
+    int in_bind, max_in_bind; /* concurrent binds seen */
+    int n_reports, n_reports_ok;
+    char last_release[128];
+    char last_detail[1024];
+};
+
+static struct fake fk;
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+
+    nanosleep(&ts, NULL);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void record(char op, const char *uid, const char *node)
+{
+    struct call *c;
+
+    pthread_mutex_lock(&fk.mu);
+    ck_assert_int_lt(fk.n_calls, MAX_CALLS);
+    c = &fk.calls[fk.n_calls++];
+    c->op = op;
+    snprintf(c->uid, sizeof(c->uid), "%s", uid);
+    snprintf(c->node, sizeof(c->node), "%s", node ? node : "");
+    pthread_mutex_unlock(&fk.mu);
+}
+
+static int fake_bind(void *ctx, const char *ns, const char *name,
+                     const char *uid, const char *node, struct mu_err *err)
+{
+    ck_assert_ptr_eq(ctx, &fk);
+    pthread_mutex_lock(&fk.mu);
+    fk.in_bind++;
+    if (fk.in_bind > fk.max_in_bind)
+        fk.max_in_bind = fk.in_bind;
+    pthread_mutex_unlock(&fk.mu);
+    if (fk.bind_delay_ms)
+        sleep_ms(fk.bind_delay_ms);
+    pthread_mutex_lock(&fk.mu);
+    fk.in_bind--;
+    pthread_mutex_unlock(&fk.mu);
+    record('b', uid, node);
+    if (fk.fail_uid && !strcmp(uid, fk.fail_uid))
+        return mu_err_set(err, -EPROTO, "pods \"%s\" is forbidden", name);
+    return 0;
+}
+
+static int fake_unbind(void *ctx, const char *ns, const char *name,
+                       const char *uid, struct mu_err *err)
+{
+    record('u', uid, NULL);
+    return 0;
+}
+
+static void fake_report(void *ctx, const struct mu_bind_report *r)
+{
+    pthread_mutex_lock(&fk.mu);
+    fk.n_reports++;
+    fk.n_reports_ok += r->ok;
+    snprintf(fk.last_release, sizeof(fk.last_release), "%s", r->release);
+    snprintf(fk.last_detail, sizeof(fk.last_detail), "%s",
+             r->detail ? r->detail : "");
+    pthread_mutex_unlock(&fk.mu);
+}
+
+static void setup(void)
+{
+    memset(&fk, 0, sizeof(fk));
+    pthread_mutex_init(&fk.mu, NULL);
+}
+
+static int count(char op)
+{
+    int n = 0;
+
+    for (int i = 0; i < fk.n_calls; i++)
+        n += fk.calls[i].op == op;
+    return n;
+}
+
+static json_t *bind_args(const char *name, const char *uid, const char *node)
+{
+    return json_pack("{s:s,s:s,s:s,s:s}", "PodName", name, "PodNamespace",
+                     "team-a", "PodUID", uid, "Node", node);
+}
+
+static const char *error_of(const json_t *r)
+{
+    return json_string_value(json_object_get(r, "Error"));
+}
+
+/* One member's thread: waits delay_ms, then binds through mu_ext_bind. */
+struct member {
+    pthread_t t;
+    struct mu_barrier *b;
+    const struct mu_view *v;
+    char name[32], uid[32], node[32];
+    int delay_ms;
+    char error[1024];
+    int64_t returned_ms;
+};
+
+static void *member_main(void *arg)
+{
+    struct member *m = arg;
+    json_t *a = bind_args(m->name, m->uid, m->node), *r;
+
+    if (m->delay_ms)
+        sleep_ms(m->delay_ms);
+    r = mu_ext_bind(m->b, m->v, a);
+    snprintf(m->error, sizeof(m->error), "%s", error_of(r));
+    m->returned_ms = now_ms();
+    json_decref(r);
+    json_decref(a);
+    return NULL;
+}
+
+/* A view with gang g: members g-0 .. g-(n-1) reserved on node-<g>-<i>,
+ * release "<g>#1" of batch_size n. */
+static void add_gang(struct mu_view *v, const char *g, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char uid[32], node[32], name[32], rel[48];
+
+        snprintf(uid, sizeof(uid), "%s-%d", g, i);
+        snprintf(name, sizeof(name), "%s-w%d", g, i);
+        snprintf(node, sizeof(node), "node-%s-%d", g, i);
+        snprintf(rel, sizeof(rel), "team-a/%s#1", g);
+        mu_view_add_pod(v, uid, "team-a", name, g, node, rel, n, NULL);
+    }
+}
+
+static void start_member(struct member *m, struct mu_barrier *b,
+                         const struct mu_view *v, const char *g, int i,
+                         int delay_ms)
+{
+    memset(m, 0, sizeof(*m));
+    m->b = b;
+    m->v = v;
+    m->delay_ms = delay_ms;
+    snprintf(m->uid, sizeof(m->uid), "%s-%d", g, i);
+    snprintf(m->name, sizeof(m->name), "%s-w%d", g, i);
+    snprintf(m->node, sizeof(m->node), "node-%s-%d", g, i);
+    ck_assert_int_eq(pthread_create(&m->t, NULL, member_main, m), 0);
+}
+
+static struct mu_barrier *barrier(int64_t timeout_ms)
+{
+    return mu_barrier_new(timeout_ms, fake_bind, fake_unbind, fake_report, &fk);
+}
+
+START_TEST(test_barrier_binds_a_batch_of_three_from_three_threads)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(5000);
+    struct member m[3];
+
+    add_gang(v, "g", 3);
+    for (int i = 0; i < 3; i++)
+        start_member(&m[i], b, v, "g", i, 30 * i);
+    for (int i = 0; i < 3; i++)
+        pthread_join(m[i].t, NULL);
+    for (int i = 0; i < 3; i++)
+        ck_assert_str_eq(m[i].error, "");
+    ck_assert_int_eq(fk.n_calls, 3);
+    for (int i = 0; i < 3; i++) { /* in arrival order, each on its node */
+        ck_assert_int_eq(fk.calls[i].op, 'b');
+        ck_assert_str_eq(fk.calls[i].uid, m[i].uid);
+        ck_assert_str_eq(fk.calls[i].node, m[i].node);
+    }
+    ck_assert_int_eq(fk.n_reports, 1);
+    ck_assert_int_eq(fk.n_reports_ok, 1);
+    ck_assert_str_eq(fk.last_release, "team-a/g#1");
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_barrier_missing_member_times_out_binds_nothing_reports_once)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(300);
+    struct member m[2];
+    int64_t t0 = now_ms();
+
+    add_gang(v, "g", 3);
+    for (int i = 0; i < 2; i++)
+        start_member(&m[i], b, v, "g", i, 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(m[i].t, NULL);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_msg(strstr(m[i].error, "2 of 3 members reached bind"), "%s",
+                      m[i].error);
+        ck_assert_int_ge(m[i].returned_ms - t0, 290);
+        ck_assert_int_lt(m[i].returned_ms - t0, 3000);
+    }
+    ck_assert_int_eq(fk.n_calls, 0);
+    ck_assert_int_eq(fk.n_reports, 1);
+    ck_assert_int_eq(fk.n_reports_ok, 0);
+    ck_assert(strstr(fk.last_detail, "none was bound"));
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_barrier_late_arrival_after_a_timeout_fails_at_once)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(1000);
+    struct member m[3];
+    int64_t t0;
+
+    add_gang(v, "g", 3);
+    for (int i = 0; i < 2; i++)
+        start_member(&m[i], b, v, "g", i, 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(m[i].t, NULL);
+    t0 = now_ms();
+    start_member(&m[2], b, v, "g", 2, 0);
+    pthread_join(m[2].t, NULL);
+    ck_assert_int_lt(m[2].returned_ms - t0, 800); /* did not wait anew */
+    ck_assert_msg(strstr(m[2].error, "its batch is over"), "%s", m[2].error);
+    ck_assert_msg(strstr(m[2].error, "2 of 3"), "%s", m[2].error);
+    ck_assert_int_eq(fk.n_calls, 0);
+    ck_assert_int_eq(fk.n_reports, 1); /* the timeout, once */
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_barrier_failed_bind_undoes_the_ones_before_and_fails_all)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(5000);
+    struct member m[3];
+
+    add_gang(v, "g", 3);
+    fk.fail_uid = "g-1";
+    for (int i = 0; i < 3; i++)
+        start_member(&m[i], b, v, "g", i, 30 * i);
+    for (int i = 0; i < 3; i++)
+        pthread_join(m[i].t, NULL);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_msg(strstr(m[i].error, "binding team-a/g-w1 to node-g-1 "
+                                         "failed: pods \"g-w1\" is "
+                                         "forbidden"),
+                      "%s", m[i].error);
+        ck_assert_msg(strstr(m[i].error, "the 1 member bound before it was "
+                                         "deleted"),
+                      "%s", m[i].error);
+    }
+    ck_assert_int_eq(fk.n_calls, 3); /* bind g-0, bind g-1 (fails), unbind */
+    ck_assert_int_eq(fk.calls[0].op, 'b');
+    ck_assert_str_eq(fk.calls[0].uid, "g-0");
+    ck_assert_int_eq(fk.calls[1].op, 'b');
+    ck_assert_str_eq(fk.calls[1].uid, "g-1");
+    ck_assert_int_eq(fk.calls[2].op, 'u');
+    ck_assert_str_eq(fk.calls[2].uid, "g-0");
+    ck_assert_int_eq(fk.n_reports, 1);
+    ck_assert_int_eq(fk.n_reports_ok, 0);
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
+#define N_GANGS 60
+#define GANG_SIZE 4
+
+START_TEST(test_barrier_serves_many_batches_at_once)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(20000);
+    static struct member m[N_GANGS * GANG_SIZE];
+    unsigned seed = 3;
+
+    fk.bind_delay_ms = 2;
+    for (int g = 0; g < N_GANGS; g++) {
+        char name[16];
+
+        snprintf(name, sizeof(name), "g%d", g);
+        add_gang(v, name, GANG_SIZE);
+    }
+    for (int i = 0; i < N_GANGS * GANG_SIZE; i++) {
+        char name[16];
+
+        seed = seed * 1103515245u + 12345u;
+        snprintf(name, sizeof(name), "g%d", i % N_GANGS);
+        start_member(&m[i], b, v, name, i / N_GANGS, (int)(seed >> 16) % 50);
+    }
+    for (int i = 0; i < N_GANGS * GANG_SIZE; i++)
+        pthread_join(m[i].t, NULL);
+    for (int i = 0; i < N_GANGS * GANG_SIZE; i++)
+        ck_assert_msg(!m[i].error[0], "%s", m[i].error);
+    ck_assert_int_eq(count('b'), N_GANGS * GANG_SIZE);
+    ck_assert_int_eq(count('u'), 0);
+    for (int i = 0; i < N_GANGS * GANG_SIZE; i++) { /* each exactly once */
+        int seen = 0;
+
+        for (int j = 0; j < fk.n_calls; j++)
+            seen += !strcmp(fk.calls[j].uid, m[i].uid);
+        ck_assert_int_eq(seen, 1);
+    }
+    ck_assert_int_eq(fk.n_reports, N_GANGS);
+    ck_assert_int_eq(fk.n_reports_ok, N_GANGS);
+    ck_assert_int_ge(fk.max_in_bind, 2); /* no global lock while binding */
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_barrier_second_bind_of_a_waiting_pod_is_refused)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(300);
+    struct member m[2];
+
+    add_gang(v, "g", 3);
+    start_member(&m[0], b, v, "g", 0, 0);
+    start_member(&m[1], b, v, "g", 0, 50);
+    pthread_join(m[1].t, NULL);
+    ck_assert_msg(strstr(m[1].error, "already waiting"), "%s", m[1].error);
+    pthread_join(m[0].t, NULL);
+    ck_assert(strstr(m[0].error, "1 of 3"));
+    ck_assert_int_eq(fk.n_reports, 1);
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_barrier_batch_of_one_binds_at_once_and_is_reported)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(5000);
+    json_t *a = bind_args("g-w0", "g-0", "node-g-0");
+    json_t *r;
+
+    add_gang(v, "g", 1);
+    r = mu_ext_bind(b, v, a);
+    ck_assert_str_eq(error_of(r), "");
+    ck_assert_int_eq(count('b'), 1);
+    ck_assert_int_eq(fk.n_reports, 1);
+    ck_assert_int_eq(fk.n_reports_ok, 1);
+    json_decref(r);
+    /* the same batch again: already bound */
+    r = mu_ext_bind(b, v, a);
+    ck_assert_msg(strstr(error_of(r), "already bound"), "%s", error_of(r));
+    ck_assert_int_eq(count('b'), 1);
+    ck_assert_int_eq(fk.n_reports, 1);
+    json_decref(r);
+    json_decref(a);
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_bind_pod_not_in_the_view_binds_at_once_unreported)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(5000);
+    json_t *a = bind_args("web-1", "u-web", "node-7");
+    json_t *r = mu_ext_bind(b, v, a);
+
+    ck_assert_str_eq(error_of(r), "");
+    ck_assert_int_eq(fk.n_calls, 1);
+    ck_assert_str_eq(fk.calls[0].uid, "u-web");
+    ck_assert_str_eq(fk.calls[0].node, "node-7");
+    ck_assert_int_eq(fk.n_reports, 0);
+    json_decref(r);
+    /* nothing published at all: the same */
+    r = mu_ext_bind(b, NULL, a);
+    ck_assert_str_eq(error_of(r), "");
+    ck_assert_int_eq(fk.n_calls, 2);
+    json_decref(r);
+    /* a failing bind of one is an error, still unreported */
+    fk.fail_uid = "u-web";
+    r = mu_ext_bind(b, v, a);
+    ck_assert_msg(strstr(error_of(r), "binding team-a/web-1 to node-7 failed: "
+                                      "pods \"web-1\" is forbidden"),
+                  "%s", error_of(r));
+    ck_assert_int_eq(fk.n_reports, 0);
+    json_decref(r);
+    json_decref(a);
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_bind_refuses_a_node_other_than_the_reserved_one)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(5000);
+    json_t *a = bind_args("g-w0", "g-0", "node-elsewhere");
+    json_t *r;
+
+    add_gang(v, "g", 2);
+    r = mu_ext_bind(b, v, a);
+    ck_assert_str_eq(error_of(r), "muster reserved node-g-0 for team-a/g-w0, "
+                                  "not node-elsewhere");
+    ck_assert_int_eq(fk.n_calls, 0);
+    json_decref(r);
+    json_decref(a);
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_bind_refuses_a_pod_that_must_wait)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(5000);
+    json_t *a = bind_args("w-1", "u-wait", "node-1");
+    json_t *r;
+
+    mu_view_add_pod(v, "u-wait", "team-a", "w-1", "team-a/pg", NULL, NULL, 0,
+                    "3/4 members");
+    r = mu_ext_bind(b, v, a);
+    ck_assert_str_eq(error_of(r), "muster holds no node for team-a/w-1 "
+                                  "(gang team-a/pg waiting: 3/4 members)");
+    ck_assert_int_eq(fk.n_calls, 0);
+    json_decref(r);
+    json_decref(a);
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_bind_malformed_args_get_an_error)
+{
+    struct mu_barrier *b = barrier(5000);
+    json_t *cases[] = {
+        json_string("x"),
+        json_object(),
+        json_pack("{s:s,s:s,s:s}", "PodName", "p", "PodNamespace", "ns",
+                  "PodUID", "u"),
+        json_pack("{s:s,s:s,s:s,s:i}", "PodName", "p", "PodNamespace", "ns",
+                  "PodUID", "u", "Node", 3),
+        json_pack("{s:s,s:s,s:s,s:s}", "PodName", "", "PodNamespace", "ns",
+                  "PodUID", "u", "Node", "n"),
+    };
+    json_t *lower = json_pack("{s:s,s:s,s:s,s:s}", "podname", "p",
+                              "PODNAMESPACE", "ns", "poduid", "u", "node", "n");
+    json_t *r;
+
+    for (size_t i = 0; i < MU_ARRAY_LEN(cases); i++) {
+        r = mu_ext_bind(b, NULL, cases[i]);
+        ck_assert_msg(strstr(error_of(r), "malformed ExtenderBindingArgs"),
+                      "%zu: %s", i, error_of(r));
+        json_decref(r);
+        json_decref(cases[i]);
+    }
+    ck_assert_int_eq(fk.n_calls, 0);
+    r = mu_ext_bind(b, NULL, lower); /* any case is fine */
+    ck_assert_str_eq(error_of(r), "");
+    ck_assert_int_eq(fk.n_calls, 1);
+    json_decref(r);
+    json_decref(lower);
+    mu_barrier_free(b);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("barrier");
+    TCase *tc = tcase_create("barrier");
+    TCase *bind = tcase_create("bind");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_checked_fixture(bind, setup, NULL);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_barrier_binds_a_batch_of_three_from_three_threads);
+    tcase_add_test(
+        tc, test_barrier_missing_member_times_out_binds_nothing_reports_once);
+    tcase_add_test(tc, test_barrier_late_arrival_after_a_timeout_fails_at_once);
+    tcase_add_test(
+        tc, test_barrier_failed_bind_undoes_the_ones_before_and_fails_all);
+    tcase_add_test(tc, test_barrier_serves_many_batches_at_once);
+    tcase_add_test(tc, test_barrier_second_bind_of_a_waiting_pod_is_refused);
+    tcase_add_test(tc, test_barrier_batch_of_one_binds_at_once_and_is_reported);
+    suite_add_tcase(s, tc);
+    tcase_add_test(bind,
+                   test_bind_pod_not_in_the_view_binds_at_once_unreported);
+    tcase_add_test(bind, test_bind_refuses_a_node_other_than_the_reserved_one);
+    tcase_add_test(bind, test_bind_refuses_a_pod_that_must_wait);
+    tcase_add_test(bind, test_bind_malformed_args_get_an_error);
+    suite_add_tcase(s, bind);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,721 @@
+/*
+ * The pure /filter, /prioritize and /preempt handlers. Every filter and
+ * prioritize case runs through both paths (jansson tree and request bytes)
+ * and checks that they agree; the last tests generate and mutate requests
+ * to compare the two on many more.
+ */
+#include <check.h>
+#include <stdlib.h>
+
+#include "server/extender.h"
+
+#define GANG "team-a/pytorch-dist-8gpu-5f0c"
+#define WHY "3/8 members pending: the cluster is 5 GPUs short"
+
+static const char *const nodes[] = {"gpu-01", "gpu-02", "gpu-03", "gpu-04",
+                                    NULL};
+
+/* A synced view: u-res reserved on gpu-02, u-wait waiting, u-far reserved
+ * on a node the requests never offer. */
+static struct mu_view *view(bool synced)
+{
+    struct mu_view *v = mu_view_new(3, synced);
+
+    mu_view_add_pod(v, "u-res", "team-a", "w-0", GANG, "gpu-02", GANG "#1", 8,
+                    NULL);
+    mu_view_add_pod(v, "u-wait", "team-a", "w-1", GANG, NULL, NULL, 0, WHY);
+    mu_view_add_pod(v, "u-far", "team-a", "w-2", GANG, "gpu-99", GANG "#1", 8,
+                    NULL);
+    return v;
+}
+
+/* ExtenderArgs for a pod (sched or uid NULL: left out). */
+static json_t *args(const char *sched, const char *uid,
+                    const char *const *names)
+{
+    json_t *meta = json_pack("{s:s,s:s}", "namespace", "team-a", "name", "w-0");
+    json_t *spec =
+        json_pack("{s:[{s:s,s:{s:{s:s}}}]}", "containers", "name", "main",
+                  "resources", "limits", "nvidia.com/gpu", "8");
+    json_t *list = json_array();
+
+    if (uid)
+        json_object_set_new(meta, "uid", json_string(uid));
+    if (sched)
+        json_object_set_new(spec, "schedulerName", json_string(sched));
+    for (; names && *names; names++)
+        json_array_append_new(list, json_string(*names));
+    return json_pack("{s:{s:o,s:o,s:{s:s}},s:n,s:o}", "Pod", "metadata", meta,
+                     "spec", spec, "status", "phase", "Pending", "Nodes",
+                     "NodeNames", list);
+}
+
+static const char *error_of(const json_t *r)
+{
+    return json_string_value(json_object_get(r, "Error"));
+}
+
+/* Runs /filter both ways on the same request; checks they agree (the
+ * error texts may differ); returns the jansson answer. */
+static json_t *filter_both(const struct mu_view *v, const char *body,
+                           size_t len, bool *bad)
+{
+    json_error_t je, je2;
+    json_t *in = json_loadb(body, len, 0, &je);
+    json_t *a = in ? mu_ext_filter(v, in) : NULL, *b;
+    size_t n;
+    bool was_bad;
+    char *raw = mu_ext_filter_body(v, body, len, &n, &was_bad);
+
+    ck_assert_uint_eq(n, strlen(raw));
+    b = json_loadb(raw, n, 0, &je2);
+    ck_assert_msg(b != NULL, "byte path wrote bad JSON: %s: %s", je2.text, raw);
+    ck_assert_ptr_nonnull(error_of(b));
+    ck_assert_int_eq(was_bad, error_of(b)[0] != '\0');
+    if (!a) {
+        /* jansson refuses numbers it cannot hold; JSON (and Go, for the
+         * fields it skips) does not: the byte path reads them as valid */
+        ck_assert_msg(was_bad || strstr(je.text, "overflow") ||
+                          strstr(je.text, "too big"),
+                      "jansson refused (%s), bytes did not: %.*s", je.text,
+                      (int)len, body);
+        a = b;
+    } else {
+        ck_assert_ptr_nonnull(error_of(a));
+        if (error_of(a)[0] || error_of(b)[0]) {
+            ck_assert_msg(error_of(a)[0] && error_of(b)[0],
+                          "only one path failed: %s | %s | %.*s", error_of(a),
+                          error_of(b), (int)len, body);
+            ck_assert(json_is_null(json_object_get(b, "NodeNames")));
+        } else {
+            char *sa = json_dumps(a, JSON_SORT_KEYS);
+
+            ck_assert_msg(json_equal(a, b), "paths differ:\n%s\n%s\n%.*s", sa,
+                          raw, (int)len, body);
+            free(sa);
+        }
+        json_decref(b);
+    }
+    json_decref(in);
+    free(raw);
+    if (bad)
+        *bad = was_bad;
+    return a;
+}
+
+static json_t *filter(const struct mu_view *v, json_t *in)
+{
+    char *body = json_dumps(in, JSON_COMPACT);
+    json_t *r = filter_both(v, body, strlen(body), NULL);
+
+    free(body);
+    json_decref(in);
+    return r;
+}
+
+static json_t *prioritize_both(const struct mu_view *v, json_t *in)
+{
+    char *body = json_dumps(in, JSON_COMPACT);
+    json_t *a = mu_ext_prioritize(v, in), *b;
+    size_t n;
+    bool bad;
+    char *raw = mu_ext_prioritize_body(v, body, strlen(body), &n, &bad);
+
+    b = json_loadb(raw, n, 0, NULL);
+    ck_assert_msg(b && json_equal(a, b), "paths differ: %s", raw);
+    json_decref(b);
+    json_decref(in);
+    free(body);
+    free(raw);
+    return a;
+}
+
+/* Every name of names failed with reason; nothing passes. */
+static void assert_all_rejected(const json_t *r, const char *reason)
+{
+    json_t *fau = json_object_get(r, "FailedAndUnresolvableNodes");
+
+    ck_assert_str_eq(error_of(r), "");
+    ck_assert_uint_eq(json_array_size(json_object_get(r, "NodeNames")), 0);
+    ck_assert(json_is_array(json_object_get(r, "NodeNames")));
+    ck_assert_uint_eq(json_object_size(json_object_get(r, "FailedNodes")), 0);
+    ck_assert_uint_eq(json_object_size(fau), 4);
+    for (int i = 0; nodes[i]; i++)
+        ck_assert_str_eq(json_string_value(json_object_get(fau, nodes[i])),
+                         reason);
+}
+
+START_TEST(test_filter_passes_every_node_for_other_schedulers)
+{
+    struct mu_view *v = view(true);
+    json_t *r = filter(v, args("default-scheduler", "u-res", nodes));
+    json_t *pass = json_object_get(r, "NodeNames");
+
+    ck_assert_str_eq(error_of(r), "");
+    ck_assert_uint_eq(json_array_size(pass), 4);
+    for (int i = 0; nodes[i]; i++)
+        ck_assert_str_eq(json_string_value(json_array_get(pass, i)), nodes[i]);
+    ck_assert_uint_eq(json_object_size(json_object_get(r, "FailedNodes")), 0);
+    ck_assert_uint_eq(
+        json_object_size(json_object_get(r, "FailedAndUnresolvableNodes")), 0);
+    json_decref(r);
+    /* a pod without schedulerName is not muster's either */
+    r = filter(v, args(NULL, "u-res", nodes));
+    ck_assert_uint_eq(json_array_size(json_object_get(r, "NodeNames")), 4);
+    json_decref(r);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_filter_rejects_every_node_until_the_view_is_synced)
+{
+    struct mu_view *v = view(false);
+    json_t *r = filter(v, args("volcano", "u-res", nodes));
+
+    assert_all_rejected(r, "muster is starting (caches not synced)");
+    json_decref(r);
+    /* nothing published yet */
+    r = filter(NULL, args("volcano", "u-res", nodes));
+    assert_all_rejected(r, "muster is starting (caches not synced)");
+    json_decref(r);
+    /* other schedulers' pods still pass */
+    r = filter(NULL, args("default-scheduler", "u-res", nodes));
+    ck_assert_uint_eq(json_array_size(json_object_get(r, "NodeNames")), 4);
+    json_decref(r);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_filter_reserved_node_passes_alone_and_the_rest_are_unresolvable)
+{
+    struct mu_view *v = view(true);
+    json_t *r = filter(v, args("volcano", "u-res", nodes));
+    json_t *fau = json_object_get(r, "FailedAndUnresolvableNodes");
+
+    ck_assert_str_eq(error_of(r), "");
+    ck_assert_uint_eq(json_array_size(json_object_get(r, "NodeNames")), 1);
+    ck_assert_str_eq(
+        json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)),
+        "gpu-02");
+    ck_assert_uint_eq(json_object_size(json_object_get(r, "FailedNodes")), 0);
+    ck_assert_uint_eq(json_object_size(fau), 3);
+    ck_assert_ptr_null(json_object_get(fau, "gpu-02"));
+    ck_assert_str_eq(json_string_value(json_object_get(fau, "gpu-01")),
+                     "reserved for its gang on gpu-02");
+    ck_assert_str_eq(json_string_value(json_object_get(fau, "gpu-03")),
+                     "reserved for its gang on gpu-02");
+    ck_assert_str_eq(json_string_value(json_object_get(fau, "gpu-04")),
+                     "reserved for its gang on gpu-02");
+    json_decref(r);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_filter_reserved_node_absent_from_the_list_rejects_every_node)
+{
+    struct mu_view *v = view(true);
+    json_t *r = filter(v, args("volcano", "u-far", nodes));
+
+    assert_all_rejected(r, "reserved for its gang on gpu-99");
+    json_decref(r);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_filter_waiting_pod_is_rejected_everywhere_with_its_reason)
+{
+    struct mu_view *v = view(true);
+    json_t *r = filter(v, args("volcano", "u-wait", nodes));
+
+    assert_all_rejected(r, "gang " GANG " waiting: " WHY);
+    json_decref(r);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_filter_long_view_reasons_are_cut_short)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    char why[1000];
+    const char *got;
+    json_t *r;
+
+    memset(why, 'x', sizeof(why) - 1);
+    why[sizeof(why) - 1] = '\0';
+    why[199] = '\xc3'; /* a two-byte character across the cut */
+    why[200] = '\xa9';
+    mu_view_add_pod(v, "u-1", "ns", "p", "ns/g", NULL, NULL, 0, why);
+    r = filter(v, args("volcano", "u-1", nodes));
+    got = json_string_value(json_object_get(
+        json_object_get(r, "FailedAndUnresolvableNodes"), "gpu-01"));
+    ck_assert_ptr_nonnull(got);
+    ck_assert_uint_lt(strlen(got), 230);
+    ck_assert(strstr(got, "gang ns/g waiting: xxx") == got);
+    ck_assert_str_eq(got + strlen(got) - 4, "x...");
+    json_decref(r);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_filter_unknown_pod_is_rejected_everywhere)
+{
+    struct mu_view *v = view(true);
+    json_t *r = filter(v, args("volcano", "u-nobody", nodes));
+
+    assert_all_rejected(r, "not yet placed by muster");
+    json_decref(r);
+    mu_view_put(v);
+}
+END_TEST
+
+/* Requests that must get Error (and count as bad). */
+static const char *const malformed[] = {
+    "",
+    "not json",
+    "[]",
+    "{}",
+    "{\"Pod\":null,\"NodeNames\":[]}",
+    "{\"Pod\":{},\"NodeNames\":null}",
+    "{\"Pod\":{}}",
+    "{\"NodeNames\":[\"a\"]}",
+    "{\"Pod\":{},\"NodeNames\":[\"a\",1]}",
+    "{\"Pod\":{},\"NodeNames\":[\"a\",null]}",
+    "{\"Pod\":\"x\",\"NodeNames\":[]}",
+    "{\"Pod\":{\"metadata\":5},\"NodeNames\":[]}",
+    "{\"Pod\":{\"metadata\":{\"uid\":7}},\"NodeNames\":[]}",
+    "{\"Pod\":{\"spec\":{\"schedulerName\":[]}},\"NodeNames\":[]}",
+    "{\"Pod\":{},\"NodeNames\":{}}",
+    "{\"Pod\":{},\"NodeNames\":[]} x",
+    "{\"Pod\":{},\"NodeNames\":[]}}",
+    "{\"Pod\":{},\"NodeNames\":[\"a\xff\"]}",
+    "{\"Pod\":{},\"NodeNames\":[\"a\xc3\"]}",
+    "{\"Pod\":{},\"NodeNames\":[\"\xed\xa0\x80\"]}",
+    "{\"Pod\":{},\"NodeNames\":[\"a\\u0000\"]}",
+    "{\"Pod\":{},\"NodeNames\":[\"\\ud800\"]}",
+    "{\"Pod\":{},\"NodeNames\":[\"\\udc00x\"]}",
+    "{\"Pod\":{},\"NodeNames\":[\"\\u12\"]}",
+    "{\"Pod\":{\"spec\":{\"schedulerName\":\"volcano\"}},\"NodeNames\":[\"a\"]"
+    "}",
+    "{\"Pod\":{},\"NodeNames\":[],}",
+    "{\"Pod\":{\"x\":[1,2,]},\"NodeNames\":[]}",
+    "{\"Pod\":{\"x\":01},\"NodeNames\":[]}",
+    "{\"Pod\":{\"x\":1.},\"NodeNames\":[]}",
+    "{\"Pod\":{\"x\":-},\"NodeNames\":[]}",
+    "{\"Pod\":{\"x\":1e},\"NodeNames\":[]}",
+    "{\"Pod\":{\"x\":tru},\"NodeNames\":[]}",
+    "{\"Pod\":{\"x\":nul},\"NodeNames\":[]}",
+    "{\"Pod\":{\"x\":\"\\q\"},\"NodeNames\":[]}",
+    "{\"Pod\":{\"x\":\"a\nb\"},\"NodeNames\":[]}",
+    "{\"Pod\":{\"x\" 1},\"NodeNames\":[]}",
+    "{\"Pod\":{1:1},\"NodeNames\":[]}",
+    "{\"Pod\":{},\"NodeNames\":[]",
+    "{\"Pod\":{},\"NodeNames\":[\"a\"",
+    "{\"Pod\":{},\"NodeNames\":[\"a",
+    "{\"Pod\":{\"x\":{\"y\":[{}]]},\"NodeNames\":[]}",
+};
+
+START_TEST(test_filter_malformed_requests_get_an_error)
+{
+    struct mu_view *v = view(true);
+    const char *body = malformed[_i];
+    bool bad = false;
+    json_t *r = filter_both(v, body, strlen(body), &bad);
+
+    ck_assert_msg(bad, "accepted: %s", body);
+    ck_assert_str_ne(error_of(r), "");
+    json_decref(r);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_filter_rejects_nesting_deeper_than_2048)
+{
+    struct mu_view *v = view(true);
+    struct mu_sb sb;
+    bool bad;
+    json_t *r;
+
+    for (int depth = 2040; depth <= 2050; depth += 10) {
+        mu_sb_init(&sb);
+        mu_sb_add(&sb, "{\"Pod\":{\"spec\":{\"schedulerName\":\"x\"},\"x\":");
+        for (int i = 0; i < depth; i++)
+            mu_sb_add(&sb, "[");
+        for (int i = 0; i < depth; i++)
+            mu_sb_add(&sb, "]");
+        mu_sb_add(&sb, "},\"NodeNames\":[\"a\"]}");
+        r = filter_both(v, sb.buf, sb.len, &bad);
+        ck_assert_int_eq(bad, depth > 2040);
+        json_decref(r);
+        mu_sb_release(&sb);
+    }
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_filter_accepts_keys_in_any_case)
+{
+    static const char body[] =
+        "{\"pod\":{\"METADATA\":{\"Namespace\":\"team-a\",\"NAME\":\"w-0\","
+        "\"Uid\":\"u-res\"},\"Spec\":{\"SchedulerName\":\"volcano\"}},"
+        "\"nodes\":null,\"nodenames\":[\"gpu-01\",\"gpu-02\"]}";
+    struct mu_view *v = view(true);
+    bool bad;
+    json_t *r = filter_both(v, body, sizeof(body) - 1, &bad);
+
+    ck_assert(!bad);
+    ck_assert_uint_eq(json_array_size(json_object_get(r, "NodeNames")), 1);
+    ck_assert_str_eq(
+        json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)),
+        "gpu-02");
+    json_decref(r);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_filter_matches_escaped_names_and_echoes_them)
+{
+    static const char body[] =
+        "{\"Pod\":{\"metadata\":{\"uid\":\"u-\\u0072es\"},\"spec\":"
+        "{\"schedulerName\":\"volc\\u0061no\"}},\"NodeNames\":"
+        "[\"gpu\\u002d01\",\"gpu\\u002d02\",\"\\ud83d\\ude80\",\"gpu-02\"]}";
+    struct mu_view *v = view(true);
+    bool bad;
+    json_t *r = filter_both(v, body, sizeof(body) - 1, &bad);
+    json_t *fau = json_object_get(r, "FailedAndUnresolvableNodes");
+
+    ck_assert(!bad);
+    ck_assert_uint_eq(json_array_size(json_object_get(r, "NodeNames")), 1);
+    ck_assert_str_eq(
+        json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)),
+        "gpu-02");
+    ck_assert_uint_eq(json_object_size(fau), 2); /* gpu-01 and the rocket */
+    ck_assert_ptr_nonnull(json_object_get(fau, "\xf0\x9f\x9a\x80"));
+    json_decref(r);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_filter_reasons_with_quotes_are_escaped)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    json_t *r;
+
+    mu_view_add_pod(v, "u-1", "ns", "p", "ns/\"g\"", NULL, NULL, 0,
+                    "queue \"a\\b\"\tis full");
+    r = filter(v, args("volcano", "u-1", nodes));
+    assert_all_rejected(r, "gang ns/\"g\" waiting: queue \"a\\b\"\tis full");
+    json_decref(r);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_filter_with_no_node_names_answers_empty_lists)
+{
+    static const char *const none[] = {NULL};
+    struct mu_view *v = view(true);
+    json_t *r = filter(v, args("volcano", "u-res", none));
+
+    ck_assert_str_eq(error_of(r), "");
+    ck_assert_uint_eq(json_array_size(json_object_get(r, "NodeNames")), 0);
+    json_decref(r);
+    r = filter(v, args("other", "u-res", none));
+    ck_assert_uint_eq(json_array_size(json_object_get(r, "NodeNames")), 0);
+    json_decref(r);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_filter_handles_long_node_names)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    char names[4][300];
+    const char *list[5];
+    json_t *r;
+
+    for (int i = 0; i < 4; i++) { /* 253 bytes, the longest DNS name */
+        memset(names[i], 'a' + i, 253);
+        names[i][253] = '\0';
+        list[i] = names[i];
+    }
+    list[4] = NULL;
+    mu_view_add_pod(v, "u-1", "ns", "p", "ns/g", names[0], NULL, 1, NULL);
+    r = filter(v, args("volcano", "u-1", list));
+    ck_assert_uint_eq(json_array_size(json_object_get(r, "NodeNames")), 1);
+    ck_assert_uint_eq(
+        json_object_size(json_object_get(r, "FailedAndUnresolvableNodes")), 3);
+    json_decref(r);
+    r = filter(v, args("volcano", "u-1", list + 1)); /* not offered */
+    ck_assert_uint_eq(json_array_size(json_object_get(r, "NodeNames")), 0);
+    json_decref(r);
+    json_decref(prioritize_both(v, args("volcano", "u-1", list)));
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_prioritize_scores_the_reserved_node_ten_and_the_rest_zero)
+{
+    struct mu_view *v = view(true);
+    json_t *r = prioritize_both(v, args("volcano", "u-res", nodes));
+
+    ck_assert(json_is_array(r));
+    ck_assert_uint_eq(json_array_size(r), 4);
+    for (size_t i = 0; i < 4; i++) {
+        json_t *e = json_array_get(r, i);
+
+        ck_assert_str_eq(json_string_value(json_object_get(e, "Host")),
+                         nodes[i]);
+        ck_assert(json_is_integer(json_object_get(e, "Score")));
+        ck_assert_int_eq(json_integer_value(json_object_get(e, "Score")),
+                         i == 1 ? 10 : 0);
+    }
+    json_decref(r);
+    r = prioritize_both(v, args("default-scheduler", "u-res", nodes));
+    ck_assert_uint_eq(json_array_size(r), 4);
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_int_eq(
+            json_integer_value(json_object_get(json_array_get(r, i), "Score")),
+            0);
+    json_decref(r);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_prioritize_malformed_request_is_an_empty_list)
+{
+    struct mu_view *v = view(true);
+    json_t *in = json_pack("{s:{},s:n}", "Pod", "NodeNames");
+    json_t *r = mu_ext_prioritize(v, in);
+    size_t n;
+    bool bad;
+    char *raw = mu_ext_prioritize_body(v, "{\"Pod\":", 7, &n, &bad);
+
+    ck_assert(json_is_array(r));
+    ck_assert_uint_eq(json_array_size(r), 0);
+    ck_assert(bad);
+    ck_assert_str_eq(raw, "[]");
+    free(raw);
+    json_decref(r);
+    json_decref(in);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_preempt_always_vetoes)
+{
+    struct mu_view *v = view(true);
+    json_t *in = json_pack("{s:{},s:{s:{s:[{s:s}],s:i}}}", "Pod",
+                           "NodeNameToMetaVictims", "gpu-01", "Pods", "UID",
+                           "victim", "NumPDBViolations", 0);
+    json_t *r = mu_ext_preempt(v, in);
+    char *s = json_dumps(r, JSON_COMPACT);
+
+    ck_assert_str_eq(s, "{\"NodeNameToMetaVictims\":{}}");
+    free(s);
+    json_decref(r);
+    r = mu_ext_preempt(NULL, NULL);
+    ck_assert_uint_eq(
+        json_object_size(json_object_get(r, "NodeNameToMetaVictims")), 0);
+    json_decref(r);
+    json_decref(in);
+    mu_view_put(v);
+}
+END_TEST
+
+/* ---- generated and mutated requests ---- */
+
+static unsigned rnd(unsigned *seed, unsigned n)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return (*seed >> 16) % n;
+}
+
+/* key with random letter case */
+static void add_key(struct mu_sb *sb, const char *k, unsigned *seed)
+{
+    mu_sb_add(sb, "\"");
+    for (; *k; k++) {
+        char c = *k;
+
+        if (rnd(seed, 4) == 0 && c >= 'a' && c <= 'z')
+            c = (char)(c - 32);
+        else if (rnd(seed, 4) == 0 && c >= 'A' && c <= 'Z')
+            c = (char)(c + 32);
+        mu_sb_addn(sb, &c, 1);
+    }
+    mu_sb_add(sb, "\":");
+}
+
+/* a string with some characters written as \u escapes */
+static void add_str(struct mu_sb *sb, const char *s, unsigned *seed)
+{
+    mu_sb_add(sb, "\"");
+    for (; *s; s++) {
+        if (rnd(seed, 5) == 0)
+            mu_sb_addf(sb, "\\u%04x", (unsigned char)*s);
+        else
+            mu_sb_addn(sb, s, 1);
+    }
+    mu_sb_add(sb, "\"");
+}
+
+static void add_junk(struct mu_sb *sb, unsigned *seed)
+{
+    static const char *const junk[] = {
+        "\"labels\":{\"app\":\"x\",\"n\":[1,2.5,-3e2,true,false,null]},",
+        "\"x\":[[[]],{},{\"a\":{\"b\":[\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"]}}],",
+        "\"annotations\":{\"k\":\"caf\xc3\xa9 \xe2\x82\xac "
+        "\xf0\x9f\x9a\x80\"},",
+        "\"n\":0,\"m\":-0.0e+0,\"o\":123456789,",
+        "",
+    };
+
+    mu_sb_add(sb, junk[rnd(seed, MU_ARRAY_LEN(junk))]);
+}
+
+static char *generate(unsigned *seed)
+{
+    static const char *const scheds[] = {"volcano", "default-scheduler", NULL};
+    static const char *const uids[] = {"u-res", "u-wait", "u-far", "u-none",
+                                       NULL};
+    static const char *const names[] = {"gpu-01", "gpu-02", "gpu-03", "gpu-99"};
+    const char *sched = scheds[rnd(seed, 3)], *uid = uids[rnd(seed, 5)];
+    struct mu_sb sb;
+    unsigned n = rnd(seed, 6);
+
+    mu_sb_init(&sb);
+    mu_sb_add(&sb, "{");
+    add_junk(&sb, seed);
+    add_key(&sb, "Pod", seed);
+    mu_sb_add(&sb, "{");
+    add_junk(&sb, seed);
+    add_key(&sb, "metadata", seed);
+    mu_sb_add(&sb, "{");
+    add_junk(&sb, seed);
+    add_key(&sb, "name", seed);
+    add_str(&sb, "w-0", seed);
+    if (uid) {
+        mu_sb_add(&sb, ",");
+        add_key(&sb, "uid", seed);
+        add_str(&sb, uid, seed);
+    }
+    mu_sb_add(&sb, "},");
+    add_key(&sb, "spec", seed);
+    mu_sb_add(&sb, "{");
+    add_junk(&sb, seed);
+    add_key(&sb, "schedulerName", seed);
+    if (sched)
+        add_str(&sb, sched, seed);
+    else
+        mu_sb_add(&sb, "null");
+    mu_sb_add(&sb, "}},");
+    add_junk(&sb, seed);
+    add_key(&sb, "NodeNames", seed);
+    mu_sb_add(&sb, " [ ");
+    for (unsigned i = 0; i < n; i++) {
+        if (i)
+            mu_sb_add(&sb, " , ");
+        add_str(&sb, names[rnd(seed, 4)], seed);
+    }
+    mu_sb_add(&sb, " ] }");
+    return mu_sb_detach(&sb);
+}
+
+START_TEST(test_filter_paths_agree_on_generated_requests)
+{
+    struct mu_view *v = view(true);
+    unsigned seed = 42;
+
+    int served = 0;
+
+    for (int i = 0; i < 3000; i++) {
+        char *body = generate(&seed);
+        bool bad;
+        json_t *r = filter_both(v, body, strlen(body), &bad);
+
+        /* only muster's pods without a uid are refused */
+        ck_assert_msg(!bad || strstr(error_of(r), "has no metadata.uid"),
+                      "refused: %s", body);
+        served += !bad && json_object_size(json_object_get(
+                              r, "FailedAndUnresolvableNodes")) > 0;
+        json_decref(r);
+        r = prioritize_both(v, json_loads(body, 0, NULL));
+        json_decref(r);
+        free(body);
+    }
+    ck_assert_int_gt(served, 500);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_filter_paths_agree_on_mutated_requests)
+{
+    static const char alphabet[] = "{}[]\":,\\ 0123456789.eE+-tfnulrsab"
+                                   "\x80\xbf\xc3\xe2\xed\xf0\xff\t\n\x01";
+    struct mu_view *v = view(true);
+    unsigned seed = 7;
+    int refused = 0;
+
+    for (int i = 0; i < 20000; i++) {
+        char *body = generate(&seed);
+        size_t len = strlen(body);
+        unsigned k = 1 + rnd(&seed, 3);
+        bool bad;
+        json_t *r;
+
+        for (unsigned j = 0; j < k; j++)
+            body[rnd(&seed, (unsigned)len)] =
+                alphabet[rnd(&seed, sizeof(alphabet) - 1)];
+        if (rnd(&seed, 8) == 0)
+            len = rnd(&seed, (unsigned)len); /* cut short */
+        r = filter_both(v, body, len, &bad);
+        refused += bad;
+        json_decref(r);
+        free(body);
+    }
+    ck_assert_int_gt(refused, 1000); /* the mutations did bite */
+    mu_view_put(v);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("extender");
+    TCase *tc = tcase_create("filter");
+    TCase *gen = tcase_create("generated");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, test_filter_passes_every_node_for_other_schedulers);
+    tcase_add_test(tc, test_filter_rejects_every_node_until_the_view_is_synced);
+    tcase_add_test(
+        tc,
+        test_filter_reserved_node_passes_alone_and_the_rest_are_unresolvable);
+    tcase_add_test(
+        tc, test_filter_reserved_node_absent_from_the_list_rejects_every_node);
+    tcase_add_test(
+        tc, test_filter_waiting_pod_is_rejected_everywhere_with_its_reason);
+    tcase_add_test(tc, test_filter_long_view_reasons_are_cut_short);
+    tcase_add_test(tc, test_filter_unknown_pod_is_rejected_everywhere);
+    tcase_add_loop_test(tc, test_filter_malformed_requests_get_an_error, 0,
+                        (int)MU_ARRAY_LEN(malformed));
+    tcase_add_test(tc, test_filter_rejects_nesting_deeper_than_2048);
+    tcase_add_test(tc, test_filter_accepts_keys_in_any_case);
+    tcase_add_test(tc, test_filter_matches_escaped_names_and_echoes_them);
+    tcase_add_test(tc, test_filter_reasons_with_quotes_are_escaped);
+    tcase_add_test(tc, test_filter_with_no_node_names_answers_empty_lists);
+    tcase_add_test(tc, test_filter_handles_long_node_names);
+    tcase_add_test(
+        tc, test_prioritize_scores_the_reserved_node_ten_and_the_rest_zero);
+    tcase_add_test(tc, test_prioritize_malformed_request_is_an_empty_list);
+    tcase_add_test(tc, test_preempt_always_vetoes);
+    suite_add_tcase(s, tc);
+    tcase_add_test(gen, test_filter_paths_agree_on_generated_requests);
+    tcase_add_test(gen, test_filter_paths_agree_on_mutated_requests);
+    tcase_set_timeout(gen, 120);
+    suite_add_tcase(s, gen);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,661 @@
+/*
+ * The extender's HTTP server, driven with libcurl over 127.0.0.1 (port 0).
+ *
+ * Run with --tls, the binary serves HTTPS with a throwaway self-signed
+ * certificate made by openssl at start, and skips as a whole (TAP
+ * "1..0 # SKIP") without openssl or libmicrohttpd TLS support.
+ */
+#include <check.h>
+#include <curl/curl.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <time.h>
+
+#include "server/extender.h"
+
+static struct mu_view_slot slot;
+static struct mu_barrier *bar;
+static struct mu_ext_server *srv;
+static char base[64];
+static atomic_int n_binds;
+static char *tls_cert, *tls_key; /* --tls */
+
+static int fake_bind(void *ctx, const char *ns, const char *name,
+                     const char *uid, const char *node, struct mu_err *err)
+{
+    atomic_fetch_add(&n_binds, 1);
+    return 0;
+}
+
+static int fake_unbind(void *ctx, const char *ns, const char *name,
+                       const char *uid, struct mu_err *err)
+{
+    return 0;
+}
+
+static char *extra_metrics(void *ctx)
+{
+    return mu_xstrdup("# TYPE muster_cycle_seconds gauge\n"
+                      "muster_cycle_seconds 0.5");
+}
+
+static void publish(bool synced)
+{
+    struct mu_view *v = mu_view_new(1, synced);
+
+    mu_view_add_pod(v, "u-res", "team-a", "w-0", "team-a/pg", "gpu-02",
+                    "team-a/pg#1", 2, NULL);
+    mu_view_add_pod(v, "u-res2", "team-a", "w-1", "team-a/pg", "gpu-03",
+                    "team-a/pg#1", 2, NULL);
+    mu_view_publish(&slot, v);
+}
+
+static void setup(void)
+{
+    struct mu_ext_server_opts o = {0};
+    struct mu_err err = {{0}};
+
+    atomic_init(&n_binds, 0);
+    mu_view_slot_init(&slot);
+    bar = mu_barrier_new(600, fake_bind, fake_unbind, NULL, NULL);
+    o.listen = "127.0.0.1:0";
+    o.views = &slot;
+    o.barrier = bar;
+    o.metrics = extra_metrics;
+    o.tls_cert_pem = tls_cert;
+    o.tls_key_pem = tls_key;
+    ck_assert_msg(mu_ext_server_start(&o, &srv, &err) == 0, "%s", err.msg);
+    ck_assert_int_gt(mu_ext_server_port(srv), 0);
+    snprintf(base, sizeof(base), "%s://127.0.0.1:%d",
+             tls_cert ? "https" : "http", mu_ext_server_port(srv));
+}
+
+static void teardown(void)
+{
+    mu_ext_server_stop(srv);
+    mu_barrier_free(bar);
+    mu_view_slot_release(&slot);
+}
+
+struct resp {
+    long status;
+    char *body;
+    size_t len;
+    char allow[64];
+    char type[128];
+    long connects;
+};
+
+static size_t on_body(char *p, size_t sz, size_t n, void *ud)
+{
+    struct resp *r = ud;
+
+    r->body = realloc(r->body, r->len + sz * n + 1);
+    memcpy(r->body + r->len, p, sz * n);
+    r->len += sz * n;
+    r->body[r->len] = '\0';
+    return sz * n;
+}
+
+static void header_value(const char *line, size_t n, const char *name,
+                         char *out, size_t outsz)
+{
+    size_t k = strlen(name);
+
+    if (n > k && !strncasecmp(line, name, k)) {
+        int len = (int)(n - k);
+
+        while (len > 0 &&
+               (line[k + len - 1] == '\r' || line[k + len - 1] == '\n'))
+            len--;
+        snprintf(out, outsz, "%.*s", len, line + k);
+    }
+}
+
+static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+{
+    struct resp *r = ud;
+
+    header_value(p, sz * n, "Allow: ", r->allow, sizeof(r->allow));
+    header_value(p, sz * n, "Content-Type: ", r->type, sizeof(r->type));
+    return sz * n;
+}
+
+/* A body sent in parts (chunked). */
+struct parts {
+    const char *data;
+    size_t len, off;
+    int left; /* parts still to send */
+};
+
+static size_t on_read(char *buf, size_t sz, size_t n, void *ud)
+{
+    struct parts *p = ud;
+    size_t want, room = sz * n;
+
+    if (p->off >= p->len)
+        return 0;
+    want = p->left > 1 ? (p->len - p->off) / (size_t)p->left : p->len - p->off;
+    if (want > room)
+        want = room;
+    memcpy(buf, p->data + p->off, want);
+    p->off += want;
+    p->left--;
+    return want;
+}
+
+/* One request. h: a handle to reuse (keep-alive) or NULL. parts > 0:
+ * chunked in that many parts. */
+static struct resp req(CURL *h, const char *method, const char *path,
+                       const char *body, size_t len, int parts)
+{
+    struct resp r = {0};
+    struct parts pr = {body, len, 0, parts};
+    struct curl_slist *hdr = NULL;
+    char url[256];
+    CURL *c = h ? h : curl_easy_init();
+    CURLcode rc;
+
+    snprintf(url, sizeof(url), "%s%s", base, path);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &r);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
+    if (tls_cert) {
+        struct curl_blob ca = {tls_cert, strlen(tls_cert), CURL_BLOB_NOCOPY};
+
+        curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
+    }
+    hdr = curl_slist_append(hdr, "Content-Type: application/json");
+    if (!strcmp(method, "POST")) {
+        curl_easy_setopt(c, CURLOPT_POST, 1L);
+        if (parts) {
+            hdr = curl_slist_append(hdr, "Transfer-Encoding: chunked");
+            curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
+            curl_easy_setopt(c, CURLOPT_READDATA, &pr);
+        } else {
+            curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+            curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        }
+    } else {
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+        curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+    }
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+    rc = curl_easy_perform(c);
+    ck_assert_msg(rc == CURLE_OK, "%s %s: %s", method, path,
+                  curl_easy_strerror(rc));
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
+    curl_easy_getinfo(c, CURLINFO_NUM_CONNECTS, &r.connects);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+    curl_slist_free_all(hdr);
+    if (!h)
+        curl_easy_cleanup(c);
+    if (!r.body)
+        r.body = strdup("");
+    return r;
+}
+
+static json_t *json_of(struct resp *r)
+{
+    json_error_t e;
+    json_t *j = json_loadb(r->body, r->len, 0, &e);
+
+    ck_assert_msg(j != NULL, "%s: %s", e.text, r->body);
+    ck_assert_str_eq(r->type, "application/json");
+    return j;
+}
+
+static const char filter_body[] =
+    "{\"Pod\":{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"w-0\","
+    "\"uid\":\"u-res\"},\"spec\":{\"schedulerName\":\"volcano\"}},"
+    "\"Nodes\":null,\"NodeNames\":[\"gpu-01\",\"gpu-02\",\"gpu-03\"]}";
+
+static void assert_passes_gpu_02(struct resp *r)
+{
+    json_t *j = json_of(r);
+    json_t *names = json_object_get(j, "NodeNames");
+
+    ck_assert_int_eq(r->status, 200);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "Error")), "");
+    ck_assert_uint_eq(json_array_size(names), 1);
+    ck_assert_str_eq(json_string_value(json_array_get(names, 0)), "gpu-02");
+    ck_assert_uint_eq(
+        json_object_size(json_object_get(j, "FailedAndUnresolvableNodes")), 2);
+    json_decref(j);
+}
+
+START_TEST(test_http_healthz_answers_ok)
+{
+    struct resp r = req(NULL, "GET", "/healthz", NULL, 0, 0);
+
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.body, "ok\n");
+    free(r.body);
+}
+END_TEST
+
+START_TEST(test_http_readyz_is_503_until_a_synced_view_is_published)
+{
+    struct resp r = req(NULL, "GET", "/readyz", NULL, 0, 0);
+
+    ck_assert_int_eq(r.status, 503);
+    free(r.body);
+    publish(false);
+    r = req(NULL, "GET", "/readyz", NULL, 0, 0);
+    ck_assert_int_eq(r.status, 503);
+    free(r.body);
+    publish(true);
+    r = req(NULL, "GET", "/readyz", NULL, 0, 0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.body, "ok\n");
+    free(r.body);
+}
+END_TEST
+
+START_TEST(test_http_filter_is_served_at_any_prefix)
+{
+    static const char *const paths[] = {"/filter", "/gang/filter",
+                                        "/a/b/filter"};
+
+    publish(true);
+    for (size_t i = 0; i < MU_ARRAY_LEN(paths); i++) {
+        struct resp r = req(NULL, "POST", paths[i], filter_body,
+                            sizeof(filter_body) - 1, 0);
+
+        assert_passes_gpu_02(&r);
+        free(r.body);
+    }
+}
+END_TEST
+
+START_TEST(test_http_prioritize_scores_and_preempt_vetoes)
+{
+    struct resp r;
+    json_t *j;
+
+    publish(true);
+    r = req(NULL, "POST", "/gang/prioritize", filter_body,
+            sizeof(filter_body) - 1, 0);
+    ck_assert_int_eq(r.status, 200);
+    j = json_of(&r);
+    ck_assert_uint_eq(json_array_size(j), 3);
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(json_array_get(j, 1), "Score")), 10);
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(json_array_get(j, 0), "Score")), 0);
+    json_decref(j);
+    free(r.body);
+    r = req(NULL, "POST", "/gang/preempt", filter_body, sizeof(filter_body) - 1,
+            0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.body, "{\"NodeNameToMetaVictims\":{}}");
+    free(r.body);
+}
+END_TEST
+
+struct binder {
+    pthread_t t;
+    const char *body;
+    struct resp r;
+};
+
+static void *bind_main(void *arg)
+{
+    struct binder *b = arg;
+
+    b->r = req(NULL, "POST", "/gang/bind", b->body, strlen(b->body), 0);
+    return NULL;
+}
+
+START_TEST(test_http_bind_holds_a_batch_of_two_until_both_arrive)
+{
+    struct binder b[2] = {
+        {.body = "{\"PodName\":\"w-0\",\"PodNamespace\":\"team-a\","
+                 "\"PodUID\":\"u-res\",\"Node\":\"gpu-02\"}"},
+        {.body = "{\"PodName\":\"w-1\",\"PodNamespace\":\"team-a\","
+                 "\"PodUID\":\"u-res2\",\"Node\":\"gpu-03\"}"},
+    };
+
+    publish(true);
+    ck_assert_int_eq(pthread_create(&b[0].t, NULL, bind_main, &b[0]), 0);
+    nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+    ck_assert_int_eq(atomic_load(&n_binds), 0); /* held */
+    ck_assert_int_eq(pthread_create(&b[1].t, NULL, bind_main, &b[1]), 0);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(b[i].t, NULL);
+        ck_assert_int_eq(b[i].r.status, 200);
+        ck_assert_str_eq(b[i].r.body, "{\"Error\":\"\"}");
+        free(b[i].r.body);
+    }
+    ck_assert_int_eq(atomic_load(&n_binds), 2);
+}
+END_TEST
+
+START_TEST(test_http_chunked_body_in_two_parts)
+{
+    struct resp r;
+
+    publish(true);
+    r = req(NULL, "POST", "/filter", filter_body, sizeof(filter_body) - 1, 2);
+    assert_passes_gpu_02(&r);
+    free(r.body);
+}
+END_TEST
+
+START_TEST(test_http_oversize_body_is_413)
+{
+    size_t n = MU_EXT_MAX_BODY + 1;
+    char *big = malloc(n);
+    struct resp r;
+
+    memset(big, ' ', n);
+    r = req(NULL, "POST", "/filter", big, n, 0);
+    ck_assert_int_eq(r.status, 413);
+    free(r.body);
+    r = req(NULL, "POST", "/filter", big, n, 3); /* unannounced */
+    ck_assert_int_eq(r.status, 413);
+    free(r.body);
+    /* exactly the limit is read (and is not JSON) */
+    r = req(NULL, "POST", "/filter", big, n - 1, 0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(strstr(r.body, "malformed ExtenderArgs"));
+    free(r.body);
+    free(big);
+}
+END_TEST
+
+START_TEST(test_http_wrong_method_is_405_and_unknown_path_404)
+{
+    struct resp r = req(NULL, "GET", "/filter", NULL, 0, 0);
+
+    ck_assert_int_eq(r.status, 405);
+    ck_assert_str_eq(r.allow, "POST");
+    free(r.body);
+    r = req(NULL, "PUT", "/gang/bind", NULL, 0, 0);
+    ck_assert_int_eq(r.status, 405);
+    free(r.body);
+    r = req(NULL, "POST", "/healthz", "{}", 2, 0);
+    ck_assert_int_eq(r.status, 405);
+    ck_assert_str_eq(r.allow, "GET, HEAD");
+    free(r.body);
+    r = req(NULL, "GET", "/nope", NULL, 0, 0);
+    ck_assert_int_eq(r.status, 404);
+    free(r.body);
+    r = req(NULL, "POST", "/filterx", "{}", 2, 0);
+    ck_assert_int_eq(r.status, 404);
+    free(r.body);
+}
+END_TEST
+
+START_TEST(test_http_malformed_requests_are_200_with_error)
+{
+    struct resp r = req(NULL, "POST", "/filter", "{\"Pod\":", 7, 0);
+    json_t *j = json_of(&r);
+
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(strstr(json_string_value(json_object_get(j, "Error")),
+                     "malformed ExtenderArgs"));
+    json_decref(j);
+    free(r.body);
+    r = req(NULL, "POST", "/filter", "", 0, 0); /* no body at all */
+    ck_assert_int_eq(r.status, 200);
+    j = json_of(&r);
+    ck_assert(
+        strstr(json_string_value(json_object_get(j, "Error")), "empty body"));
+    json_decref(j);
+    free(r.body);
+    r = req(NULL, "POST", "/prioritize", "", 0, 0);
+    ck_assert_str_eq(r.body, "[]");
+    free(r.body);
+    r = req(NULL, "POST", "/bind", "nope", 4, 0);
+    ck_assert_int_eq(r.status, 200);
+    j = json_of(&r);
+    ck_assert(strstr(json_string_value(json_object_get(j, "Error")),
+                     "malformed ExtenderBindingArgs"));
+    json_decref(j);
+    free(r.body);
+}
+END_TEST
+
+START_TEST(test_http_metrics_text_has_the_counters)
+{
+    static const char lonely[] =
+        "{\"PodName\":\"w-0\",\"PodNamespace\":\"team-a\","
+        "\"PodUID\":\"u-res\",\"Node\":\"gpu-02\"}";
+    static const char stranger[] =
+        "{\"PodName\":\"web\",\"PodNamespace\":\"d\",\"PodUID\":\"u-web\","
+        "\"Node\":\"n1\"}";
+    static const char *const want[] = {
+        "# TYPE muster_extender_filter_requests_total counter\n",
+        "\nmuster_extender_filter_requests_total 2\n",
+        "# TYPE muster_extender_filter_duration_seconds histogram\n",
+        "\nmuster_extender_filter_duration_seconds_bucket{le=\"0.000001\"} ",
+        "\nmuster_extender_filter_duration_seconds_bucket{le=\"4.194304\"} 2\n",
+        "\nmuster_extender_filter_duration_seconds_bucket{le=\"+Inf\"} 2\n",
+        "\nmuster_extender_filter_duration_seconds_sum 0.",
+        "\nmuster_extender_filter_duration_seconds_count 2\n",
+        "\nmuster_extender_binds_total{result=\"ok\"} 1\n",
+        "\nmuster_extender_binds_total{result=\"failed\"} 2\n",
+        "\nmuster_extender_batches_timed_out_total 1\n",
+        "\nmuster_extender_bad_requests_total 3\n",
+        "\nmuster_cycle_seconds 0.5\n",
+    };
+    struct resp r;
+
+    publish(true);
+    free(req(NULL, "POST", "/filter", filter_body, sizeof(filter_body) - 1, 0)
+             .body);
+    free(req(NULL, "POST", "/filter", "[", 1, 0).body); /* bad 1 */
+    free(req(NULL, "GET", "/filter", NULL, 0, 0).body); /* bad 2 */
+    free(req(NULL, "POST", "/bind", "x", 1, 0).body);   /* bad 3, failed */
+    /* a member alone: times out (600 ms), failed */
+    free(req(NULL, "POST", "/bind", lonely, sizeof(lonely) - 1, 0).body);
+    /* a pod muster does not know: bound at once */
+    free(req(NULL, "POST", "/bind", stranger, sizeof(stranger) - 1, 0).body);
+    r = req(NULL, "GET", "/metrics", NULL, 0, 0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.type, "text/plain; version=0.0.4; charset=utf-8");
+    for (size_t i = 0; i < MU_ARRAY_LEN(want); i++)
+        ck_assert_msg(strstr(r.body, want[i]), "no \"%s\" in:\n%s", want[i],
+                      r.body);
+    ck_assert_uint_eq(atomic_load(&mu_ext_server_stats(srv)->bind_calls), 3);
+    free(r.body);
+}
+END_TEST
+
+START_TEST(test_http_keeps_connections_alive)
+{
+    CURL *h = curl_easy_init();
+    struct resp r;
+
+    publish(true);
+    for (int i = 0; i < 3; i++) {
+        r = req(h, "POST", "/filter", filter_body, sizeof(filter_body) - 1, 0);
+        assert_passes_gpu_02(&r);
+        ck_assert_int_eq(r.connects, i == 0 ? 1 : 0);
+        free(r.body);
+    }
+    curl_easy_cleanup(h);
+}
+END_TEST
+
+START_TEST(test_http_start_reports_bad_addresses_and_busy_ports)
+{
+    struct mu_ext_server_opts o = {0};
+    struct mu_ext_server *s2 = NULL;
+    struct mu_err err = {{0}};
+    char busy[64];
+
+    o.views = &slot;
+    o.barrier = bar;
+    o.listen = "no-port-here";
+    ck_assert_int_eq(mu_ext_server_start(&o, &s2, &err), -EINVAL);
+    ck_assert_ptr_null(s2);
+    o.listen = "127.0.0.1:http";
+    ck_assert_int_eq(mu_ext_server_start(&o, &s2, &err), -EINVAL);
+    snprintf(busy, sizeof(busy), "127.0.0.1:%d", mu_ext_server_port(srv));
+    o.listen = busy;
+    ck_assert_int_eq(mu_ext_server_start(&o, &s2, &err), -EADDRINUSE);
+    ck_assert_msg(strstr(err.msg, busy), "%s", err.msg);
+    o.listen = "127.0.0.1:0";
+    o.tls_cert_pem = "only a certificate";
+    o.tls_key_pem = NULL;
+    ck_assert_int_eq(mu_ext_server_start(&o, &s2, &err), -EINVAL);
+    ck_assert_ptr_null(s2);
+}
+END_TEST
+
+START_TEST(test_https_serves_with_the_given_certificate)
+{
+    struct resp r = req(NULL, "GET", "/healthz", NULL, 0, 0);
+
+    ck_assert_int_eq(r.status, 200);
+    free(r.body);
+    publish(true);
+    r = req(NULL, "POST", "/gang/filter", filter_body, sizeof(filter_body) - 1,
+            0);
+    assert_passes_gpu_02(&r);
+    free(r.body);
+}
+END_TEST
+
+START_TEST(test_https_refuses_plain_http)
+{
+    CURL *c = curl_easy_init();
+    char url[96];
+
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/healthz",
+             mu_ext_server_port(srv));
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 5L);
+    ck_assert_int_ne(curl_easy_perform(c), CURLE_OK);
+    curl_easy_cleanup(c);
+}
+END_TEST
+
+START_TEST(test_https_bad_certificate_or_key_fails_to_start)
+{
+    struct mu_ext_server_opts o = {0};
+    struct mu_ext_server *s2 = NULL;
+    struct mu_err err = {{0}};
+
+    o.listen = "127.0.0.1:0";
+    o.views = &slot;
+    o.barrier = bar;
+    o.tls_cert_pem = "-----BEGIN CERTIFICATE-----\nnope\n";
+    o.tls_key_pem = tls_key;
+    ck_assert_int_eq(mu_ext_server_start(&o, &s2, &err), -EINVAL);
+    ck_assert_ptr_null(s2);
+    ck_assert_msg(strstr(err.msg, "certificate is not PEM"), "%s", err.msg);
+    o.tls_cert_pem = tls_cert;
+    o.tls_key_pem = "not a key";
+    ck_assert_int_eq(mu_ext_server_start(&o, &s2, &err), -EINVAL);
+    ck_assert_msg(strstr(err.msg, "key is not PEM"), "%s", err.msg);
+}
+END_TEST
+
+static char dir[] = "/tmp/mu-http-tls-XXXXXX";
+
+static char *slurp(const char *name)
+{
+    char path[128];
+    FILE *f;
+    char *buf;
+    long n;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = calloc(1, (size_t)n + 1);
+    if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    return buf;
+}
+
+/* 0, 77 (skip, with the TAP line printed) or 99. */
+static int make_cert(void)
+{
+    char cmd[1024];
+
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        printf("1..0 # SKIP libmicrohttpd has no TLS support\n");
+        return 77;
+    }
+    if (system("openssl version >/dev/null 2>&1") != 0) {
+        printf("1..0 # SKIP openssl not found (apt-get install openssl)\n");
+        return 77;
+    }
+    if (!mkdtemp(dir))
+        return 99;
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && openssl req -x509 -newkey ec -pkeyopt "
+             "ec_paramgen_curve:prime256v1 -nodes -keyout key.pem -out "
+             "cert.pem -days 2 -subj /CN=127.0.0.1 -addext "
+             "subjectAltName=IP:127.0.0.1 2>openssl.log",
+             dir);
+    if (system(cmd) != 0)
+        return 99;
+    tls_cert = slurp("cert.pem");
+    tls_key = slurp("key.pem");
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return tls_cert && tls_key ? 0 : 99;
+}
+
+int main(int argc, char **argv)
+{
+    bool tls = argc > 1 && !strcmp(argv[1], "--tls");
+    Suite *s = suite_create(tls ? "https" : "http");
+    TCase *tc = tcase_create(tls ? "https" : "http");
+    SRunner *sr;
+    int failed, rc;
+
+    if (tls && (rc = make_cert()) != 0)
+        return rc == 77 ? EXIT_SUCCESS : rc;
+    curl_global_init(CURL_GLOBAL_ALL);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    if (tls) {
+        tcase_add_test(tc, test_https_serves_with_the_given_certificate);
+        tcase_add_test(tc, test_https_refuses_plain_http);
+        tcase_add_test(tc, test_https_bad_certificate_or_key_fails_to_start);
+    } else {
+        tcase_add_test(tc, test_http_healthz_answers_ok);
+        tcase_add_test(
+            tc, test_http_readyz_is_503_until_a_synced_view_is_published);
+        tcase_add_test(tc, test_http_filter_is_served_at_any_prefix);
+        tcase_add_test(tc, test_http_prioritize_scores_and_preempt_vetoes);
+        tcase_add_test(tc,
+                       test_http_bind_holds_a_batch_of_two_until_both_arrive);
+        tcase_add_test(tc, test_http_chunked_body_in_two_parts);
+        tcase_add_test(tc, test_http_oversize_body_is_413);
+        tcase_add_test(tc, test_http_wrong_method_is_405_and_unknown_path_404);
+        tcase_add_test(tc, test_http_malformed_requests_are_200_with_error);
+        tcase_add_test(tc, test_http_metrics_text_has_the_counters);
+        tcase_add_test(tc, test_http_keeps_connections_alive);
+        tcase_add_test(tc,
+                       test_http_start_reports_bad_addresses_and_busy_ports);
+    }
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    free(tls_cert);
+    free(tls_key);
+    curl_global_cleanup();
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,200 @@
+/*
+ * The published view: building, looking up, and the slot that hands views
+ * from the scheduler thread to HTTP threads (run under valgrind and
+ * helgrind: `valgrind --tool=helgrind` with CK_FORK=no stays quiet).
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/view.h"
+
+START_TEST(test_view_new_is_empty_unsynced_and_serves_volcano)
+{
+    struct mu_view *v = mu_view_new(7, false);
+
+    ck_assert_int_eq(atomic_load(&v->refs), 1);
+    ck_assert_uint_eq(v->gen, 7);
+    ck_assert(!v->synced);
+    ck_assert_str_eq(v->sched_names[0], "volcano");
+    ck_assert_ptr_null(v->sched_names[1]);
+    ck_assert(mu_view_serves(v, "volcano"));
+    ck_assert(!mu_view_serves(v, "default-scheduler"));
+    ck_assert(!mu_view_serves(v, NULL));
+    ck_assert_ptr_null(mu_view_pod(v, "nope"));
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_view_add_pod_copies_strings_and_replaces_by_uid)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    char uid[] = "u-1", node[] = "gpu-01";
+    const struct mu_view_pod *p;
+
+    mu_view_add_pod(v, uid, "team-a", "w-0", "team-a/pg", node, "team-a/pg#1",
+                    2, NULL);
+    uid[0] = 'X';
+    node[0] = 'X';
+    p = mu_view_pod(v, "u-1");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_str_eq(p->uid, "u-1");
+    ck_assert_str_eq(p->ns, "team-a");
+    ck_assert_str_eq(p->name, "w-0");
+    ck_assert_str_eq(p->gang, "team-a/pg");
+    ck_assert_str_eq(p->node, "gpu-01");
+    ck_assert_str_eq(p->release, "team-a/pg#1");
+    ck_assert_int_eq(p->batch_size, 2);
+    ck_assert_ptr_null(p->reason);
+
+    mu_view_add_pod(v, "u-1", "team-a", "w-0", "team-a/pg", NULL, NULL, 0,
+                    "3/4 members");
+    p = mu_view_pod(v, "u-1");
+    ck_assert_ptr_null(p->node);
+    ck_assert_ptr_null(p->release);
+    ck_assert_str_eq(p->reason, "3/4 members");
+    ck_assert_uint_eq(v->pods.n, 1);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_view_set_sched_names_replaces_the_list)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    const char *names[] = {"gang", "volcano-2", NULL};
+
+    mu_view_set_sched_names(v, names);
+    ck_assert(mu_view_serves(v, "gang"));
+    ck_assert(mu_view_serves(v, "volcano-2"));
+    ck_assert(!mu_view_serves(v, "volcano"));
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_view_slot_is_empty_before_the_first_publish)
+{
+    struct mu_view_slot s;
+
+    mu_view_slot_init(&s);
+    ck_assert_ptr_null(mu_view_get(&s));
+    mu_view_put(NULL); /* allowed */
+    mu_view_slot_release(&s);
+}
+END_TEST
+
+START_TEST(test_view_readers_keep_an_old_view_after_a_new_publish)
+{
+    struct mu_view_slot s;
+    struct mu_view *a, *b, *held;
+
+    mu_view_slot_init(&s);
+    a = mu_view_new(1, true);
+    mu_view_add_pod(a, "u-1", "ns", "p", "ns/g", "gpu-01", NULL, 1, NULL);
+    mu_view_publish(&s, a);
+    held = mu_view_get(&s);
+    ck_assert_ptr_eq(held, a);
+    ck_assert_int_eq(atomic_load(&a->refs), 2);
+
+    b = mu_view_new(2, true);
+    mu_view_publish(&s, b);
+    ck_assert_int_eq(atomic_load(&a->refs), 1); /* only the reader's */
+    ck_assert_str_eq(mu_view_pod(held, "u-1")->node, "gpu-01");
+    mu_view_put(held); /* frees a */
+
+    held = mu_view_get(&s);
+    ck_assert_ptr_eq(held, b);
+    ck_assert_uint_eq(held->gen, 2);
+    mu_view_put(held);
+    mu_view_slot_release(&s); /* frees b */
+}
+END_TEST
+
+#define N_READERS 4
+#define N_PUBLISH 300
+
+struct shared {
+    struct mu_view_slot slot;
+    atomic_bool stop;
+    atomic_int regressions, reads;
+};
+
+static void *reader(void *arg)
+{
+    struct shared *sh = arg;
+    uint64_t last = 0;
+
+    while (!atomic_load(&sh->stop)) {
+        struct mu_view *v = mu_view_get(&sh->slot);
+        const struct mu_view_pod *p;
+
+        if (!v)
+            continue;
+        if (v->gen < last)
+            atomic_fetch_add(&sh->regressions, 1);
+        last = v->gen;
+        p = mu_view_pod(v, "u-0");
+        if (!p || strcmp(p->node, "gpu-00") || v->pods.n != 8)
+            atomic_fetch_add(&sh->regressions, 1);
+        atomic_fetch_add(&sh->reads, 1);
+        mu_view_put(v);
+    }
+    return NULL;
+}
+
+START_TEST(test_view_publish_get_put_across_threads)
+{
+    struct shared sh;
+    pthread_t t[N_READERS];
+
+    mu_view_slot_init(&sh.slot);
+    atomic_init(&sh.stop, false);
+    atomic_init(&sh.regressions, 0);
+    atomic_init(&sh.reads, 0);
+    for (int i = 0; i < N_READERS; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, reader, &sh), 0);
+    for (uint64_t g = 1; g <= N_PUBLISH; g++) {
+        struct mu_view *v = mu_view_new(g, true);
+
+        for (int i = 0; i < 8; i++) {
+            char uid[16], node[16];
+
+            snprintf(uid, sizeof(uid), "u-%d", i);
+            snprintf(node, sizeof(node), "gpu-%02d", i);
+            mu_view_add_pod(v, uid, "ns", uid, "ns/g", node, "ns/g#1", 8, NULL);
+        }
+        mu_view_publish(&sh.slot, v);
+    }
+    while (atomic_load(&sh.reads) < 100)
+        ;
+    atomic_store(&sh.stop, true);
+    for (int i = 0; i < N_READERS; i++)
+        pthread_join(t[i], NULL);
+    ck_assert_int_eq(atomic_load(&sh.regressions), 0);
+    ck_assert_uint_eq(sh.slot.cur->gen, N_PUBLISH);
+    ck_assert_int_eq(atomic_load(&sh.slot.cur->refs), 1);
+    mu_view_slot_release(&sh.slot);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("view");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, test_view_new_is_empty_unsynced_and_serves_volcano);
+    tcase_add_test(tc, test_view_add_pod_copies_strings_and_replaces_by_uid);
+    tcase_add_test(tc, test_view_set_sched_names_replaces_the_list);
+    tcase_add_test(tc, test_view_slot_is_empty_before_the_first_publish);
+    tcase_add_test(tc, test_view_readers_keep_an_old_view_after_a_new_publish);
+    tcase_add_test(tc, test_view_publish_get_put_across_threads);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
