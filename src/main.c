@@ -7,6 +7,7 @@
 #include "sim/sim.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdatomic.h>
 #include <stdio.h>
 
@@ -157,6 +158,15 @@ static int cmd_serve(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    {
+        /* every /bind held by the barrier keeps a connection open */
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+            rl.rlim_cur = rl.rlim_max;
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
+    }
     r = mu_serve_run(&o, &err);
     if (r < 0) {
         fprintf(stderr, "muster: serve: %s\n", err.msg);

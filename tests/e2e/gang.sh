@@ -200,6 +200,73 @@ share_settled() {
 check "two teams asking for more than 18 GPUs get 12 and 6 (weights 2:1)" wait_for 90 share_settled
 reset
 
+# --- lab a: one GPU, two bare pods with schedulerName volcano ----------------
+"$HERE/nodes.sh" "$D" 1 1 a >/dev/null 2>&1
+sed -n '/^apiVersion: v1$/,$p' "$ROOT/examples/lab-a-two-pods-one-gpu.yaml" |
+    awk 'BEGIN{RS="---\n"; ORS="---\n"} /kind: Pod/' | kubectl apply -f - >/dev/null
+one_of_two() {
+    test "$(kubectl get pods --no-headers | grep '^gpu-smi-test' | grep -c ' Running ')" = 1
+}
+check "lab a: of two 1-GPU pods on one GPU, one runs" wait_for 60 one_of_two
+pending_pg_says_gpu() {
+    local pod pg
+    pod=$(kubectl get pods --no-headers | grep '^gpu-smi-test' | grep -v ' Running ' | awk '{print $1}')
+    pg=$(kubectl get pod "$pod" -o jsonpath='{.metadata.annotations.scheduling\.k8s\.io/group-name}')
+    [ -n "$pg" ] && kubectl get pg "$pg" -o jsonpath='{.status.conditions[0].message}' | grep -qi 'insufficient nvidia.com/gpu'
+}
+check "lab a: the other one's PodGroup names insufficient nvidia.com/gpu" wait_for 30 pending_pg_says_gpu
+reset
+
+# --- lab e: reclaim, whole gangs, down to the deserved share -------------------
+kubectl apply -f "$ROOT/examples/queues.yaml" >/dev/null
+"$HERE/nodes.sh" "$D" 2 8 e8 >/dev/null 2>&1
+"$HERE/nodes.sh" "$D" 1 2 e2 >/dev/null 2>&1
+awk 'BEGIN{RS="---\n"; ORS="---\n"} /name: team-a-job/' "$ROOT/examples/lab-e-reclaim.yaml" |
+    kubectl apply -f - >/dev/null
+team_a_16() { test "$(kubectl get pods --no-headers | grep '^team-a-job' | grep -c ' Running ')" = 16; }
+check "lab e: team-a fills what its capability allows (16 GPUs)" wait_for 60 team_a_16
+awk 'BEGIN{RS="---\n"; ORS="---\n"} /name: team-b-train/' "$ROOT/examples/lab-e-reclaim.yaml" |
+    sed '/muster.io\/submit-at/d; /^  annotations:$/d' | kubectl apply -f - >/dev/null
+check "lab e: team-b's gang reclaims and runs whole" wait_for 90 pods_running team-b-train- 6
+team_a_back() { test "$(kubectl get pods --no-headers | grep '^team-a-job' | grep -c ' Running ')" = 12; }
+check "lab e: team-a is back at its deserved 12 GPUs" wait_for 60 team_a_back
+whole_gangs() {
+    local j c
+    for j in 1 2 3 4 5 6 7 8; do
+        c=$(kubectl get pods --no-headers | grep "^team-a-job-$j-" | grep -c ' Running ')
+        [ "$c" = 0 ] || [ "$c" = 2 ] || return 1
+    done
+}
+check "lab e: team-a gave back whole gangs" whole_gangs
+reset
+
+# --- lab f: a high-priority gang preempts a low-priority one in its queue -----
+cat <<'YAML' | kubectl apply -f - >/dev/null
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high-priority}
+value: 1000
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low-priority}
+value: 10
+YAML
+"$HERE/nodes.sh" "$D" 1 8 f >/dev/null 2>&1
+awk 'BEGIN{RS="---\n"; ORS="---\n"} /name: batch-low/' "$ROOT/examples/lab-f-preempt.yaml" |
+    kubectl apply -f - >/dev/null
+check "lab f: the low-priority gang runs" wait_for 60 pods_running batch-low- 8
+awk 'BEGIN{RS="---\n"; ORS="---\n"} /name: urgent-high/' "$ROOT/examples/lab-f-preempt.yaml" |
+    sed '/muster.io\/submit-at/d; /^  annotations:$/d' | kubectl apply -f - >/dev/null
+check "lab f: the high-priority gang preempts it and runs whole" wait_for 90 pods_running urgent-high- 8
+low_waits() {
+    test "$(pods_bound batch-low-)" = 0 &&
+        test "$(kubectl get pods --no-headers | grep -c '^batch-low-')" = 8
+}
+check "lab f: the low-priority gang waits whole, its pods made again" wait_for 60 low_waits
+kubectl delete priorityclass high-priority low-priority >/dev/null 2>&1
+reset
+
 # --- kill -9 of muster in the middle of a release ---------------------------
 "$HERE/nodes.sh" "$D" 2 8 k >/dev/null 2>&1
 one_gang() { # NAME: a copy of lab c's first 8-pod vcjob under another name
