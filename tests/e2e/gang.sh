@@ -115,6 +115,37 @@ pods_exist() { # PREFIX COUNT
     test "$(kubectl get pods --no-headers 2>/dev/null | grep -c "^$1")" = "$2"
 }
 
+# --- invalid objects are refused by the CRDs' validation ----------------------
+refused() { # FILE-CONTENT on stdin; PATTERN the message must contain
+    local out
+    out=$(kubectl apply -f - 2>&1) && { echo "accepted: $out"; return 1; }
+    echo "$out" | grep -q "$1" || { echo "$out"; return 1; }
+}
+check "a PodGroup with minMember -1 is refused" refused 'greater than or equal to 0' <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: bad-min}
+spec: {minMember: -1}
+YAML
+check "a Queue with weight 0 is refused" refused 'greater than or equal to 1' <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: bad-weight}
+spec: {weight: 0}
+YAML
+check "a Queue guaranteed more than its capability is refused" refused 'cannot be guaranteed more' <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: bad-guarantee}
+spec: {weight: 1, capability: {nvidia.com/gpu: 16}, guarantee: {resource: {nvidia.com/gpu: 20}}}
+YAML
+check "half a GPU in a PodGroup's minResources is refused" refused 'must be a whole number' <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: bad-gpu}
+spec: {minMember: 1, minResources: {nvidia.com/gpu: "0.5"}}
+YAML
+
 # --- lab b: the book's vcjob with 5 free GPUs, then with 8 ---------------
 kubectl apply -f "$ROOT/examples/queues.yaml" >/dev/null
 "$HERE/nodes.sh" "$D" 1 5 small >/dev/null 2>&1
@@ -309,6 +340,16 @@ else
     not_ok "kube-apiserver restarted" "$(tail -20 "$D/restart.log")"
 fi
 
+metrics_ok() {
+    local m
+    m=$(curl -sf "http://127.0.0.1:$PORT/metrics") || return 1
+    for k in muster_cycle_duration_seconds muster_queue_pending_gangs \
+             muster_queue_allocated muster_queue_deserved muster_evictions_total \
+             muster_extender_binds_total muster_extender_filter_requests_total; do
+        echo "$m" | grep -q "^$k" || { echo "no $k"; return 1; }
+    done
+}
+check "/metrics has cycle duration, pending gangs, queue shares, binds and evictions" metrics_ok
 check "muster never crashed" kill -0 "$MPID"
 if [ $failed -gt 0 ]; then
     echo "# muster log (tail):"
