@@ -17,7 +17,7 @@ static char *pod_path(const struct mu_task *t)
 
 /* JSON patch that drops muster's gate and pins the pod to node (KEP-3838
  * allows tightening a gated pod's node affinity). */
-static json_t *release_patch(const json_t *pod, const char *node)
+json_t *mu_serve_release_patch(const json_t *pod, const char *node)
 {
     const json_t *spec = json_object_get(pod, "spec");
     const json_t *gates = json_object_get(spec, "schedulingGates");
@@ -99,7 +99,7 @@ static int release_pod(struct mu_serve *sv, struct mu_task *t,
     if (t->pod.muster_gate) {
         r = mu_kube_get(sv->kube, path, NULL, &pod, &err);
         if (r == 0) {
-            patch = release_patch(pod, node);
+            patch = mu_serve_release_patch(pod, node);
             r = mu_kube_call(sv->kube, "PATCH", path, NULL, patch,
                              "application/json-patch+json", NULL, &err);
             json_decref(patch);

@@ -74,6 +74,11 @@ bool mu_serve_apply(struct mu_serve *sv, struct mu_ev *ev);
 /* After a relist: drops objects of src that the list no longer has. */
 void mu_serve_list_end(struct mu_serve *sv, enum mu_src src);
 
+/* The JSON patch (RFC 6902) that releases a gated pod to node: drops
+ * muster's gate (keeping others) and adds a required node affinity term on
+ * metadata.name, whatever affinity the pod already has (enforce.c). */
+json_t *mu_serve_release_patch(const json_t *pod, const char *node);
+
 /* Carries out a cycle's decisions and writes status (enforce.c). */
 void mu_serve_enforce(struct mu_serve *sv, const struct mu_cycle_out *out);
 /* A bind batch finished (from the barrier, via the queue). */
