@@ -72,12 +72,16 @@ static double node_score(void *st, const struct mu_task *t,
     double score = 0;
     int64_t wsum = 0;
 
+    uint32_t set = t->pod.req.set;
+
     if (b->weight == 0)
         return 0;
-    for (int d = 0; d < MU_RES_MAX; d++) {
-        int64_t req = mu_res_has(&t->pod.req, d) ? t->pod.req.v[d] : 0;
-        int64_t cap, used;
+    for (int d = 0; set; d++, set >>= 1) {
+        int64_t req, cap, used;
 
+        if (!(set & 1u))
+            continue;
+        req = t->pod.req.v[d];
         if (req == 0 || !b->listed[d])
             continue;
         cap = mu_res_has(&n->spec.allocatable, d) ? n->spec.allocatable.v[d]

@@ -285,14 +285,19 @@ static bool allocatable(void *st, const struct mu_cqueue *q,
     const struct prop *p = st;
     const struct mu_res *req = &t->pod.req;
 
+    uint32_t set = req->set & ~(1u << MU_RES_PODS);
+
     if (!is_open(q, why))
         return false;
-    for (int d = 0; d < MU_RES_MAX; d++) {
+    for (int d = 0; set; d++, set >>= 1) {
         const char *name;
         char a[32], r[32], de[32];
-        int64_t x = get0(req, d);
+        int64_t x;
 
-        if (d == MU_RES_PODS || x <= 0 ||
+        if (!(set & 1u))
+            continue;
+        x = get0(req, d);
+        if (x <= 0 ||
             get0(&q->allocated, d) + x <= get0(&q->deserved, d))
             continue;
         if (why) {
