@@ -278,24 +278,32 @@ static json_t *pg_status(const struct mu_job *j)
     return st;
 }
 
-/* Writes a PodGroup's status when what it says changed. */
+/* Replaces the text remembered under key; returns true when it changed. */
+static bool remember(struct mu_serve *sv, const char *key, const char *text)
+{
+    const char *old = mu_map_get(&sv->written, key);
+
+    if (old && !strcmp(old, text))
+        return false;
+    free(mu_map_put(&sv->written, key, mu_xstrdup(text)));
+    return true;
+}
+
+/* Writes a PodGroup's status when what it says changed, and an event when
+ * its condition changed. */
 static void write_pg(struct mu_serve *sv, const struct mu_job *j)
 {
     char *sig = mu_xasprintf("%s|%d|%d|%d|%s|%s", mu_pg_phase_name(j->phase),
                              j->running, j->succeeded, j->failed,
                              j->cond.type ? j->cond.type : "",
                              j->cond.message ? j->cond.message : "");
+    char *cond = mu_xasprintf("%s|%s", j->cond.type ? j->cond.type : "",
+                              j->cond.message ? j->cond.message : "");
     char *wkey = mu_xasprintf("pg/%s", j->key);
-    char *old = mu_map_get(&sv->written, wkey);
-    bool cond_changed;
+    char *ckey = mu_xasprintf("pgc/%s", j->key);
+    const char *old = mu_map_get(&sv->written, wkey);
 
-    if (old && !strcmp(old, sig)) {
-        free(sig);
-        free(wkey);
-        return;
-    }
-    cond_changed = !old || !strstr(old, j->cond.message ? j->cond.message : "");
-    {
+    if (!old || strcmp(old, sig)) {
         char *path = mu_xasprintf(
             "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups/%s",
             j->pg.meta.ns, j->pg.meta.name);
@@ -304,24 +312,25 @@ static void write_pg(struct mu_serve *sv, const struct mu_job *j)
 
         if (mu_kube_merge_patch(sv->kube, path, patch, NULL, &err) < 0) {
             mu_serve_log(sv, "status of podgroup %s: %s", j->key, err.msg);
-            free(sig);
-            sig = NULL;
+        } else {
+            remember(sv, wkey, sig);
+            if (j->cond.type && remember(sv, ckey, cond)) {
+                bool unsched = !strcmp(j->cond.type, "Unschedulable");
+
+                post_event(sv, "scheduling.volcano.sh/v1beta1", "PodGroup",
+                           j->pg.meta.ns, j->pg.meta.name, j->pg.meta.uid,
+                           unsched ? "Warning" : "Normal",
+                           unsched ? "Unschedulable" : "Scheduled",
+                           unsched ? j->cond.message : "pod group is ready");
+            }
         }
         json_decref(patch);
         free(path);
     }
-    if (sig && cond_changed && j->cond.type) {
-        bool unsched = !strcmp(j->cond.type, "Unschedulable");
-
-        post_event(sv, "scheduling.volcano.sh/v1beta1", "PodGroup",
-                   j->pg.meta.ns, j->pg.meta.name, j->pg.meta.uid,
-                   unsched ? "Warning" : "Normal",
-                   unsched ? "Unschedulable" : "Scheduled",
-                   unsched ? j->cond.message : "pod group is ready");
-    }
-    if (sig)
-        free(mu_map_put(&sv->written, wkey, sig));
+    free(sig);
+    free(cond);
     free(wkey);
+    free(ckey);
 }
 
 static void write_queue(struct mu_serve *sv, const struct mu_cqueue *q)

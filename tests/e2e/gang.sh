@@ -312,18 +312,17 @@ if wait_for 30 released && [ -n "$MPID" ]; then
     MPID=""
     ok "muster killed with -9 just after it released a gang"
     sleep 3
-    no_partial() {
-        local b
-        b=$(pods_bound crash-)
-        [ "$b" = 0 ] || [ "$b" = 8 ]
-    }
-    check "with muster dead, the gang is not partly bound" no_partial
+    # kube-scheduler's binds are separate API calls: a kill in the middle of
+    # the barrier's binds can leave some members bound. What must hold is
+    # that the restarted muster completes the gang and loses nothing.
+    echo "# $(pods_bound crash-) of 8 members were bound when muster died"
     if start_muster >/dev/null 2>&1; then
         ok "muster restarts"
     else
         not_ok "muster restarts" "$(tail -20 "$D/muster.log")"
     fi
     check "after the restart the whole gang runs" wait_for 90 pods_running crash- 8
+    check "and none of its pods was lost or doubled" pods_exist crash- 8
 else
     not_ok "muster released the gang before the kill" "$(tail -5 "$D/muster.log")"
 fi
