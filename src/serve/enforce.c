@@ -488,3 +488,55 @@ void mu_serve_announce(struct mu_serve *sv)
         free(path);
     }
 }
+
+/* How long a gang may run below its minMember before muster takes the
+ * running part down (a kill in the middle of a bind batch, a node lost
+ * under a gang). */
+#define MU_PARTIAL_GRACE_NS (30LL * 1000000000)
+
+/*
+ * No partial gang holds GPUs: a PodGroup that has run below minMember
+ * (phase Unknown: some members running, the rest unschedulable) for
+ * MU_PARTIAL_GRACE_NS has its running members deleted; their vcjob makes
+ * them again, gated, and the whole gang is planned afresh.
+ */
+void mu_serve_partial(struct mu_serve *sv)
+{
+    struct mu_cluster *c = &sv->cluster;
+    int64_t now = mu_now_ns();
+
+    for (size_t i = 0; i < c->njobs; i++) {
+        struct mu_job *j = c->jobs[i];
+        char *key = mu_xasprintf("partial/%s", j->key);
+        const char *since = mu_map_get(&sv->written, key);
+
+        if (j->phase != MU_PG_UNKNOWN) {
+            if (since)
+                free(mu_map_del(&sv->written, key));
+            free(key);
+            continue;
+        }
+        if (!since) {
+            free(mu_map_put(&sv->written, key,
+                            mu_xasprintf("%lld", (long long)now)));
+        } else if (now - strtoll(since, NULL, 10) > MU_PARTIAL_GRACE_NS) {
+            mu_serve_log(sv, "gang %s ran below minMember %d for too long; "
+                             "taking its running pods down", j->key,
+                         j->pg.min_member);
+            for (size_t k = 0; k < j->ntasks; k++) {
+                struct mu_task *t = j->tasks[k];
+                char *path;
+                struct mu_err err;
+
+                if (t->status != MU_TASK_RUNNING && t->status != MU_TASK_BOUND)
+                    continue;
+                path = pod_path(t);
+                if (mu_kube_delete(sv->kube, path, NULL, NULL, &err) < 0)
+                    mu_serve_log(sv, "delete %s: %s", t->key, err.msg);
+                free(path);
+            }
+            free(mu_map_del(&sv->written, key));
+        }
+        free(key);
+    }
+}

@@ -414,6 +414,7 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
             cycle(&sv);
             mu_serve_publish(&sv);
             mu_serve_announce(&sv);
+            mu_serve_partial(&sv);
             dirty = false;
             next_tick = mu_now_ns() + o->period_ms * 1000000;
         }

@@ -88,6 +88,8 @@ void mu_serve_bind_report(struct mu_serve *sv, const char *release, bool ok,
 void mu_serve_wake(struct mu_serve *sv);
 /* Releases whose pods never reached /bind in time are recovered. */
 void mu_serve_expire(struct mu_serve *sv);
+/* Takes down gangs that ran below minMember for too long (enforce.c). */
+void mu_serve_partial(struct mu_serve *sv);
 /* Nudges waiting pods once so their events carry the gang's reason. */
 void mu_serve_announce(struct mu_serve *sv);
 /* Builds and publishes the extender's view. */
