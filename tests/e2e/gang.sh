@@ -45,6 +45,14 @@ check() {
     if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$out"; fi
 }
 
+# equals EXPECTED CMD...: CMD's output is EXPECTED (re-run on every try)
+equals() {
+    local want=$1 got
+    shift
+    got=$("$@" 2>/dev/null)
+    [ "$got" = "$want" ] || { echo "got '$got', want '$want'"; return 1; }
+}
+
 # wait_for SECONDS CMD...: retries CMD every 0.5 s until it succeeds
 wait_for() {
     local limit=$1
@@ -71,6 +79,7 @@ start_muster() {
 }
 
 # everything a scenario made goes away; nodes too
+pod_count() { kubectl get pods -A --no-headers 2>/dev/null | wc -l; }
 reset() {
     kubectl delete vcjob --all -A --wait=false >/dev/null 2>&1
     kubectl delete pods --all -A --grace-period=0 --force >/dev/null 2>&1
@@ -78,7 +87,7 @@ reset() {
     kubectl delete nodes --all >/dev/null 2>&1
     # team-a's guarantee would hold 8 GPUs back from every other queue
     kubectl delete queue team-a team-b --ignore-not-found >/dev/null 2>&1
-    wait_for 30 test "$(kubectl get pods -A --no-headers 2>/dev/null | wc -l)" = 0
+    wait_for 30 equals 0 pod_count
 }
 
 pods_running() { # PREFIX COUNT
@@ -153,7 +162,7 @@ kubectl apply -f "$ROOT/examples/pytorch-8gpu-vcjob.yaml" >/dev/null
 check "vcjob: its PodGroup and nine gated pods appear" \
     wait_for 30 pods_exist pytorch-dist-8gpu- 9
 check "vcjob: PodGroup named <job>-<uid> with minMember 9 in queue team-a" \
-    wait_for 10 test "$(pg_field pytorch-dist-8gpu- '{.spec.minMember}/{.spec.queue}')" = "9/team-a"
+    wait_for 10 equals "9/team-a" pg_field pytorch-dist-8gpu- '{.spec.minMember}/{.spec.queue}'
 check "5 free GPUs: the PodGroup says why, with the numbers" \
     wait_for 20 bash -c "kubectl describe podgroup pytorch-dist-8gpu | grep -q 'gang needs 9 more pods with {cpu: 72, memory: 288Gi, nvidia.com/gpu: 8}; free in the cluster {cpu: 96, memory: 1Ti, nvidia.com/gpu: 5}'"
 sleep 2
@@ -163,11 +172,11 @@ check "kubectl get pg shows STATUS MINMEMBER RUNNINGS AGE, and QUEUE with -o wid
 "$HERE/nodes.sh" "$D" 1 8 big >/dev/null 2>&1
 check "an 8-GPU node arrives: all nine pods run" wait_for 60 pods_running pytorch-dist-8gpu- 9
 check "the PodGroup is Running with 9 running" \
-    wait_for 20 test "$(pg_field pytorch-dist-8gpu- '{.status.phase}/{.status.running}')" = "Running/9"
+    wait_for 20 equals "Running/9" pg_field pytorch-dist-8gpu- '{.status.phase}/{.status.running}'
 check "each worker's RANK source, volcano.sh/task-index, is its index" \
     test "$(kubectl get pod pytorch-dist-8gpu-worker-5 -o jsonpath='{.metadata.annotations.volcano\.sh/task-index}')" = 5
 check "queue team-a's status.allocated counts 8 GPUs" \
-    wait_for 20 test "$(kubectl get queue team-a -o jsonpath='{.status.allocated.nvidia\.com/gpu}')" = 8
+    wait_for 20 equals 8 kubectl get queue team-a -o jsonpath='{.status.allocated.nvidia\.com/gpu}'
 reset
 
 # --- lab c: two 8-GPU gangs on 12 GPUs -------------------------------------
@@ -326,6 +335,19 @@ if wait_for 30 released && [ -n "$MPID" ]; then
 else
     not_ok "muster released the gang before the kill" "$(tail -5 "$D/muster.log")"
 fi
+reset
+
+# --- a gang that falls below minMember is taken down whole, then restarted --
+"$HERE/nodes.sh" "$D" 1 2 p >/dev/null 2>&1
+one_gang part | sed 's/minAvailable: 8/minAvailable: 2/; s/replicas: 8/replicas: 2/' |
+    kubectl apply -f - >/dev/null
+check "a 2-pod gang runs" wait_for 60 pods_running part- 2
+kubectl cordon p-000 >/dev/null
+kubectl delete pod part-worker-1 --wait=false >/dev/null
+check "one member lost on a cordoned node: after the grace period the other is taken down too" \
+    wait_for 90 equals 0 pods_bound part-
+kubectl uncordon p-000 >/dev/null
+check "the node back: the whole gang runs again" wait_for 60 pods_running part- 2
 reset
 
 # --- the apiserver restarted under a running muster ---------------------------
