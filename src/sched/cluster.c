@@ -19,7 +19,66 @@ void mu_cluster_init(struct mu_cluster *c)
     mu_map_init(&c->job_by_key);
     mu_map_init(&c->queue_by_name);
     mu_map_init(&c->shapes);
+    mu_map_init(&c->wait_job);
+    mu_map_init(&c->wait_node);
     mu_res_zero(&c->total);
+}
+
+static void wait_release(struct mu_map *m)
+{
+    for (size_t i = 0; i < m->cap; i++) {
+        struct mu_tlist *l = m->slots[i].value;
+
+        if (m->slots[i].key && l) {
+            free(l->v);
+            free(l);
+        }
+    }
+    mu_map_release(m);
+}
+
+static void wait_add(struct mu_map *m, const char *key, struct mu_task *t)
+{
+    struct mu_tlist *l = mu_map_get(m, key);
+
+    if (!l) {
+        l = mu_xcalloc(1, sizeof(*l));
+        mu_map_put(m, key, l);
+    }
+    mu_xgrow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v));
+    l->v[l->n++] = t;
+}
+
+static void wait_del(struct mu_map *m, const char *key, struct mu_task *t)
+{
+    struct mu_tlist *l = mu_map_get(m, key);
+
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->v[i] != t)
+            continue;
+        memmove(l->v + i, l->v + i + 1, (l->n - i - 1) * sizeof(*l->v));
+        l->n--;
+        break;
+    }
+    if (!l->n) {
+        mu_map_del(m, key);
+        free(l->v);
+        free(l);
+    }
+}
+
+/* Removes and returns the list under key (the caller frees it), or NULL. */
+static struct mu_tlist *wait_take(struct mu_map *m, const char *key)
+{
+    return mu_map_del(m, key);
+}
+
+static char *group_key(const struct mu_task *t)
+{
+    return mu_xasprintf("%s/%s", t->pod.meta.ns ? t->pod.meta.ns : "",
+                        t->pod.group);
 }
 
 static void why_free(struct mu_why *w)
@@ -76,6 +135,8 @@ void mu_cluster_release(struct mu_cluster *c)
     mu_map_release(&c->job_by_key);
     mu_map_release(&c->queue_by_name);
     mu_map_release(&c->shapes);
+    wait_release(&c->wait_job);
+    wait_release(&c->wait_node);
     mu_resnames_release(&c->rn);
     memset(c, 0, sizeof(*c));
 }
@@ -185,11 +246,11 @@ struct mu_cnode *mu_cluster_add_node(struct mu_cluster *c, struct mu_node *n,
     mu_res_add(&c->total, &cn->spec.allocatable);
     c->node_gen++;
     /* adopt tasks already bound to this node */
-    for (size_t i = 0; i < c->ntasks; i++) {
-        struct mu_task *t = c->tasks[i];
+    {
+        struct mu_tlist *l = wait_take(&c->wait_node, cn->spec.meta.name);
 
-        if (!t->node && t->status != MU_TASK_PENDING && t->pod.node_name &&
-            !strcmp(t->pod.node_name, cn->spec.meta.name)) {
+        for (size_t i = 0; l && i < l->n; i++) {
+            struct mu_task *t = l->v[i];
             enum mu_task_status st = t->status;
 
             t->status = MU_TASK_PENDING;
@@ -197,6 +258,9 @@ struct mu_cnode *mu_cluster_add_node(struct mu_cluster *c, struct mu_node *n,
                 t->job->count[st]--, t->job->count[MU_TASK_PENDING]++;
             mu_task_place(c, t, cn, st);
         }
+        if (l)
+            free(l->v);
+        free(l);
     }
     return cn;
 }
@@ -276,12 +340,14 @@ struct mu_job *mu_cluster_add_job(struct mu_cluster *c, struct mu_podgroup *pg,
     sorted_insert((void ***)&c->jobs, &c->njobs, &c->cap_jobs, j, job_cmp);
     mu_map_put(&c->job_by_key, key, j);
     /* adopt tasks of this group that arrived first */
-    for (size_t i = 0; i < c->ntasks; i++) {
-        struct mu_task *t = c->tasks[i];
+    {
+        struct mu_tlist *l = wait_take(&c->wait_job, key);
 
-        if (!t->job && t->pod.group && !strcmp(t->pod.group, j->pg.meta.name) &&
-            !mu_strcmp0(t->pod.meta.ns, j->pg.meta.ns))
-            job_attach_task(j, t);
+        for (size_t i = 0; l && i < l->n; i++)
+            job_attach_task(j, l->v[i]);
+        if (l)
+            free(l->v);
+        free(l);
     }
     return j;
 }
@@ -376,10 +442,14 @@ struct mu_task *mu_cluster_add_task(struct mu_cluster *c, struct mu_pod *p,
     sorted_insert((void ***)&c->tasks, &c->ntasks, &c->cap_tasks, t, task_cmp);
     mu_map_put(&c->task_by_key, key, t);
     if (t->pod.group) {
-        struct mu_job *j = mu_cluster_job(c, t->pod.meta.ns, t->pod.group);
+        char *gk = group_key(t);
+        struct mu_job *j = mu_map_get(&c->job_by_key, gk);
 
         if (j)
             job_attach_task(j, t);
+        else
+            wait_add(&c->wait_job, gk, t);
+        free(gk);
     }
     if (st != MU_TASK_PENDING && t->pod.node_name)
         n = mu_cluster_node(c, t->pod.node_name);
@@ -390,6 +460,8 @@ struct mu_task *mu_cluster_add_task(struct mu_cluster *c, struct mu_pod *p,
         if (t->job)
             t->job->count[MU_TASK_PENDING]--, t->job->count[st]++;
         t->status = st;
+        if (!n && mu_status_on_node(st) && t->pod.node_name)
+            wait_add(&c->wait_node, t->pod.node_name, t);
     }
     return t;
 }
@@ -398,6 +470,14 @@ void mu_cluster_remove_task(struct mu_cluster *c, struct mu_task *t)
 {
     size_t i;
 
+    if (!t->node && mu_status_on_node(t->status) && t->pod.node_name)
+        wait_del(&c->wait_node, t->pod.node_name, t);
+    if (!t->job && t->pod.group) {
+        char *gk = group_key(t);
+
+        wait_del(&c->wait_job, gk, t);
+        free(gk);
+    }
     if (t->node)
         mu_task_unplace(c, t);
     if (t->job)
@@ -544,8 +624,17 @@ void mu_cluster_remove_job(struct mu_cluster *c, struct mu_job *j)
 {
     size_t i;
 
-    while (j->ntasks)
-        job_detach_task(j, j->tasks[j->ntasks - 1]);
+    while (j->ntasks) {
+        struct mu_task *t = j->tasks[j->ntasks - 1];
+
+        job_detach_task(j, t);
+        if (t->pod.group) {
+            char *gk = group_key(t);
+
+            wait_add(&c->wait_job, gk, t);
+            free(gk);
+        }
+    }
     if (j->queue) {
         struct mu_cqueue *q = j->queue;
 

@@ -200,6 +200,11 @@ struct mu_cqueue {
     struct mu_res inqueue;     /* minResources of admitted, unstarted jobs */
 };
 
+struct mu_tlist {
+    size_t n, cap;
+    struct mu_task **v;
+};
+
 struct mu_cluster {
     struct mu_resnames rn;
     size_t nnodes, cap_nodes;
@@ -214,6 +219,10 @@ struct mu_cluster {
     struct mu_priorityclass *pcs;
     struct mu_map node_by_name, task_by_key, job_by_key, queue_by_name;
     struct mu_map shapes;      /* shape signature -> id + 1 */
+    /* Tasks that arrived before their PodGroup ("ns/group" ->) or before
+     * the node they run on (node name ->): struct mu_tlist *, owned. Watches
+     * deliver objects in any order; these keep adoption O(1) per object. */
+    struct mu_map wait_job, wait_node;
     int nshapes;
     struct mu_res total;       /* sum of node allocatable */
     uint64_t node_gen;         /* bumped when nodes change (caches key on it) */

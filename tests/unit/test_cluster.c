@@ -424,6 +424,40 @@ START_TEST(test_priorityclass_is_replaced_by_name)
 }
 END_TEST
 
+START_TEST(test_pod_on_a_node_not_yet_seen_is_adopted_by_it)
+{
+    struct mu_task *t;
+    struct mu_node n;
+
+    add_group("g", 1);
+    t = add_pod("early", "g", 2, "n7", "Running");
+    ck_assert_ptr_null(t->node);
+    n = decode_node("n7", 4, "x");
+    mu_cluster_add_node(&c, &n, NULL);
+    ck_assert_ptr_eq(t->node, mu_cluster_node(&c, "n7"));
+    ck_assert_int_eq(t->node->idle.v[gpu()], 2);
+    ck_assert_int_eq(t->status, MU_TASK_RUNNING);
+}
+END_TEST
+
+START_TEST(test_group_deleted_and_made_again_adopts_its_pods_again)
+{
+    struct mu_job *j = add_group("g", 1);
+    struct mu_task *t = add_pod("p", "g", 1, NULL, "Pending");
+
+    mu_cluster_link(&c);
+    mu_cluster_remove_job(&c, j);
+    ck_assert_ptr_null(t->job);
+    j = add_group("g", 1);
+    ck_assert_ptr_eq(t->job, j);
+    /* and a removed pod is forgotten by the waiting lists */
+    mu_cluster_remove_job(&c, j);
+    mu_cluster_remove_task(&c, t);
+    j = add_group("g", 1);
+    ck_assert_uint_eq(j->ntasks, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cluster");
@@ -450,6 +484,8 @@ int main(void)
     tcase_add_test(tc, test_job_update_keeps_phase_and_removal_frees_tasks);
     tcase_add_test(tc, test_queue_removal_orphans_its_jobs);
     tcase_add_test(tc, test_priorityclass_is_replaced_by_name);
+    tcase_add_test(tc, test_pod_on_a_node_not_yet_seen_is_adopted_by_it);
+    tcase_add_test(tc, test_group_deleted_and_made_again_adopts_its_pods_again);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
