@@ -184,37 +184,6 @@ static void release(struct mu_serve *sv, const struct mu_cycle_out *out)
     }
 }
 
-/* A released pod that kube-scheduler set aside (it asked /filter before it
- * saw the release) is woken with an annotation once, after a moment. */
-void mu_serve_wake(struct mu_serve *sv)
-{
-    int64_t limit = mu_now_ns() - 2000000000LL;
-    struct mu_map *m = &sv->resv;
-
-    for (size_t i = 0; i < m->cap; i++) {
-        struct mu_resv *r = m->slots[i].value;
-        struct mu_task *t;
-        char *path;
-        json_t *patch;
-        struct mu_err err;
-
-        if (!m->slots[i].key || !r || r->woken || r->since_ns > limit ||
-            !r->since_ns)
-            continue;
-        r->woken = true;
-        t = mu_map_get(&sv->cluster.task_by_key, r->key);
-        if (!t)
-            continue;
-        path = pod_path(t);
-        patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
-                          MU_ANN_RESERVED, r->node);
-        if (mu_kube_merge_patch(sv->kube, path, patch, NULL, &err) < 0)
-            mu_serve_log(sv, "wake %s: %s", r->key, err.msg);
-        json_decref(patch);
-        free(path);
-    }
-}
-
 static void post_event(struct mu_serve *sv, const char *api, const char *kind,
                        const char *ns, const char *name, const char *uid,
                        const char *type, const char *reason, const char *msg)
@@ -436,9 +405,18 @@ void mu_serve_bind_report(struct mu_serve *sv, const char *release, bool ok,
         fail_release(sv, release);
 }
 
+/* How long a release may wait for kube-scheduler to reach /bind at all.
+ * kube-scheduler works through its queue one pod at a time (tens to
+ * hundreds of pods a second), so a big burst of releases legitimately waits
+ * minutes; once a member does arrive, the barrier's own timeout applies. */
+#define MU_RELEASE_EXPIRE_MS (5 * 60 * 1000LL)
+
 void mu_serve_expire(struct mu_serve *sv)
 {
-    int64_t limit = mu_now_ns() - (sv->o->bind_timeout_ms + 10000) * 1000000;
+    int64_t wait = MU_RELEASE_EXPIRE_MS > sv->o->bind_timeout_ms + 10000
+                       ? MU_RELEASE_EXPIRE_MS
+                       : sv->o->bind_timeout_ms + 10000;
+    int64_t limit = mu_now_ns() - wait * 1000000;
     struct mu_map *m = &sv->resv;
     char *expired = NULL;
 

@@ -410,7 +410,6 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
             continue;
         if (dirty || mu_now_ns() >= next_tick) {
             mu_serve_expire(&sv);
-            mu_serve_wake(&sv);
             cycle(&sv);
             mu_serve_publish(&sv);
             mu_serve_announce(&sv);

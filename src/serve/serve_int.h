@@ -26,7 +26,6 @@ struct mu_resv {
     char *release;  /* batch id */
     int batch;      /* members of the batch */
     bool pinned;    /* released from muster's gate with a node affinity */
-    bool woken;     /* the wake annotation was sent */
     int64_t since_ns;
 };
 
@@ -84,8 +83,6 @@ void mu_serve_enforce(struct mu_serve *sv, const struct mu_cycle_out *out);
 /* A bind batch finished (from the barrier, via the queue). */
 void mu_serve_bind_report(struct mu_serve *sv, const char *release, bool ok,
                           const char *detail);
-/* Released pods still unbound after a moment get a wake annotation. */
-void mu_serve_wake(struct mu_serve *sv);
 /* Releases whose pods never reached /bind in time are recovered. */
 void mu_serve_expire(struct mu_serve *sv);
 /* Takes down gangs that ran below minMember for too long (enforce.c). */
