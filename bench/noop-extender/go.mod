@@ -1,0 +1,3 @@
+module muster.invalid/bench/noop-extender
+
+go 1.24

@@ -1,0 +1,1226 @@
+#!/usr/bin/env bash
+# End-to-end throughput of muster against its peers, side by side in one run
+# on one local control plane (tests/e2e/cluster.sh: etcd, kube-apiserver,
+# kwok; all on loopback):
+#
+#   default       stock kube-scheduler alone, schedulerName default-scheduler,
+#                 plain pods (no groups)
+#   noop          kube-scheduler + bench/noop-extender with muster's own
+#                 kube-scheduler config (manifests/scheduler-config.yaml:
+#                 filter, prioritize, bind, preempt, nodeCacheCapable,
+#                 percentageOfNodesToScore 100): the ceiling for muster
+#   noop-lean     the same no-op extender with filter + bind only and the
+#                 default adaptive node sampling (reference/extender.md §9)
+#   muster        kube-scheduler + `muster serve`: PodGroups (minMember SIZE)
+#                 and pods annotated with their group, schedulerName volcano,
+#                 not gated (muster wakes them with an annotation)
+#   muster-vcjob  the same, but GROUPS vcjobs: muster makes the PodGroups and
+#                 the gated pods and releases them pinned to their nodes
+#   volcano       Volcano's vc-scheduler (+ vc-controller-manager, which opens
+#                 the queue) built from its Go module (bench/volcano/build.sh);
+#                 PodGroups + annotated pods as for `muster`
+#
+# Each run starts from a clean slate (no pods, PodGroups, vcjobs; same
+# nodes), creates the objects with the scheduler stopped, then starts the
+# scheduler (t0) and times every pod's first sight bound on a watch.
+# Runs go round-robin over the contenders (noise drifts evenly), Volcano
+# last (its CRDs replace muster's). Then, with muster, the gang latency:
+# fill the cluster with running gangs, keep one gang waiting, delete one
+# running gang (exactly the room) and time the delete to the last member
+# bound; REPS times with annotated pods and REPS times with vcjobs.
+#
+# Usage: bench/throughput.sh [--nodes N] [--groups G] [--size S] [--runs R]
+#            [--skip-volcano] [--contenders LIST] [--latency-reps K]
+#            [--no-latency] [--qps Q] [--keep] [--muster PATH]
+#   --nodes N         kwok nodes, 8 GPUs each (default 1000)
+#   --groups G[,G..]  gangs per run (default 500); a list runs every
+#                     contender at each backlog size, in the same cluster
+#   --size S          pods per gang, one GPU each (default 8)
+#   --runs R          runs per contender (default 3)
+#   --contenders L    comma list (default default,noop,noop-lean,muster,muster-vcjob,volcano)
+#   --latency-reps K  freed-capacity repetitions per kind (default 25; 0 = none)
+#   --qps Q           client qps = burst of kube-scheduler, vc-scheduler and
+#                     vc-controller-manager (default 5000). muster serve's
+#                     client is fixed at qps 500 / burst 1000 (no flag).
+#   --keep            keep the run directory (logs, watch files, metrics)
+#   --muster PATH     muster binary (default build/src/muster)
+# Env: MUSTER_BENCH_V (component log verbosity, default 1),
+#      MUSTER_BENCH_RUN_TIMEOUT (seconds per run, default 120 + pods/10),
+#      MUSTER_CACHE, plus the harness's knobs (tests/e2e/cluster.sh).
+# Output: per-run JSON lines, then a Markdown table and the latency figures
+# on stdout; the same in $D/results/ (kept with --keep).
+# Exit: 0 when every run completed; 1 when a run timed out or failed; 2 usage.
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+E2E=$ROOT/tests/e2e
+# shellcheck source=tests/e2e/lib.sh
+. "$E2E/lib.sh"
+
+NODES=1000 GROUPS_LIST=500 SIZE=8 RUNS=3 SKIP_VOLCANO=0 KEEP=0 QPS=5000
+CONTENDERS=default,noop,noop-lean,muster,muster-vcjob,volcano
+LAT_REPS=25
+MUSTER=$ROOT/build/src/muster
+V=${MUSTER_BENCH_V:-1}
+
+usage() { sed -n '/^# Usage:/,/^# Exit:/p' "$0" >&2; exit 2; }
+num() { case "$2" in ''|*[!0-9]*) echo "$1: '$2' is not a number" >&2; usage ;; esac; }
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --nodes) num "$1" "${2:-}"; NODES=$2; shift 2 ;;
+        --groups) GROUPS_LIST=${2:-}; shift 2 ;;
+        --size) num "$1" "${2:-}"; SIZE=$2; shift 2 ;;
+        --runs) num "$1" "${2:-}"; RUNS=$2; shift 2 ;;
+        --latency-reps) num "$1" "${2:-}"; LAT_REPS=$2; shift 2 ;;
+        --no-latency) LAT_REPS=0; shift ;;
+        --qps) num "$1" "${2:-}"; QPS=$2; shift 2 ;;
+        --contenders) CONTENDERS=${2:-}; shift 2 ;;
+        --skip-volcano) SKIP_VOLCANO=1; shift ;;
+        --keep) KEEP=1; shift ;;
+        --muster) MUSTER=${2:-}; shift 2 ;;
+        -h|--help) sed -n '2,/^# Exit:/p' "$0"; exit 0 ;;
+        *) echo "unknown argument '$1'" >&2; usage ;;
+    esac
+done
+for g in ${GROUPS_LIST//,/ }; do num --groups "$g"; [ "$g" -gt 0 ] || usage; done
+[ "$NODES" -gt 0 ] && [ "$SIZE" -gt 0 ] && [ "$RUNS" -gt 0 ] || usage
+case "$MUSTER" in /*) ;; *) MUSTER=$PWD/$MUSTER ;; esac
+
+want() { case ",$CONTENDERS," in *",$1,"*) return 0 ;; esac; return 1; }
+for c in ${CONTENDERS//,/ }; do
+    case "$c" in default|noop|noop-lean|muster|muster-vcjob|volcano) ;;
+        *) echo "unknown contender '$c'" >&2; usage ;; esac
+done
+if want muster || want muster-vcjob || [ "$LAT_REPS" -gt 0 ]; then
+    [ -x "$MUSTER" ] || e2e_die "muster binary $MUSTER not found (ninja -C build)"
+fi
+[ "$SKIP_VOLCANO" = 1 ] && CONTENDERS=$(echo ",$CONTENDERS," | sed 's/,volcano,/,/; s/^,//; s/,$//')
+
+PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || e2e_die "python3 not found"
+D=$(mktemp -d /tmp/muster-bench.XXXXXX)
+R=$D/results
+mkdir -p "$R" "$D/bench-pids" "$D/bin"
+log() { e2e_log "$*"; }
+
+# ------------------------------------------------------------- processes --
+
+# bg NAME LOG CMD...: start a background process; its pid in $D/bench-pids.
+bg() {
+    local name=$1 logf=$2
+    shift 2
+    "$@" >>"$logf" 2>&1 </dev/null &
+    echo "$! $1" >"$D/bench-pids/$name"
+}
+pid_of() { [ -s "$D/bench-pids/$1" ] && cut -d' ' -f1 "$D/bench-pids/$1"; }
+# stop NAME [GRACE]: SIGTERM, SIGKILL after GRACE (10) s; only our own pid.
+stop() {
+    local name=$1 grace=${2:-10} pid
+    pid=$(pid_of "$name") || return 0
+    [ -n "$pid" ] || return 0
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid" 2>/dev/null
+        for _ in $(seq 1 $(( grace * 10 ))); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    fi
+    rm -f "$D/bench-pids/$name"
+}
+# A component that tests/e2e/cluster.sh started in $D: stopped by its pid
+# file ("pid binary"), checked against /proc first.
+stop_cluster_component() {
+    local f=$D/pids/$1.pid pid bin exe=""
+    [ -s "$f" ] || return 0
+    read -r pid bin <"$f"
+    { IFS= read -r -d '' exe <"/proc/$pid/cmdline"; } 2>/dev/null
+    if [ "$exe" = "$bin" ]; then
+        kill -TERM "$pid" 2>/dev/null
+        for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+    fi
+    rm -f "$f"
+}
+
+CLUSTER_UP=0
+cleanup() {
+    local f
+    for f in "$D"/bench-pids/*; do [ -e "$f" ] && stop "$(basename "$f")" 5; done
+    [ "$CLUSTER_UP" = 1 ] && "$E2E/cluster.sh" down "$D" >/dev/null 2>&1
+    if [ "$KEEP" = 1 ]; then log "kept $D"; else rm -rf "$D"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# cpu seconds (user + system) of a pid
+cpu_of() {
+    local s
+    [ -r "/proc/$1/stat" ] || { echo 0; return; }
+    s=$(sed 's/^.*) //' "/proc/$1/stat")
+    # fields after the comm: state=1 ... utime=12 stime=13
+    awk -v t="$(getconf CLK_TCK)" '{printf "%.2f", ($12 + $13) / t}' <<<"$s"
+}
+cluster_pid() { [ -s "$D/pids/$1.pid" ] && cut -d' ' -f1 "$D/pids/$1.pid"; }
+# cpu_snapshot: "name seconds" for the components that matter
+cpu_snapshot() {
+    local n p
+    for n in etcd kube-apiserver kwok; do
+        p=$(cluster_pid "$n") && echo "$n $(cpu_of "$p")"
+    done
+    for n in kube-scheduler muster noop vc-scheduler vc-controller-manager; do
+        p=$(pid_of "$n") && echo "$n $(cpu_of "$p")"
+    done
+}
+# the apiserver's request counters and latencies (admin token)
+apiserver_metrics() {
+    curl -s --max-time 10 --cacert "$D/pki/ca.crt" \
+        -H "Authorization: Bearer $(awk -F, '$2 == "admin" {print $1}' "$D/pki/tokens.csv")" \
+        "$MUSTER_APISERVER_URL/metrics" | grep -E '^apiserver_request_duration_seconds_(sum|count)'
+}
+cpu_json() { # cpu_json BEFORE_FILE AFTER_FILE
+    awk 'NR==FNR {b[$1]=$2; next} {printf "%s\"%s\":%.2f", (n++ ? "," : "{"), $1, $2 - b[$1]}
+         END {print (n ? "}" : "{}")}' "$1" "$2"
+}
+
+# ------------------------------------------------------------ the python --
+
+cat >"$D/bench.py" <<'PYEOF'
+"""bench.py: the client side of bench/throughput.sh (standard library only).
+
+Subcommands (all talk to the apiserver named in --kubeconfig):
+  create   make PodGroups + pods, or vcjobs, with a pool of parallel clients
+  clean    delete every pod, PodGroup, vcjob and event of the namespace; wait
+  watch    LIST then WATCH the namespace's pods; write "t name group node"
+           when a pod is first seen bound; exit when --expect are bound
+  analyze  figures of one run from a watch file and the start time
+  metrics  a few figures from Prometheus text (muster, kube-scheduler)
+  latency  capacity freed -> waiting gang bound, repeated
+  summary  the table over all runs
+"""
+import argparse
+import concurrent.futures as cf
+import json
+import math
+import os
+import re
+import socket
+import ssl
+import statistics
+import sys
+import threading
+import time
+import http.client
+import urllib.parse
+
+GROUP_ANN = "scheduling.k8s.io/group-name"
+
+
+class Kube:
+    def __init__(self, path):
+        text = open(path).read()
+
+        def field(name):
+            m = re.search(r"^\s*-?\s*%s:\s*\"?([^\"\n]+)\"?\s*$" % re.escape(name), text, re.M)
+            return m.group(1).strip() if m else None
+
+        u = urllib.parse.urlparse(field("server"))
+        self.host, self.port = u.hostname, u.port or 443
+        self.token = field("token")
+        ca = field("certificate-authority")
+        self.ctx = ssl.create_default_context(cafile=ca) if ca else ssl._create_unverified_context()
+        self.local = threading.local()
+
+    def conn(self, timeout=60):
+        return http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=timeout)
+
+    def req(self, method, path, body=None, ctype="application/json", tries=5):
+        """One request on this thread's keep-alive connection; retried on
+        connection errors, 429 and 5xx. Returns (status, parsed body)."""
+        data = None if body is None else json.dumps(body).encode()
+        for i in range(tries):
+            c = getattr(self.local, "c", None)
+            if c is None:
+                c = self.local.c = self.conn()
+            try:
+                h = {"Authorization": "Bearer " + self.token, "Accept": "application/json"}
+                if data is not None:
+                    h["Content-Type"] = ctype
+                c.request(method, path, body=data, headers=h)
+                r = c.getresponse()
+                raw = r.read()
+                if r.status == 429 or r.status >= 500:
+                    raise IOError("HTTP %d" % r.status)
+                try:
+                    return r.status, json.loads(raw) if raw else None
+                except ValueError:
+                    return r.status, raw.decode(errors="replace")
+            except (OSError, http.client.HTTPException) as e:
+                try:
+                    c.close()
+                except Exception:
+                    pass
+                self.local.c = None
+                if i == tries - 1:
+                    raise
+                time.sleep(0.2 * (i + 1))
+
+
+def pod_obj(ns, name, group, sched, gpus, cpu, mem, annotate):
+    md = {"name": name, "namespace": ns, "labels": {"bench": "1", "gang": group}}
+    if annotate:
+        md["annotations"] = {GROUP_ANN: group}
+    return {
+        "apiVersion": "v1", "kind": "Pod", "metadata": md,
+        "spec": {
+            "schedulerName": sched,
+            "terminationGracePeriodSeconds": 0,
+            "containers": [{
+                "name": "c", "image": "registry.invalid/bench:1",
+                "resources": {"limits": {"nvidia.com/gpu": str(gpus), "cpu": cpu, "memory": mem}},
+            }],
+        },
+    }
+
+
+def pg_obj(ns, name, size, queue):
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": ns, "labels": {"bench": "1"}},
+            "spec": {"minMember": size, "queue": queue}}
+
+
+def vcjob_obj(ns, name, size, sched, queue, gpus, cpu, mem):
+    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+            "metadata": {"name": name, "namespace": ns, "labels": {"bench": "1"}},
+            "spec": {"minAvailable": size, "schedulerName": sched, "queue": queue,
+                     "tasks": [{"name": "w", "replicas": size, "template": {
+                         "metadata": {"labels": {"bench": "1", "gang": name}},
+                         "spec": {"terminationGracePeriodSeconds": 0, "containers": [{
+                             "name": "c", "image": "registry.invalid/bench:1",
+                             "resources": {"limits": {"nvidia.com/gpu": str(gpus), "cpu": cpu,
+                                                      "memory": mem}}}]}}}]}}
+
+
+def objects(a, names=None):
+    """(path, obj) pairs: PodGroups first, then pods; or vcjobs."""
+    ns = a.ns
+    names = names or ["%s%04d" % (a.prefix, g) for g in range(a.start, a.start + a.groups)]
+    pgs, pods = [], []
+    for g in names:
+        if a.kind == "vcjob":
+            pgs.append(("/apis/batch.volcano.sh/v1alpha1/namespaces/%s/jobs" % ns,
+                        vcjob_obj(ns, g, a.size, a.sched, a.queue, a.gpus, a.cpu, a.mem)))
+            continue
+        if a.kind == "gang":
+            pgs.append(("/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups" % ns,
+                        pg_obj(ns, g, a.size, a.queue)))
+        for i in range(a.size):
+            pods.append(("/api/v1/namespaces/%s/pods" % ns,
+                         pod_obj(ns, "%s-%d" % (g, i), g, a.sched, a.gpus, a.cpu, a.mem,
+                                 a.kind == "gang")))
+    return pgs, pods
+
+
+def create_all(k, batches, workers):
+    """Creates each batch in parallel, batch after batch. Returns errors."""
+    errs = []
+
+    def one(po):
+        st, body = k.req("POST", po[0], po[1])
+        if st not in (200, 201, 409):
+            return "%s %s: HTTP %d %s" % (po[0], po[1]["metadata"]["name"], st, str(body)[:200])
+        return None
+
+    with cf.ThreadPoolExecutor(workers) as ex:
+        for b in batches:
+            for e in ex.map(one, b):
+                if e:
+                    errs.append(e)
+    return errs
+
+
+def cmd_create(a):
+    k = Kube(a.kubeconfig)
+    pgs, pods = objects(a)
+    t = time.time()
+    errs = create_all(k, [pgs, pods], a.workers)
+    dt = time.time() - t
+    for e in errs[:5]:
+        print("create error: " + e, file=sys.stderr)
+    print("created %d objects in %.2f s (%d errors)" % (len(pgs) + len(pods), dt, len(errs)))
+    return 1 if errs else 0
+
+
+def count(k, path):
+    st, body = k.req("GET", path + ("&" if "?" in path else "?") + "limit=1")
+    if st != 200 or not isinstance(body, dict):
+        return -1
+    n = len(body.get("items") or [])
+    rem = (body.get("metadata") or {}).get("remainingItemCount")
+    return n + (rem or 0)
+
+
+def cmd_clean(a):
+    k = Kube(a.kubeconfig)
+    ns = a.ns
+    paths = ["/api/v1/namespaces/%s/pods" % ns,
+             "/apis/batch.volcano.sh/v1alpha1/namespaces/%s/jobs" % ns,
+             "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups" % ns,
+             "/api/v1/namespaces/%s/events" % ns,
+             "/apis/events.k8s.io/v1/namespaces/%s/events" % ns]
+    t = time.time()
+    # vcjobs first (so that a running muster does not make their pods again)
+    for p in [paths[1], paths[0], paths[2], paths[3]]:
+        st, body = k.req("DELETE", p, {"kind": "DeleteOptions", "apiVersion": "v1",
+                                        "gracePeriodSeconds": 0, "propagationPolicy": "Background"})
+        if st not in (200, 404):
+            print("clean: DELETE %s: HTTP %d %s" % (p, st, str(body)[:200]), file=sys.stderr)
+    deadline = t + a.timeout
+    while time.time() < deadline:
+        n = [count(k, paths[0]), count(k, paths[2]), count(k, paths[1])]
+        if n == [0, 0, 0] or (n[0] == 0 and n[2] <= 0 and n[1] <= 0):
+            print("clean in %.1f s" % (time.time() - t))
+            return 0
+        # pods made again by a controller, or a slow collection delete
+        for p in paths[:3]:
+            k.req("DELETE", p, {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0})
+        time.sleep(1)
+    print("clean: still %s after %d s" % (n, a.timeout), file=sys.stderr)
+    return 1
+
+
+def group_of(pod):
+    md = pod.get("metadata") or {}
+    lb = md.get("labels") or {}
+    an = md.get("annotations") or {}
+    return lb.get("gang") or an.get(GROUP_ANN) or lb.get("volcano.sh/job-name") or "-"
+
+
+class Watcher:
+    """LIST + WATCH of a namespace's pods. bound[name] = (t, group, node):
+    the time this process first saw spec.nodeName set."""
+
+    def __init__(self, k, ns, out=None, selector=None):
+        self.k, self.ns, self.out, self.sel = k, ns, out, selector
+        self.bound, self.present, self.groups = {}, set(), {}
+        self.lock = threading.Condition()
+        self.rv = None
+        self.stop = False
+        self.errors = 0
+
+    def _see(self, typ, pod, now):
+        md = pod.get("metadata") or {}
+        name = md.get("name")
+        node = (pod.get("spec") or {}).get("nodeName")
+        with self.lock:
+            if typ == "DELETED":
+                self.present.discard(name)
+            else:
+                self.present.add(name)
+                self.groups[name] = group_of(pod)
+            if node and name not in self.bound and typ != "DELETED":
+                self.bound[name] = (now, self.groups[name], node)
+                if self.out:
+                    self.out.write("%.6f %s %s %s\n" % (now, name, self.groups[name], node))
+                    self.out.flush()
+            self.lock.notify_all()
+
+    def list(self):
+        q = "/api/v1/namespaces/%s/pods?resourceVersion=0" % self.ns
+        if self.sel:
+            q += "&labelSelector=" + urllib.parse.quote(self.sel)
+        st, body = self.k.req("GET", q)
+        if st != 200:
+            raise IOError("list pods: HTTP %d" % st)
+        now = time.time()
+        for p in body.get("items") or []:
+            self._see("ADDED", p, now)
+        self.rv = body["metadata"]["resourceVersion"]
+
+    def run(self):
+        while not self.stop:
+            q = ("/api/v1/namespaces/%s/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=600"
+                 "&resourceVersion=%s" % (self.ns, self.rv))
+            if self.sel:
+                q += "&labelSelector=" + urllib.parse.quote(self.sel)
+            c = self.k.conn(timeout=None)
+            try:
+                c.request("GET", q, headers={"Authorization": "Bearer " + self.k.token})
+                r = c.getresponse()
+                if r.status != 200:
+                    raise IOError("watch: HTTP %d" % r.status)
+                for line in r:
+                    now = time.time()
+                    ev = json.loads(line)
+                    typ, obj = ev.get("type"), ev.get("object") or {}
+                    if typ == "ERROR":  # 410 Gone: list again
+                        self.list()
+                        break
+                    rv = (obj.get("metadata") or {}).get("resourceVersion")
+                    if rv:
+                        self.rv = rv
+                    if typ in ("ADDED", "MODIFIED", "DELETED"):
+                        self._see(typ, obj, now)
+                    if self.stop:
+                        break
+            except (OSError, http.client.HTTPException, ValueError):
+                self.errors += 1
+                if self.stop:
+                    break
+                time.sleep(0.2)
+                try:
+                    self.list()
+                except Exception:
+                    pass
+            finally:
+                c.close()
+
+    def start(self):
+        self.list()
+        t = threading.Thread(target=self.run, daemon=True)
+        t.start()
+        return t
+
+
+def cmd_watch(a):
+    k = Kube(a.kubeconfig)
+    out = open(a.out, "a")
+    w = Watcher(k, a.ns, out)
+    w.start()
+    with open(a.ready, "w") as f:
+        f.write("%.6f %d\n" % (time.time(), len(w.bound)))
+    deadline = time.time() + a.timeout
+    with w.lock:
+        while len(w.bound) < a.expect and time.time() < deadline:
+            w.lock.wait(0.5)
+        n = len(w.bound)
+    out.close()
+    print("watch: %d of %d bound%s" % (n, a.expect, "" if n >= a.expect else " (TIMEOUT)"))
+    return 0 if n >= a.expect else 3
+
+
+def finite(o):
+    """NaN and infinities become null (jq reads no NaN)."""
+    if isinstance(o, float) and (math.isnan(o) or math.isinf(o)):
+        return None
+    if isinstance(o, dict):
+        return {k: finite(v) for k, v in o.items()}
+    if isinstance(o, list):
+        return [finite(v) for v in o]
+    return o
+
+
+def pct(xs, p):
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    i = max(0, min(len(xs) - 1, int(math.ceil(p / 100.0 * len(xs))) - 1))
+    return xs[i]
+
+
+def cmd_analyze(a):
+    t0 = float(a.t0)
+    rows = []
+    for line in open(a.binds):
+        p = line.split()
+        if len(p) >= 4:
+            rows.append((float(p[0]), p[1], p[2], p[3]))
+    res = {"contender": a.contender, "groups": a.groups, "size": a.size, "run": a.run,
+           "expect": a.expect, "bound": len(rows), "t0": t0}
+    if rows:
+        ts = sorted(r[0] for r in rows)
+        first, last = ts[0], ts[-1]
+        res.update({
+            "first_bind_s": first - t0,
+            "last_bind_s": last - t0,
+            "pods_per_s": len(rows) / (last - t0) if last > t0 else float("nan"),
+            "pods_per_s_first_last": (len(rows) - 1) / (last - first) if last > first else float("nan"),
+        })
+        # steady rate between the 10th and the 90th percentile of the binds
+        i10, i90 = int(0.1 * len(ts)), int(0.9 * len(ts)) - 1
+        if i90 > i10 and ts[i90] > ts[i10]:
+            res["pods_per_s_p10_p90"] = (i90 - i10) / (ts[i90] - ts[i10])
+        groups = {}
+        for t, _, g, node in rows:
+            groups.setdefault(g, []).append(t)
+        spread = [max(v) - min(v) for v in groups.values() if len(v) >= a.size]
+        partial = [g for g, v in groups.items() if len(v) < a.size]
+        res.update({
+            "groups_complete": len(spread), "groups_partial": len(partial),
+            "spread_p50_s": pct(spread, 50), "spread_p99_s": pct(spread, 99),
+            "spread_max_s": max(spread) if spread else float("nan"),
+        })
+        # how many gangs were partly bound at the worst moment
+        ev = []
+        for v in groups.values():
+            v = sorted(v)
+            if len(v) >= 1:
+                ev.append((v[0], 1))
+                ev.append((v[-1] if len(v) >= a.size else float("inf"), -1))
+        cur = worst = 0
+        for _, d in sorted(ev, key=lambda e: (e[0], -e[1])):
+            cur += d
+            worst = max(worst, cur)
+        res["max_gangs_partly_bound"] = worst
+    print(json.dumps(finite(res)))
+    return 0
+
+
+def parse_prom(text):
+    """{(name, frozenset(labels)): value}"""
+    out = {}
+    for line in text.splitlines():
+        if not line or line[0] == "#":
+            continue
+        m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([^}]*)\})?\s+(\S+)", line)
+        if not m:
+            continue
+        labels = frozenset(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
+        try:
+            out[(m.group(1), labels)] = float(m.group(4))
+        except ValueError:
+            pass
+    return out
+
+
+def hist(prom, name, want=None):
+    """Merged buckets of histogram name over series matching want (dict).
+    Returns (count, sum, [(le, cum)])."""
+    want = want or {}
+    buckets, cnt, tot = {}, 0.0, 0.0
+    for (n, lb), v in prom.items():
+        d = dict(lb)
+        if any(d.get(k) != x for k, x in want.items()):
+            continue
+        if n == name + "_bucket":
+            le = float("inf") if d["le"] == "+Inf" else float(d["le"])
+            buckets[le] = buckets.get(le, 0) + v
+        elif n == name + "_count":
+            cnt += v
+        elif n == name + "_sum":
+            tot += v
+    return cnt, tot, sorted(buckets.items())
+
+
+def hq(h, q):
+    """Quantile from cumulative buckets: the upper bound of the bucket."""
+    cnt, _, b = h
+    if not cnt:
+        return float("nan")
+    for le, cum in b:
+        if cum >= q * cnt:
+            return le
+    return float("inf")
+
+
+def hdiff(h1, h0):
+    b0 = dict(h0[2])
+    return (h1[0] - h0[0], h1[1] - h0[1], [(le, c - b0.get(le, 0)) for le, c in h1[2]])
+
+
+def cmd_metrics(a):
+    """Figures of one run from the metrics scraped before (optional) and after."""
+    res = {}
+    after = parse_prom(open(a.after).read()) if os.path.exists(a.after) else {}
+    before = parse_prom(open(a.before).read()) if a.before and os.path.exists(a.before) else {}
+    if a.kind == "muster":
+        h = hist(after, "muster_extender_filter_duration_seconds")
+        if before:
+            h = hdiff(h, hist(before, "muster_extender_filter_duration_seconds"))
+        res.update({"filter_calls": h[0], "filter_mean_ms": 1e3 * h[1] / h[0] if h[0] else None,
+                    "filter_p50_ms": 1e3 * hq(h, 0.5), "filter_p99_ms": 1e3 * hq(h, 0.99)})
+        for m in ("muster_cycles_total", "muster_releases_total",
+                  "muster_extender_bind_requests_total"):
+            res[m] = after.get((m, frozenset()), 0) - before.get((m, frozenset()), 0)
+        res["binds_failed"] = after.get(("muster_extender_binds_total", frozenset({("result", "failed")})), 0)
+        res["batches_timed_out"] = after.get(("muster_extender_batches_timed_out_total", frozenset()), 0)
+        # cycle durations: the gauge, sampled by the scraper (one file, "# t" headers)
+        if a.samples and os.path.exists(a.samples):
+            cyc = [float(x) for x in re.findall(r"^muster_cycle_duration_seconds (\S+)$",
+                                                 open(a.samples).read(), re.M)]
+            if cyc:
+                res.update({"cycle_samples": len(cyc), "cycle_median_ms": 1e3 * statistics.median(cyc),
+                            "cycle_max_ms": 1e3 * max(cyc)})
+    elif a.kind == "apiserver":
+        # requests during the run by verb/resource/subresource: count, mean
+        # latency (apiserver_request_duration_seconds), top 8 by count
+        rows = {}
+        for (n, lb), v in after.items():
+            if n not in ("apiserver_request_duration_seconds_sum", "apiserver_request_duration_seconds_count"):
+                continue
+            d = dict(lb)
+            key = "%s %s%s" % (d.get("verb"), d.get("resource"),
+                               "/" + d["subresource"] if d.get("subresource") else "")
+            v0 = before.get((n, lb), 0.0)
+            r = rows.setdefault(key, [0.0, 0.0])
+            r[0 if n.endswith("_count") else 1] += v - v0
+        top = sorted(((k, c, t) for k, (c, t) in rows.items() if c > 0 and not k.startswith("WATCH")),
+                     key=lambda x: -x[1])[:8]
+        res = {k: {"n": int(c), "mean_ms": round(1e3 * t / c, 2)} for k, c, t in top}
+    elif a.kind == "volcano":
+        h = hist(after, "volcano_e2e_scheduling_latency_milliseconds")
+        if h[0]:
+            res.update({"sessions": h[0], "session_mean_ms": h[1] / h[0]})
+        h = hist(after, "volcano_action_scheduling_latency_milliseconds", {"action": "allocate"})
+        if h[0]:
+            res["allocate_mean_ms"] = h[1] / h[0]
+    else:  # kube-scheduler
+        for prof in ("default-scheduler", "volcano"):
+            for res_ in ("scheduled", "unschedulable", "error"):
+                v = after.get(("scheduler_schedule_attempts_total",
+                               frozenset({("profile", prof), ("result", res_)})))
+                if v:
+                    res["attempts_" + res_] = res.get("attempts_" + res_, 0) + v
+        h = hist(after, "scheduler_scheduling_algorithm_duration_seconds")
+        if h[0]:
+            res["algorithm_mean_ms"] = 1e3 * h[1] / h[0]
+            res["algorithm_p99_ms"] = 1e3 * hq(h, 0.99)
+        h = hist(after, "scheduler_scheduling_attempt_duration_seconds", {"result": "scheduled"})
+        if h[0]:
+            res["attempt_mean_ms"] = 1e3 * h[1] / h[0]
+        for ep in ("Filter", "Score", "Bind"):
+            h = hist(after, "scheduler_framework_extension_point_duration_seconds",
+                     {"extension_point": ep, "status": "Success"})
+            if h[0]:
+                res["%s_mean_ms" % ep.lower()] = 1e3 * h[1] / h[0]
+    print(json.dumps(finite(res)))
+    return 0
+
+
+def cmd_latency(a):
+    """Fill the cluster with running gangs, then repeatedly: create a gang
+    that cannot fit, let it settle, delete one running gang (exactly the
+    room it needs) and time from the delete to its last member bound."""
+    k = Kube(a.kubeconfig)
+    ns = a.ns
+    out = open(a.out, "a")
+    w = Watcher(k, ns)
+    w.start()
+    # the fill goes in waves of --wave gangs, each bound before the next
+    # (a whole-cluster backlog at once is what bench runs measure)
+    a.kind = "gang"
+    t = time.time()
+    deadline = t + a.fill_timeout
+    need = 0
+    for start in range(0, a.fill, a.wave):
+        a.prefix, a.start, a.groups = "fill", start, min(a.wave, a.fill - start)
+        pgs, pods = objects(a)
+        errs = create_all(k, [pgs, pods], a.workers)
+        if errs:
+            print("latency: fill create errors: %s" % errs[:3], file=sys.stderr)
+            return 1
+        need += len(pods)
+        with w.lock:
+            while sum(1 for n in w.bound if n.startswith("fill")) < need and time.time() < deadline:
+                w.lock.wait(1)
+            nb = sum(1 for n in w.bound if n.startswith("fill"))
+        if nb < need:
+            break
+    need = a.fill * a.size
+    with w.lock:
+        nb = sum(1 for n in w.bound if n.startswith("fill"))
+        last = max([v[0] for n, v in w.bound.items() if n.startswith("fill")] or [t])
+    print("latency: fill %d pods in %d gangs: %d bound, last %.1f s after the first create (%.0f pods/s)"
+          % (need, a.fill, nb, last - t, nb / (last - t) if last > t else 0), flush=True)
+    out.write("# fill %d pods %d bound %.3f s\n" % (need, nb, last - t))
+    if nb < need:
+        print("latency: the cluster did not fill within %d s" % a.fill_timeout, file=sys.stderr)
+        return 1
+    kinds = a.kinds.split(",")
+    results = {kd: [] for kd in kinds}
+    victim = 0
+    # one repetition at once, while muster still writes the fill's status
+    # ("busy"), then wait until every fill PodGroup shows all its members
+    # running (muster has caught up) before the timed repetitions
+    plan = [("busy-pods", -1)]
+    plan += [(kd, rep) for rep in range(a.reps) for kd in kinds]
+    results["busy-pods"] = []
+    for kd, rep in plan:
+        if rep == 0 and kd == kinds[0]:
+            t_s = time.time()
+            while time.time() < t_s + a.fill_timeout:
+                st, body = k.req("GET", "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups" % ns)
+                pgl = [p for p in (body or {}).get("items", []) if p["metadata"]["name"].startswith("fill")]
+                done = sum(1 for p in pgl if ((p.get("status") or {}).get("running") or 0) >= a.size)
+                if pgl and done == len(pgl):
+                    break
+                time.sleep(2)
+            print("latency: muster wrote the fill's PodGroup status (all running) %.1f s after the "
+                  "busy repetition (%d of %d)" % (time.time() - t_s, done, len(pgl)), flush=True)
+            out.write("# settled %.1f s %d/%d\n" % (time.time() - t_s, done, len(pgl)))
+            time.sleep(a.settle)
+        if True:
+            name = "w%s%03d" % ("v" if kd == "vcjob" else "p", rep if rep >= 0 else 999)
+            b = argparse.Namespace(**vars(a))
+            b.kind = "vcjob" if kd == "vcjob" else "gang"
+            pg, pd = objects(b, [name])
+            e = create_all(k, [pg, pd], a.workers)
+            if e:
+                print("latency: create %s: %s" % (name, e[:2]), file=sys.stderr)
+                return 1
+            # settle: its pods exist (muster makes a vcjob's), none bound
+            t_s = time.time()
+            with w.lock:
+                while time.time() < t_s + 30:
+                    mine = [n for n in w.present if w.groups.get(n, "").startswith(name)
+                            or n.startswith(name + "-")]
+                    if len(mine) >= a.size:
+                        break
+                    w.lock.wait(0.2)
+            time.sleep(a.settle)
+            with w.lock:
+                early = [n for n in w.bound if n.startswith(name + "-")]
+            if early:
+                print("latency: %s: %d members bound before any room was freed" % (name, len(early)),
+                      file=sys.stderr)
+            vname = "fill%04d" % victim
+            victim += 1
+            t_del = time.time()
+            st, body = k.req("DELETE", "/api/v1/namespaces/%s/pods?labelSelector=%s" % (
+                ns, urllib.parse.quote("gang=" + vname)),
+                {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0})
+            t_ret = time.time()
+            if st != 200:
+                print("latency: delete %s: HTTP %d" % (vname, st), file=sys.stderr)
+                return 1
+            ok = False
+            limit = a.fill_timeout if rep < 0 else a.rep_timeout
+            with w.lock:
+                while time.time() < t_del + limit:
+                    mine = [v[0] for n, v in w.bound.items() if n.startswith(name + "-")]
+                    if len(mine) >= a.size:
+                        ok = True
+                        break
+                    w.lock.wait(0.05)
+                mine = sorted(v[0] for n, v in w.bound.items() if n.startswith(name + "-"))
+            if ok:
+                lat = mine[-1] - t_del
+                results[kd].append(lat)
+                out.write("%s %s %s %.6f %.6f %.6f %.6f\n" % (kd, name, vname, t_del, t_ret - t_del,
+                                                               mine[0] - t_del, lat))
+            else:
+                results[kd].append(float("inf"))
+                out.write("%s %s %s %.6f %.6f TIMEOUT bound=%d\n" % (kd, name, vname, t_del,
+                                                                  t_ret - t_del, len(mine)))
+                print("latency: %s (%s): %d of %d members bound %d s after the delete"
+                      % (name, kd, len(mine), a.size, limit), file=sys.stderr)
+            out.flush()
+            k.req("DELETE", "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups/%s" % (ns, vname))
+            print("latency: %s %s: %s" % (kd, name, "%.3f s" % results[kd][-1] if ok else "TIMEOUT"),
+                  flush=True)
+    summ = {}
+    for kd, xs in results.items():
+        fin = [x for x in xs if x != float("inf")]
+        summ[kd] = {"reps": len(xs), "timeouts": len(xs) - len(fin),
+                    "p50_s": pct(xs, 50), "p90_s": pct(xs, 90), "p99_s": pct(xs, 99),
+                    "max_s": max(xs) if xs else None, "min_s": min(fin) if fin else None}
+    print("LATENCY " + json.dumps(finite(summ)))
+    w.stop = True
+    return 0
+
+
+def fmt(x, f="%.0f"):
+    if x is None or (isinstance(x, float) and (math.isnan(x))):
+        return "-"
+    return f % x
+
+
+def cmd_summary(a):
+    runs = [json.loads(l) for l in open(a.results) if l.strip().startswith("{")]
+    sizes = []
+    for r in runs:
+        if r.get("groups") not in sizes:
+            sizes.append(r.get("groups"))
+    for gi, g in enumerate(sizes):
+        by, order = {}, []
+        for r in runs:
+            if r.get("groups") != g:
+                continue
+            if r["contender"] not in by:
+                order.append(r["contender"])
+            by.setdefault(r["contender"], []).append(r)
+
+        def med(c, key="pods_per_s"):
+            xs = [r.get(key) for r in by.get(c, []) if r.get(key) and r.get("bound") == r.get("expect")]
+            return statistics.median(xs) if xs else None
+
+        base, ceil = med("default"), med("noop")
+        first = by[order[0]][0]
+        if gi:
+            print()
+        print("%s gangs x %s pods = %s pods per run:" % (g, first.get("size"), first.get("expect")))
+        print()
+        print("| contender | runs complete | pods/s median | min / max | first→last bind pods/s (median) "
+              "| first bind at (s) | ratio to kube-scheduler alone | ratio to no-op ceiling "
+              "| gang spread p50 / p99 (s) |")
+        print("|" + "---|" * 9)
+        for c in order:
+            rs = by[c]
+            ok = [r for r in rs if r.get("bound") == r.get("expect")]
+            xs = [r["pods_per_s"] for r in ok]
+            m = med(c)
+            fl = med(c, "pods_per_s_first_last")
+            fb = statistics.median([r["first_bind_s"] for r in ok]) if ok else None
+            sp50 = statistics.median([r["spread_p50_s"] for r in ok]) if ok else None
+            sp99 = statistics.median([r["spread_p99_s"] for r in ok]) if ok else None
+            note = ""
+            if len(ok) < len(rs):
+                note = " (incomplete: %s)" % ", ".join("%d/%d bound" % (r.get("bound"), r.get("expect"))
+                                                        for r in rs if r not in ok)
+            print("| %s | %d/%d%s | %s | %s / %s | %s | %s | %s | %s | %s / %s |" % (
+                c, len(ok), len(rs), note, fmt(m), fmt(min(xs) if xs else None),
+                fmt(max(xs) if xs else None), fmt(fl), fmt(fb, "%.1f"),
+                fmt(m / base if m and base else None, "%.2f×"),
+                fmt(m / ceil if m and ceil else None, "%.2f×"),
+                fmt(sp50, "%.2f"), fmt(sp99, "%.2f")))
+    return 0
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("cmd")
+    p.add_argument("--kubeconfig")
+    p.add_argument("--ns", default="bench")
+    p.add_argument("--kind", default="gang")      # gang | plain | vcjob
+    p.add_argument("--groups", type=int, default=500)
+    p.add_argument("--size", type=int, default=8)
+    p.add_argument("--start", type=int, default=0)
+    p.add_argument("--prefix", default="g")
+    p.add_argument("--sched", default="volcano")
+    p.add_argument("--queue", default="default")
+    p.add_argument("--gpus", type=int, default=1)
+    p.add_argument("--cpu", default="4")
+    p.add_argument("--mem", default="16Gi")
+    p.add_argument("--workers", type=int, default=32)
+    p.add_argument("--timeout", type=float, default=600)
+    p.add_argument("--expect", type=int, default=0)
+    p.add_argument("--out")
+    p.add_argument("--ready")
+    p.add_argument("--binds")
+    p.add_argument("--t0")
+    p.add_argument("--contender")
+    p.add_argument("--run", type=int, default=0)
+    p.add_argument("--after")
+    p.add_argument("--before")
+    p.add_argument("--samples")
+    p.add_argument("--results")
+    p.add_argument("--fill", type=int, default=1000)
+    p.add_argument("--fill-timeout", type=int, default=900)
+    p.add_argument("--wave", type=int, default=50)
+    p.add_argument("--reps", type=int, default=25)
+    p.add_argument("--kinds", default="pods,vcjob")
+    p.add_argument("--settle", type=float, default=2.0)
+    p.add_argument("--rep-timeout", type=int, default=30)
+    a = p.parse_args()
+    f = globals().get("cmd_" + a.cmd)
+    if not f:
+        p.error("unknown command " + a.cmd)
+    sys.exit(f(a))
+
+
+if __name__ == "__main__":
+    main()
+PYEOF
+bp() { "$PY" "$D/bench.py" "$1" --kubeconfig "$KUBECONFIG" --ns bench "${@:2}"; }
+
+# ------------------------------------------------------------ the cluster --
+
+log "run dir $D; $NODES nodes x 8 GPUs; $GROUPS_LIST gangs x $SIZE pods; $RUNS runs; contenders $CONTENDERS"
+if ! "$E2E/build-control-plane.sh" --check; then
+    "$E2E/build-control-plane.sh" >&2 || e2e_die "control plane build failed"
+fi
+VOL_DIR=""
+if want volcano; then
+    if VOL_DIR=$("$HERE/volcano/build.sh" 2>"$R/volcano-build.log"); then
+        log "Volcano binaries in $VOL_DIR"
+    else
+        log "Volcano could not be built (see $R/volcano-build.log); skipping it"
+        tail -5 "$R/volcano-build.log" >&2
+        CONTENDERS=$(echo ",$CONTENDERS," | sed 's/,volcano,/,/; s/^,//; s/,$//')
+        VOL_DIR=""
+    fi
+fi
+if want noop || want noop-lean; then
+    (cd "$HERE/noop-extender" && GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false \
+        go build -trimpath -o "$D/bin/noop-extender" .) >"$R/noop-build.log" 2>&1 ||
+        { cat "$R/noop-build.log" >&2; e2e_die "cannot build bench/noop-extender"; }
+fi
+
+# a private copy: a rebuild of build/ during the run must not change it
+if [ -x "$MUSTER" ]; then
+    cp -p "$MUSTER" "$D/bin/muster" && MUSTER=$D/bin/muster
+fi
+{
+    echo "muster: $("$MUSTER" version 2>&1 | head -1), binary built $(date -r "$MUSTER" +%FT%T) (HEAD $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- src 2>/dev/null || echo ', src/ modified'))"
+    echo "kube-scheduler: $("$K8S_DIR/bin/kube-scheduler" --version 2>&1 | head -1)"
+    echo "etcd: v$MUSTER_ETCD_VERSION, kwok: v$MUSTER_KWOK_VERSION"
+    [ -n "$VOL_DIR" ] && echo "vc-scheduler: $("$VOL_DIR/bin/vc-scheduler" --version 2>/dev/null | grep -E '^Version' | head -1)"
+    echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$R/versions.txt" 2>&1
+cat "$R/versions.txt" >&2
+
+CLUSTER_UP=1
+"$E2E/cluster.sh" up "$D" >"$R/cluster-up.log" 2>&1 || { tail -20 "$R/cluster-up.log" >&2; e2e_die "cluster up failed"; }
+eval "$("$E2E/cluster.sh" env "$D")"
+# No kube-controller-manager during benchmarks (control-plane.md §7: with
+# 1,000 kwok nodes on 2 busy cores its node lifecycle controller taints
+# nodes whose leases lag) and no harness kube-scheduler (qps 500): every
+# contender brings its own scheduler.
+stop_cluster_component kube-controller-manager
+stop_cluster_component kube-scheduler
+K=$K8S_DIR/bin
+
+kubectl apply -f "$ROOT/crds/" >/dev/null || e2e_die "cannot apply crds/"
+kubectl wait --for=condition=Established crd --all --timeout=60s >/dev/null || e2e_die "CRDs not established"
+kubectl apply -f "$ROOT/manifests/namespace.yaml" -f "$ROOT/manifests/rbac-muster.yaml" >/dev/null ||
+    e2e_die "cannot apply muster's RBAC"
+kubectl create clusterrolebinding muster-bench --clusterrole=muster --user=muster >/dev/null
+kubectl apply -f "$ROOT/manifests/queue-default.yaml" >/dev/null || e2e_die "cannot create queue default"
+kubectl create namespace bench >/dev/null
+"$E2E/nodes.sh" "$D" "$NODES" 8 gpu >"$R/nodes.log" 2>&1 || { cat "$R/nodes.log" >&2; e2e_die "nodes.sh failed"; }
+log "$(tail -1 "$R/nodes.log" | sed 's/^\[[^]]*\] //')"
+
+MPORT=$(pick_port) NPORT=$(pick_port) SPORT=$(pick_port)
+VSP=$(pick_port) VSH=$(pick_port) VCP=$(pick_port) VCH=$(pick_port)
+
+# ------------------------------------------------------ scheduler configs --
+
+# muster's own config as the harness renders it, client qps raised
+render_muster_config() { # URL OUT
+    sed -E -e "s|http://muster.muster-system.svc:8888|$1|" \
+        -e "s|kubeconfig: \"\"|kubeconfig: \"$D/scheduler.kubeconfig\"|" \
+        -e "s|leaderElect: true|leaderElect: false|" \
+        -e "s|^(\s*)qps: [0-9]+|\1qps: $QPS|" -e "s|^(\s*)burst: [0-9]+|\1burst: $QPS|" \
+        "$ROOT/manifests/scheduler-config.yaml" >"$2"
+    grep -qF "$1" "$2" && grep -q "qps: $QPS" "$2" && grep -q "burst: $QPS" "$2" ||
+        e2e_die "cannot render manifests/scheduler-config.yaml into $2"
+}
+render_muster_config "http://127.0.0.1:$MPORT" "$D/sched-muster.yaml"
+render_muster_config "http://127.0.0.1:$NPORT" "$D/sched-noop.yaml"
+cat >"$D/sched-default.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: "$D/scheduler.kubeconfig", qps: $QPS, burst: $QPS}
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: default-scheduler
+EOF
+cat >"$D/sched-noop-lean.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: "$D/scheduler.kubeconfig", qps: $QPS, burst: $QPS}
+leaderElection: {leaderElect: false}
+podInitialBackoffSeconds: 1
+podMaxBackoffSeconds: 2
+profiles:
+- schedulerName: volcano
+extenders:
+- urlPrefix: http://127.0.0.1:$NPORT
+  filterVerb: filter
+  bindVerb: bind
+  nodeCacheCapable: true
+  httpTimeout: 30s
+EOF
+
+start_kube_scheduler() { # CONFIG LOG
+    bg kube-scheduler "$2" "$K/kube-scheduler" --config="$1" \
+        --secure-port="$SPORT" --bind-address=127.0.0.1 \
+        --authentication-kubeconfig="$D/admin.kubeconfig" \
+        --authorization-kubeconfig="$D/admin.kubeconfig" \
+        --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics -v="$V"
+}
+start_muster() { # LOG
+    bg muster "$1" "$MUSTER" serve --kubeconfig "$D/muster.kubeconfig" --listen "127.0.0.1:$MPORT"
+}
+wait_http() { # SECONDS URL [curl opts]: until it answers 200
+    local end=$(( SECONDS + $1 )) url=$2
+    shift 2
+    until curl -fsS --max-time 2 "$@" "$url" >/dev/null 2>&1; do
+        [ $SECONDS -lt $end ] || return 1
+        sleep 0.1
+    done
+}
+
+if want noop || want noop-lean; then
+    bg noop "$R/noop-extender.log" "$D/bin/noop-extender" --listen "127.0.0.1:$NPORT" \
+        --kubeconfig "$D/scheduler.kubeconfig"
+    wait_http 30 "http://127.0.0.1:$NPORT/healthz" || e2e_die "noop extender did not start"
+fi
+
+# ------------------------------------------------------------------ a run --
+
+FAILED=0
+# run_one CONTENDER RUN GROUPS
+run_one() {
+    local c=$1 i=$2 G=$3 RD kind sched t0 rc mready="" PODS RUN_TIMEOUT
+    PODS=$(( G * SIZE ))
+    RUN_TIMEOUT=${MUSTER_BENCH_RUN_TIMEOUT:-$(( 120 + PODS / 10 ))}
+    RD=$R/$c-g$G-$i
+    mkdir -p "$RD"
+    bp clean --timeout 180 >"$RD/clean.log" 2>&1 || { cat "$RD/clean.log" >&2; log "clean slate failed"; }
+    case "$c" in
+        default) kind=plain sched=default-scheduler ;;
+        muster-vcjob) kind=vcjob sched=volcano ;;
+        *) kind=gang sched=volcano ;;
+    esac
+    bp create --kind "$kind" --sched "$sched" --groups "$G" --size "$SIZE" >"$RD/create.log" 2>&1 ||
+        { cat "$RD/create.log" >&2; log "$c run $i: create failed"; FAILED=1; return; }
+    rm -f "$RD/ready"
+    "$PY" "$D/bench.py" watch --kubeconfig "$KUBECONFIG" --ns bench --expect "$PODS" \
+        --timeout "$RUN_TIMEOUT" --out "$RD/binds.txt" --ready "$RD/ready" >"$RD/watch.log" 2>&1 &
+    local wpid=$!
+    for _ in $(seq 1 600); do [ -s "$RD/ready" ] && break; kill -0 $wpid 2>/dev/null || break; sleep 0.1; done
+    [ -s "$RD/ready" ] || { cat "$RD/watch.log" >&2; kill $wpid 2>/dev/null; log "watcher did not start"; FAILED=1; return; }
+    cpu_snapshot >"$RD/cpu-before.txt"
+    apiserver_metrics >"$RD/apiserver-before.txt"
+    t0=$EPOCHREALTIME
+    case "$c" in
+        default) start_kube_scheduler "$D/sched-default.yaml" "$RD/kube-scheduler.log" ;;
+        noop) start_kube_scheduler "$D/sched-noop.yaml" "$RD/kube-scheduler.log" ;;
+        noop-lean) start_kube_scheduler "$D/sched-noop-lean.yaml" "$RD/kube-scheduler.log" ;;
+        muster|muster-vcjob)
+            start_muster "$RD/muster.log"
+            start_kube_scheduler "$D/sched-muster.yaml" "$RD/kube-scheduler.log" ;;
+        volcano)
+            bg vc-scheduler "$RD/vc-scheduler.log" "$VOL_DIR/bin/vc-scheduler" \
+                --kubeconfig="$D/admin.kubeconfig" --scheduler-conf="$VOL_DIR/volcano-scheduler.conf" \
+                --scheduler-name=volcano --leader-elect=false \
+                --listen-address="127.0.0.1:$VSP" --healthz-address="127.0.0.1:$VSH" \
+                --enable-metrics=true --kube-api-qps="$QPS" --kube-api-burst="$QPS" -v="$V" ;;
+    esac
+    local scraper=""
+    if [ "$c" = muster ] || [ "$c" = muster-vcjob ]; then
+        wait_http 60 "http://127.0.0.1:$MPORT/readyz" && mready=$(awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN{printf "%.2f", a-b}')
+        ( while :; do
+              printf '# t %s\n' "$EPOCHREALTIME"
+              curl -s --max-time 1 "http://127.0.0.1:$MPORT/metrics" | grep -E '^muster_(cycle|releases|cycles)'
+              sleep 1
+          done ) >"$RD/muster-samples.txt" 2>/dev/null &
+        scraper=$!
+    fi
+    wait $wpid
+    rc=$?
+    [ -n "$scraper" ] && { kill "$scraper" 2>/dev/null; wait "$scraper" 2>/dev/null; }
+    cpu_snapshot >"$RD/cpu-after.txt"
+    apiserver_metrics >"$RD/apiserver-after.txt"
+    case "$c" in
+        volcano) curl -s --max-time 5 "http://127.0.0.1:$VSP/metrics" >"$RD/vc-metrics.txt" ;;
+        *) curl -ks --max-time 5 "https://127.0.0.1:$SPORT/metrics" >"$RD/ks-metrics.txt" ;;
+    esac
+    case "$c" in muster|muster-vcjob)
+        curl -s --max-time 5 "http://127.0.0.1:$MPORT/metrics" >"$RD/muster-metrics.txt" ;;
+    esac
+    if [ $rc != 0 ]; then
+        FAILED=1
+        log "$c ($G gangs) run $i: not all pods bound within ${RUN_TIMEOUT}s ($(cat "$RD/watch.log"))"
+        kubectl get pods -n bench -o wide >"$RD/pods-at-timeout.txt" 2>&1
+        kubectl get podgroups -n bench -o wide >"$RD/podgroups-at-timeout.txt" 2>&1
+    fi
+    stop kube-scheduler; stop muster; stop vc-scheduler
+    local res ms="{}" ks="{}" as
+    res=$(bp analyze --binds "$RD/binds.txt" --t0 "$t0" --contender "$c" --run "$i" --expect "$PODS" \
+        --size "$SIZE" --groups "$G")
+    case "$c" in
+        muster|muster-vcjob)
+            ms=$(bp metrics --kind muster --after "$RD/muster-metrics.txt" --samples "$RD/muster-samples.txt")
+            ks=$(bp metrics --kind kube --after "$RD/ks-metrics.txt") ;;
+        volcano) ms=$(bp metrics --kind volcano --after "$RD/vc-metrics.txt") ;;
+        *) ks=$(bp metrics --kind kube --after "$RD/ks-metrics.txt") ;;
+    esac
+    as=$(bp metrics --kind apiserver --before "$RD/apiserver-before.txt" --after "$RD/apiserver-after.txt")
+    res=$(jq -c --argjson ms "$ms" --argjson ks "$ks" --argjson api "$as" \
+        --argjson cpu "$(cpu_json "$RD/cpu-before.txt" "$RD/cpu-after.txt")" \
+        --arg mr "$mready" '. + {(if .contender == "volcano" then "volcano" else "muster" end): $ms, kube_scheduler: $ks, apiserver: $api, cpu_s: $cpu} + (if $mr == "" then {} else {muster_ready_s: ($mr|tonumber)} end)' <<<"$res")
+    echo "$res" >>"$R/runs.jsonl"
+    echo "$res"
+    log "$c ($G gangs) run $i: $(jq -r '"\(.bound)/\(.expect) bound, \(.pods_per_s // 0 | floor) pods/s (first bind at \(.first_bind_s // 0 | .*10|floor/10) s), gang spread p50 \(.spread_p50_s // 0 | .*1000|floor) ms p99 \(.spread_p99_s // 0 | .*1000|floor) ms"' <<<"$res")"
+}
+
+# ------------------------------------------------------------ the runs ----
+
+NONVOL=""
+for c in default noop noop-lean muster muster-vcjob; do want "$c" && NONVOL="$NONVOL $c"; done
+for G in ${GROUPS_LIST//,/ }; do
+    for i in $(seq 1 "$RUNS"); do
+        for c in $NONVOL; do run_one "$c" "$i" "$G"; done
+    done
+done
+
+# ---------------------------------------------------- gang latency (muster) --
+
+LAT=""
+if [ "$LAT_REPS" -gt 0 ]; then
+    log "gang latency: filling $NODES nodes with $NODES gangs x 8 one-GPU pods (waves of 50 gangs), then $LAT_REPS x (pods, vcjob)"
+    LD=$R/latency
+    mkdir -p "$LD"
+    bp clean --timeout 180 >"$LD/clean.log" 2>&1
+    start_muster "$LD/muster.log"
+    start_kube_scheduler "$D/sched-muster.yaml" "$LD/kube-scheduler.log"
+    wait_http 60 "http://127.0.0.1:$MPORT/readyz" || log "muster not ready after 60 s"
+    ( while :; do
+          printf '# t %s\n' "$EPOCHREALTIME"
+          curl -s --max-time 1 "http://127.0.0.1:$MPORT/metrics" | grep -E '^muster_(cycle|releases|cycles)'
+          sleep 1
+      done ) >"$LD/muster-samples.txt" 2>/dev/null &
+    LSCR=$!
+    apiserver_metrics >"$LD/apiserver-before.txt"
+    if timeout $(( 1200 + NODES + LAT_REPS * 80 )) "$PY" "$D/bench.py" latency --kubeconfig "$KUBECONFIG" --ns bench \
+        --fill "$NODES" --size 8 --reps "$LAT_REPS" --kinds pods,vcjob \
+        --fill-timeout $(( 300 + NODES )) --out "$LD/latency.txt" 2>"$LD/latency.err" | tee "$LD/latency.log" >&2; then
+        LAT=$(grep '^LATENCY ' "$LD/latency.log" | sed 's/^LATENCY //')
+    else
+        FAILED=1
+        log "latency test failed: $(tail -3 "$LD/latency.err")"
+    fi
+    cat "$LD/latency.err" >&2
+    kill "$LSCR" 2>/dev/null; wait "$LSCR" 2>/dev/null
+    curl -s --max-time 5 "http://127.0.0.1:$MPORT/metrics" >"$LD/muster-metrics.txt"
+    bp metrics --kind muster --after "$LD/muster-metrics.txt" --samples "$LD/muster-samples.txt" >"$LD/muster-figures.json"
+    apiserver_metrics >"$LD/apiserver-after.txt"
+    bp metrics --kind apiserver --before "$LD/apiserver-before.txt" --after "$LD/apiserver-after.txt" >"$LD/apiserver-figures.json"
+    stop kube-scheduler; stop muster
+fi
+
+# ------------------------------------------------------------- Volcano ----
+
+if want volcano; then
+    log "Volcano: applying its CRDs (they replace muster's) and starting vc-controller-manager"
+    bp clean --timeout 180 >"$R/clean-volcano.log" 2>&1
+    kubectl apply --server-side --force-conflicts -f "$VOL_DIR/crd/volcano/" -f "$VOL_DIR/crd/jobflow/" \
+        >"$R/volcano-crds.log" 2>&1 || { tail -5 "$R/volcano-crds.log" >&2; e2e_die "cannot apply Volcano's CRDs"; }
+    kubectl wait --for=condition=Established crd --all --timeout=60s >/dev/null
+    bg vc-controller-manager "$R/vc-controller-manager.log" "$VOL_DIR/bin/vc-controller-manager" \
+        --kubeconfig="$D/admin.kubeconfig" --leader-elect=false --scheduler-name=volcano \
+        --controllers=queue-controller,pg-controller \
+        --listen-address="127.0.0.1:$VCP" --healthz-address="127.0.0.1:$VCH" \
+        --kube-api-qps="$QPS" --kube-api-burst="$QPS" -v="$V"
+    if kubectl wait --for=jsonpath='{.status.state}'=Open queue/default --timeout=90s >/dev/null 2>&1; then
+        for G in ${GROUPS_LIST//,/ }; do
+            for i in $(seq 1 "$RUNS"); do run_one volcano "$i" "$G"; done
+        done
+    else
+        log "Volcano: queue default never became Open; skipping (log: $R/vc-controller-manager.log)"
+        FAILED=1
+    fi
+    stop vc-controller-manager
+fi
+
+# ------------------------------------------------------------- summary ----
+
+{
+    echo
+    echo "## $NODES nodes x 8 GPUs, $GROUPS_LIST gangs x $SIZE one-GPU pods, $RUNS runs, client qps $QPS"
+    echo
+    sed 's/^/    /' "$R/versions.txt"
+    echo "    load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo
+    bp summary --results "$R/runs.jsonl"
+    if [ -n "$LAT" ]; then
+        echo
+        echo "Gang latency with muster, capacity freed -> last member bound ($NODES gangs running):"
+        echo
+        echo "| waiting gang | reps | timeouts | p50 | p90 | p99 | max |"
+        echo "|---|---|---|---|---|---|---|"
+        jq -r 'def ms: if . == null then "timeout" else "\(. * 1000 | floor) ms" end;
+            to_entries[] | "| \(.key) | \(.value.reps) | \(.value.timeouts) | \(.value.p50_s|ms) | \(.value.p90_s|ms) | \(.value.p99_s|ms) | \(.value.max_s|ms) |"' <<<"$LAT"
+    fi
+} | tee "$R/summary.md"
+exit $FAILED
