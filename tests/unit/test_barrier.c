@@ -178,9 +178,20 @@ static void start_member(struct member *m, struct mu_barrier *b,
     ck_assert_int_eq(pthread_create(&m->t, NULL, member_main, m), 0);
 }
 
+/* Slow runs (valgrind, a loaded machine) stretch every duration by
+ * MU_TEST_TIME_SCALE (the valgrind test setup sets it). */
+static int64_t scaled(int64_t ms)
+{
+    const char *e = getenv("MU_TEST_TIME_SCALE");
+    long f = e ? strtol(e, NULL, 10) : 1;
+
+    return ms * (f > 0 ? f : 1);
+}
+
 static struct mu_barrier *barrier(int64_t timeout_ms)
 {
-    return mu_barrier_new(timeout_ms, fake_bind, fake_unbind, fake_report, &fk);
+    return mu_barrier_new(scaled(timeout_ms), fake_bind, fake_unbind,
+                          fake_report, &fk);
 }
 
 START_TEST(test_barrier_binds_a_batch_of_three_from_three_threads)
@@ -225,8 +236,8 @@ START_TEST(test_barrier_missing_member_times_out_binds_nothing_reports_once)
     for (int i = 0; i < 2; i++) {
         ck_assert_msg(strstr(m[i].error, "2 of 3 members reached bind"), "%s",
                       m[i].error);
-        ck_assert_int_ge(m[i].returned_ms - t0, 290);
-        ck_assert_int_lt(m[i].returned_ms - t0, 3000);
+        ck_assert_int_ge(m[i].returned_ms - t0, scaled(300) - 10);
+        ck_assert_int_lt(m[i].returned_ms - t0, scaled(3000));
     }
     ck_assert_int_eq(fk.n_calls, 0);
     ck_assert_int_eq(fk.n_reports, 1);
@@ -252,7 +263,7 @@ START_TEST(test_barrier_late_arrival_after_a_timeout_fails_at_once)
     t0 = now_ms();
     start_member(&m[2], b, v, "g", 2, 0);
     pthread_join(m[2].t, NULL);
-    ck_assert_int_lt(m[2].returned_ms - t0, 800); /* did not wait anew */
+    ck_assert_int_lt(m[2].returned_ms - t0, scaled(800)); /* no new wait */
     ck_assert_msg(strstr(m[2].error, "its batch is over"), "%s", m[2].error);
     ck_assert_msg(strstr(m[2].error, "2 of 3"), "%s", m[2].error);
     ck_assert_int_eq(fk.n_calls, 0);
