@@ -78,6 +78,15 @@ void mu_serve_list_end(struct mu_serve *sv, enum mu_src src);
  * metadata.name, whatever affinity the pod already has (enforce.c). */
 json_t *mu_serve_release_patch(const json_t *pod, const char *node);
 
+/* Posts an event on an object; failures are logged (status.c). */
+void mu_serve_post_event(struct mu_serve *sv, const char *api,
+                         const char *kind, const char *ns, const char *name,
+                         const char *uid, const char *type, const char *reason,
+                         const char *msg);
+/* Writes PodGroup and Queue status that changed since the last write
+ * (status.c). */
+void mu_serve_write_status(struct mu_serve *sv);
+
 /* Carries out a cycle's decisions and writes status (enforce.c). */
 void mu_serve_enforce(struct mu_serve *sv, const struct mu_cycle_out *out);
 /* A bind batch finished (from the barrier, via the queue). */
