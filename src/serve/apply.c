@@ -225,6 +225,9 @@ bool mu_serve_apply(struct mu_serve *sv, struct mu_ev *ev)
         else
             mu_serve_job_deleted(sv, ev->obj);
         break;
+    case MU_SRC_COMMAND:
+        changed = mu_serve_command(sv, ev);
+        break;
     default: break;
     }
     return changed;

@@ -22,6 +22,7 @@ enum mu_src {
     MU_SRC_QUEUE,
     MU_SRC_PRIORITYCLASS,
     MU_SRC_JOB,
+    MU_SRC_COMMAND,
     MU_SRC__COUNT,
     MU_SRC_BIND_REPORT = MU_SRC__COUNT, /* from the barrier */
 };

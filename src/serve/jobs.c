@@ -252,3 +252,10 @@ void mu_serve_pod_deleted(struct mu_serve *sv, const json_t *pod)
         return;
     }
 }
+
+void mu_serve_job_command(struct mu_serve *sv, const char *ns,
+                          const char *name, const char *action)
+{
+    mu_serve_log(sv, "vcjob %s/%s: command %s not handled yet", ns, name,
+                 action);
+}

@@ -44,6 +44,8 @@ static const struct {
     [MU_SRC_PRIORITYCLASS] = {"/apis/scheduling.k8s.io/v1/priorityclasses",
                               "priorityclasses"},
     [MU_SRC_JOB] = {"/apis/batch.volcano.sh/v1alpha1/jobs", "jobs"},
+    [MU_SRC_COMMAND] = {"/apis/bus.volcano.sh/v1alpha1/commands",
+                        "commands"},
 };
 
 static void on_event(void *ctx, enum mu_watch_type type, json_t *obj)
@@ -98,7 +100,7 @@ static int start_informers(struct mu_serve *sv, struct mu_err *err)
 static bool all_synced(const struct mu_serve *sv)
 {
     for (int s = 0; s < MU_SRC__COUNT; s++)
-        if (!sv->synced[s])
+        if (!sv->synced[s] && s != MU_SRC_COMMAND)
             return false;
     return true;
 }

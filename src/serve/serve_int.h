@@ -108,6 +108,14 @@ void mu_serve_job_deleted(struct mu_serve *sv, const json_t *job);
 void mu_serve_pod_deleted(struct mu_serve *sv, const json_t *pod);
 /* Gives pods without a group a PodGroup of their own (jobs.c). */
 void mu_serve_group_bare_pods(struct mu_serve *sv);
+/* A bus.volcano.sh Command arrived (commands.c): OpenQueue/CloseQueue on a
+ * Queue, or a job action (AbortJob, ResumeJob, RestartJob, TerminateJob,
+ * CompleteJob) passed to mu_serve_job_command. Returns true when scheduling
+ * may have changed. */
+bool mu_serve_command(struct mu_serve *sv, struct mu_ev *ev);
+/* Carries out a job action from a Command on vcjob ns/name (jobs.c). */
+void mu_serve_job_command(struct mu_serve *sv, const char *ns,
+                          const char *name, const char *action);
 /* Makes the default queue when it is missing (jobs.c). */
 void mu_serve_default_queue(struct mu_serve *sv);
 
