@@ -162,6 +162,10 @@ struct mu_ssn {
     size_t nshape_failed;
     uint64_t *shape_failed; /* free_gen + 1 at failure, 0 = not failed */
     uint32_t rr;            /* rotating start of the full node scans */
+    /* How many ready-or-waiting tasks a MU_PLACE_DRYRUN placement aims for;
+     * 0 = the job's minMember (evict.c raises it to make room for one more
+     * task of an elastic job that is already ready). */
+    int dry_want;
 
     /* The node index of the placement code (actions.h): per task shape, a
      * heap of the nodes that fit it, best first; entries carry the node's

@@ -137,13 +137,15 @@ static void evict_unit(struct mu_ssn *s, const struct unit *u)
             mu_stmt_evict(&s->stmt, u->job->tasks[i]);
 }
 
+/* Would the job reach s->dry_want ready-or-waiting tasks (its minMember,
+ * or one more task for an elastic job that is ready already)? */
 static bool gang_fits(struct mu_ssn *s, struct mu_job *j)
 {
     size_t mark = mu_stmt_mark(&s->stmt);
     bool ok;
 
     mu_place_job(s, j, MU_PLACE_DRYRUN);
-    ok = mu_job_ready_num(j) + mu_job_waiting_num(j) >= j->pg.min_member;
+    ok = mu_job_ready_num(j) + mu_job_waiting_num(j) >= s->dry_want;
     mu_stmt_rollback(&s->stmt, mark);
     return ok;
 }
@@ -179,6 +181,11 @@ static bool make_room(struct mu_ssn *s, struct mu_job *j, bool reclaim,
 
     if (!pre)
         return false;
+    /* a gang short of minMember needs its gang; a ready elastic job one
+     * more task (its queue's share is checked by preemptive/victim_ok) */
+    s->dry_want = mu_job_ready_num(j) + mu_job_waiting_num(j);
+    s->dry_want = s->dry_want >= j->pg.min_member ? s->dry_want + 1
+                                                  : j->pg.min_member;
     candidates(s, j, pre, reclaim, vs, &p);
     for (size_t i = 0; i < p.n; i++) {
         if (!still_owed(s, pre, &p.u[i], reclaim)) {
@@ -215,6 +222,7 @@ static bool make_room(struct mu_ssn *s, struct mu_job *j, bool reclaim,
     mu_place_job(s, j, MU_PLACE_DRYRUN);
     mu_why_set(j, MU_WHY_WAITING, NULL);
 out:
+    s->dry_want = 0;
     free(p.u);
     return ok;
 }
@@ -223,6 +231,19 @@ static bool starving(struct mu_ssn *s, struct mu_job *j)
 {
     return j->why.kind != MU_WHY_WAITING && mu_job_schedulable(s, j) &&
            mu_ssn_job_starving(s, j);
+}
+
+/* Reclaim also serves an elastic job that runs its minimum and still has
+ * pending tasks, one task per cycle, while its queue is owed a share
+ * (evict_action checks preemptive). Volcano's gang plugin calls such a job
+ * not starving, so a team that arrives after another filled the cluster
+ * never gets its share back; muster does not copy that. */
+static bool starving_reclaim(struct mu_ssn *s, struct mu_job *j)
+{
+    return starving(s, j) ||
+           (j->why.kind != MU_WHY_WAITING && mu_job_schedulable(s, j) &&
+            first_pending(j) &&
+            (size_t)(mu_job_ready_num(j) + mu_job_waiting_num(j)) < j->ntasks);
 }
 
 /* Queues in queue order, starving jobs in job order: each may make room. */
@@ -240,7 +261,7 @@ static void evict_action(struct mu_ssn *s, bool reclaim)
             vs.jobs[vs.n++] = c->jobs[i];
     if (!vs.n)
         goto out;
-    mu_qset_build(s, starving, &qs);
+    mu_qset_build(s, reclaim ? starving_reclaim : starving, &qs);
     while ((e = mu_qset_next(s, &qs))) {
         struct mu_job *j = e->jobs[e->head++];
         const struct mu_task *pre = first_pending(j);

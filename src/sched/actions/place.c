@@ -261,12 +261,17 @@ int mu_place_job(struct mu_ssn *s, struct mu_job *j, enum mu_place_mode mode)
 
         if (t->status != MU_TASK_PENDING || mu_task_gated_by_others(t))
             continue;
-        if (t->pod.besteffort && mode != MU_PLACE_DRYRUN)
-            continue; /* left to backfill */
+        /* BestEffort members count for the gang: leaving them to backfill
+         * would deadlock a gang that is not ready without them (allocate
+         * discards the rest, backfill cannot make it ready alone). Beyond
+         * the gang they are left to backfill, as in Volcano. */
+        if (t->pod.besteffort && mode == MU_PLACE_ONE)
+            continue;
         if (mode == MU_PLACE_GANG && mu_ssn_job_ready(s, j))
             break;
         if (mode == MU_PLACE_DRYRUN &&
-            mu_job_ready_num(j) + mu_job_waiting_num(j) >= j->pg.min_member)
+            mu_job_ready_num(j) + mu_job_waiting_num(j) >=
+                (s->dry_want > 0 ? s->dry_want : j->pg.min_member))
             break;
         mu_sb_init(&why);
         if (!mu_ssn_allocatable(s, j->queue, t, dry ? NULL : &why)) {
