@@ -326,14 +326,14 @@ static int64_t days_from_civil(int64_t y, int m, int d)
 }
 
 /* RFC 3339 as Go's time.RFC3339 reads it; fractions are dropped. */
-static bool parse_rfc3339(const char *s, int64_t *out)
+bool mu_rfc3339_parse(const char *s, int64_t *out)
 {
     static const int mdays[] = {31, 28, 31, 30, 31, 30,
                                 31, 31, 30, 31, 30, 31};
     int y, mo, d, h, mi, sec, oh = 0, om = 0, dim;
     int64_t off = 0;
 
-    if (strlen(s) < 20 || !digits(s, 4, &y) || s[4] != '-' ||
+    if (!s || strlen(s) < 20 || !digits(s, 4, &y) || s[4] != '-' ||
         !digits(s + 5, 2, &mo) || s[7] != '-' || !digits(s + 8, 2, &d) ||
         s[10] != 'T' || !digits(s + 11, 2, &h) || s[13] != ':' ||
         !digits(s + 14, 2, &mi) || s[16] != ':' || !digits(s + 17, 2, &sec))
@@ -441,7 +441,7 @@ int mu_meta_decode(const json_t *j, bool namespaced, struct mu_meta *out,
     rc = get_str(j, "metadata", "creationTimestamp", &ts, err);
     if (rc)
         goto fail;
-    if (ts && !parse_rfc3339(ts, &out->created)) {
+    if (ts && !mu_rfc3339_parse(ts, &out->created)) {
         rc = mu_err_set(err, -EINVAL,
                         "metadata.creationTimestamp: \"%s\" is not an "
                         "RFC 3339 time (2006-01-02T15:04:05Z)",

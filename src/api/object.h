@@ -160,6 +160,11 @@ enum mu_pod_phase {
 };
 const char *mu_pod_phase_name(enum mu_pod_phase p);
 
+/* Parses an RFC 3339 time as the API writes it ("2006-01-02T15:04:05Z",
+ * fractions and offsets accepted) into seconds since the epoch; false for
+ * NULL or anything else. */
+bool mu_rfc3339_parse(const char *s, int64_t *out);
+
 struct mu_pod {
     struct mu_meta meta;
     char *scheduler_name;   /* spec.schedulerName, default "default-scheduler" */

@@ -4,6 +4,7 @@
 
 #include "api/object.h"
 #include "api/resource.h"
+#include "api/vcjob_plugins.h"
 
 #define DEFAULT_MAX_RETRY 3
 #define DEFAULT_QUEUE "default"
@@ -73,8 +74,11 @@ struct job {
     int64_t task_min; /* sum of the tasks' minAvailable */
     bool env;
     bool svc;
+    bool ssh;
     bool add_svc;
     bool add_ssh;
+    struct mu_svc_args svc_args;
+    struct mu_ssh_args ssh_args;
     size_t ntask;
     struct task *task;
 };
@@ -262,6 +266,11 @@ static int check_containers(const json_t *spec, const char *path,
             !json_is_array(json_object_get(c, "env")) &&
             !json_is_null(json_object_get(c, "env")))
             return mu_err_set(err, -EINVAL, "%s.env: must be a list", at);
+        if (json_object_get(c, "volumeMounts") &&
+            !json_is_array(json_object_get(c, "volumeMounts")) &&
+            !json_is_null(json_object_get(c, "volumeMounts")))
+            return mu_err_set(err, -EINVAL, "%s.volumeMounts: must be a list",
+                              at);
     }
     return 0;
 }
@@ -291,6 +300,9 @@ static int check_template(const json_t *tm, const char *path,
         (rc = get_str(spec, at, "priorityClassName", &s, err)) < 0 ||
         (rc = get_str(spec, at, "hostname", &s, err)) < 0 ||
         (rc = get_str(spec, at, "subdomain", &s, err)) < 0)
+        return rc;
+    path_fmt(at, sizeof(at), "%s.spec.volumes", path);
+    if ((rc = check_list(json_object_get(spec, "volumes"), at, err)) < 0)
         return rc;
     path_fmt(at, sizeof(at), "%s.spec.schedulingGates", path);
     if ((rc = check_list(json_object_get(spec, "schedulingGates"), at,
@@ -423,7 +435,12 @@ static int check_plugins(const json_t *pl, struct job *j, struct mu_err *err)
     const char *k;
     json_t *v, *arg;
     size_t i;
+    int rc;
 
+    /* the defaults, for plugins the webhook adds */
+    if ((rc = mu_vcjob_svc_args(NULL, &j->svc_args, err)) < 0 ||
+        (rc = mu_vcjob_ssh_args(NULL, &j->ssh_args, err)) < 0)
+        return rc;
     if (!pl || json_is_null(pl))
         return 0;
     if (!json_is_object(pl))
@@ -448,7 +465,11 @@ static int check_plugins(const json_t *pl, struct job *j, struct mu_err *err)
             j->add_svc = !j->svc;
     j->svc = j->svc || j->add_svc;
     j->add_ssh = json_object_get(pl, "mpi") && !json_object_get(pl, "ssh");
-    return 0;
+    j->ssh = json_object_get(pl, "ssh") || j->add_ssh;
+    if ((rc = mu_vcjob_svc_args(json_object_get(pl, "svc"), &j->svc_args,
+                                err)) < 0)
+        return rc;
+    return mu_vcjob_ssh_args(json_object_get(pl, "ssh"), &j->ssh_args, err);
 }
 
 static int decimal_len(int32_t n)
@@ -735,6 +756,148 @@ static void add_gate(json_t *spec)
     json_array_append_new(gates, g);
 }
 
+static const char *const container_keys[] = {"containers", "initContainers"};
+
+static bool has_item(const json_t *list, const char *key, const char *value)
+{
+    const json_t *v;
+    size_t i;
+
+    json_array_foreach (list, i, v)
+        if (mu_strcmp0(json_string_value(json_object_get(v, key)), value) ==
+            0)
+            return true;
+    return false;
+}
+
+/* Appends vol (stolen) to spec.volumes unless one has its name. */
+static void add_volume(json_t *spec, json_t *vol)
+{
+    json_t *vols = child(spec, "volumes", true);
+    const char *name = json_string_value(json_object_get(vol, "name"));
+
+    if (has_item(vols, "name", name))
+        json_decref(vol);
+    else
+        json_array_append_new(vols, vol);
+}
+
+/* Gives every container and init container a copy of mount (stolen)
+ * unless it already mounts something at that path. */
+static void add_mount(json_t *spec, json_t *mount)
+{
+    const char *path = json_string_value(json_object_get(mount, "mountPath"));
+
+    for (size_t k = 0; k < MU_ARRAY_LEN(container_keys); k++) {
+        json_t *cs = json_object_get(spec, container_keys[k]);
+        json_t *c;
+        size_t i;
+
+        json_array_foreach (cs, i, c) {
+            json_t *vms = child(c, "volumeMounts", true);
+
+            if (!has_item(vms, "mountPath", path))
+                json_array_append_new(vms, must(json_deep_copy(mount)));
+        }
+    }
+    json_decref(mount);
+}
+
+/* The svc plugin's pod side (vcjob_plugins.h): VC_<T>_HOSTS/VC_<T>_NUM
+ * of every task from the ConfigMap <job>-svc, mounted at /etc/volcano. */
+static void svc_pod(json_t *spec, const struct job *j)
+{
+    static const char *const suffix[] = {"HOSTS", "NUM"};
+    char *cm = mu_xasprintf("%s-svc", j->name);
+    json_t *env = must(json_array());
+    json_t *vol, *src, *mount;
+
+    for (size_t t = 0; t < j->ntask; t++) {
+        for (size_t k = 0; k < MU_ARRAY_LEN(suffix); k++) {
+            char *name = mu_xasprintf("VC_%s_%s", j->task[t].name, suffix[k]);
+            json_t *var = must(json_object());
+            json_t *from = must(json_object());
+            json_t *ref = must(json_object());
+
+            for (char *c = name; *c; c++)
+                if (*c == '-')
+                    *c = '_';
+                else if (*c >= 'a' && *c <= 'z')
+                    *c = (char)(*c - 'a' + 'A');
+            set_str(ref, "name", cm);
+            set_str(ref, "key", name);
+            json_object_set_new(from, "configMapKeyRef", ref);
+            set_str(var, "name", name);
+            json_object_set_new(var, "valueFrom", from);
+            json_array_append_new(env, var);
+            free(name);
+        }
+    }
+    for (size_t k = 0; k < MU_ARRAY_LEN(container_keys) &&
+                       j->svc_args.inject_hosts_env; k++) {
+        json_t *cs = json_object_get(spec, container_keys[k]);
+        json_t *c, *v;
+        size_t i, e;
+
+        json_array_foreach (cs, i, c) {
+            json_t *cenv = child(c, "env", true);
+
+            json_array_foreach (env, e, v)
+                json_array_append_new(cenv, must(json_deep_copy(v)));
+        }
+    }
+    json_decref(env);
+
+    vol = must(json_object());
+    src = must(json_object());
+    set_str(vol, "name", cm);
+    set_str(src, "name", cm);
+    json_object_set_new(vol, "configMap", src);
+    add_volume(spec, vol);
+    mount = must(json_object());
+    set_str(mount, "name", cm);
+    set_str(mount, "mountPath", MU_SVC_MOUNT_PATH);
+    add_mount(spec, mount);
+    free(cm);
+}
+
+/* The ssh plugin's pod side: the Secret <job>-ssh as <path>/{id_rsa,
+ * id_rsa.pub, authorized_keys, config}, mode 0600 under /root/.ssh and
+ * 0644 elsewhere (a non-root user must be able to read it). */
+static void ssh_pod(json_t *spec, const struct job *j)
+{
+    static const char *const keys[] = {"id_rsa", "id_rsa.pub",
+                                       "authorized_keys", "config"};
+    char *secret = mu_xasprintf("%s-ssh", j->name);
+    json_t *vol = must(json_object());
+    json_t *src = must(json_object());
+    json_t *items = must(json_array());
+    json_t *mount = must(json_object());
+
+    for (size_t k = 0; k < MU_ARRAY_LEN(keys); k++) {
+        json_t *item = must(json_object());
+        char *path = mu_xasprintf(".ssh/%s", keys[k]);
+
+        set_str(item, "key", keys[k]);
+        set_str(item, "path", path);
+        json_array_append_new(items, item);
+        free(path);
+    }
+    set_str(src, "secretName", secret);
+    json_object_set_new(src, "items", items);
+    set_int(src, "defaultMode",
+            strcmp(j->ssh_args.key_path, MU_SSH_ROOT_PATH) == 0 ? 0600
+                                                                 : 0644);
+    set_str(vol, "name", secret);
+    json_object_set_new(vol, "secret", src);
+    add_volume(spec, vol);
+    set_str(mount, "name", secret);
+    set_str(mount, "mountPath", j->ssh_args.key_path);
+    set_str(mount, "subPath", ".ssh");
+    add_mount(spec, mount);
+    free(secret);
+}
+
 static void pod_annotations(json_t *ann, const struct job *j,
                             const struct task *t, const char *index,
                             int version, int retry)
@@ -811,7 +974,10 @@ static json_t *build_pod(const struct job *j, size_t ti, int index,
             set_str(spec, "hostname", name);
         if (!json_string_length(json_object_get(spec, "subdomain")))
             set_str(spec, "subdomain", j->name);
+        svc_pod(spec, j);
     }
+    if (j->ssh)
+        ssh_pod(spec, j);
     if (gated)
         add_gate(spec);
 

@@ -55,8 +55,10 @@ int mu_vcjob_podgroup(const json_t *job, json_t **out, struct mu_err *err);
  * job-retry-count (and the job's muster.io/ simulation annotations when the
  * template has none); an ownerReference to the job (controller: true);
  * the env plugin's VK_TASK_INDEX/VC_TASK_INDEX when `plugins.env` is set;
- * hostname/subdomain when `plugins.svc` is set; scheduling gate MU_GATE
- * when gated is non-zero. `version` and `retry` are status.version and
+ * with `plugins.svc`: hostname/subdomain, the <job>-svc ConfigMap mounted at
+ * /etc/volcano and VC_<TASK>_HOSTS/VC_<TASK>_NUM env (vcjob_plugins.h);
+ * with `plugins.ssh`: the <job>-ssh Secret mounted as .ssh; scheduling
+ * gate MU_GATE when gated is non-zero. `version` and `retry` are status.version and
  * status.retryCount.
  */
 int mu_vcjob_pod(const json_t *job, size_t task, int index, int version,

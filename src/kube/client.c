@@ -90,6 +90,29 @@ int64_t mu_kube_limiter_reserve(struct mu_kube_limiter *l, int64_t now_ns)
     return (int64_t)(-l->tokens * 1e9 / l->qps + 0.999999);
 }
 
+void mu_kube_shared_limiter_init(struct mu_kube_shared_limiter *s, double qps,
+                                 int burst, int64_t now_ns)
+{
+    pthread_mutex_init(&s->lock, NULL);
+    mu_kube_limiter_init(&s->l, qps, burst, now_ns);
+}
+
+void mu_kube_shared_limiter_release(struct mu_kube_shared_limiter *s)
+{
+    pthread_mutex_destroy(&s->lock);
+}
+
+int64_t mu_kube_shared_limiter_reserve(struct mu_kube_shared_limiter *s,
+                                       int64_t now_ns)
+{
+    int64_t wait;
+
+    pthread_mutex_lock(&s->lock);
+    wait = mu_kube_limiter_reserve(&s->l, now_ns);
+    pthread_mutex_unlock(&s->lock);
+    return wait;
+}
+
 static void log_line(struct mu_kube *k, const char *fmt, ...) MU_PRINTF(2, 3);
 
 static void log_line(struct mu_kube *k, const char *fmt, ...)
@@ -285,7 +308,11 @@ static void refresh_token(struct mu_kube *k, bool force)
 static int wait_limiter(struct mu_kube *k)
 {
     const struct mu_kube_clock *c = &k->opts.clock;
-    int64_t wait = mu_kube_limiter_reserve(&k->lim, mu_kube_clock_now(c));
+    int64_t wait =
+        k->opts.shared_limiter
+            ? mu_kube_shared_limiter_reserve(k->opts.shared_limiter,
+                                             mu_kube_clock_now(c))
+            : mu_kube_limiter_reserve(&k->lim, mu_kube_clock_now(c));
     int64_t until = mu_kube_clock_now(c) + wait;
 
     while (wait > 0) {
@@ -822,4 +849,83 @@ int mu_kube_stream(struct mu_kube *k, const char *path,
     }
     mu_sb_release(&s.body);
     return rc;
+}
+
+/* ------------------------------------------------------------- pool --- */
+
+struct mu_kube_pool {
+    pthread_mutex_t lock;
+    struct mu_kube_config cfg;
+    struct mu_kube_opts opts; /* shared_limiter points at lim */
+    char *user_agent;
+    struct mu_kube_shared_limiter lim;
+    struct mu_kube **idle;
+    size_t nidle, max_idle;
+};
+
+int mu_kube_pool_new(const struct mu_kube_config *cfg,
+                     const struct mu_kube_opts *opts, size_t max_idle,
+                     struct mu_kube_pool **out, struct mu_err *err)
+{
+    struct mu_kube_pool *p;
+
+    *out = NULL;
+    if (!cfg->server || !*cfg->server)
+        return mu_err_set(err, -EINVAL, "kube client pool: no server URL");
+    p = mu_xcalloc(1, sizeof(*p));
+    pthread_mutex_init(&p->lock, NULL);
+    if (opts)
+        p->opts = *opts;
+    p->user_agent = mu_xstrdup_or_null(p->opts.user_agent);
+    p->opts.user_agent = p->user_agent;
+    mu_kube_config_copy(&p->cfg, cfg);
+    mu_kube_shared_limiter_init(&p->lim, p->opts.qps, p->opts.burst,
+                                mu_kube_clock_now(&p->opts.clock));
+    p->opts.shared_limiter = &p->lim;
+    p->max_idle = max_idle ? max_idle : 16;
+    p->idle = mu_xcalloc(p->max_idle, sizeof(*p->idle));
+    *out = p;
+    return 0;
+}
+
+struct mu_kube *mu_kube_pool_get(struct mu_kube_pool *p, struct mu_err *err)
+{
+    struct mu_kube *k = NULL;
+
+    pthread_mutex_lock(&p->lock);
+    if (p->nidle)
+        k = p->idle[--p->nidle];
+    pthread_mutex_unlock(&p->lock);
+    if (!k && mu_kube_new(&p->cfg, &p->opts, &k, err) < 0)
+        return NULL;
+    mu_kube_set_stop(k, NULL);
+    return k;
+}
+
+void mu_kube_pool_put(struct mu_kube_pool *p, struct mu_kube *k)
+{
+    if (!k)
+        return;
+    mu_kube_set_stop(k, NULL);
+    pthread_mutex_lock(&p->lock);
+    if (p->nidle < p->max_idle) {
+        p->idle[p->nidle++] = k;
+        k = NULL;
+    }
+    pthread_mutex_unlock(&p->lock);
+    mu_kube_free(k);
+}
+
+void mu_kube_pool_free(struct mu_kube_pool *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->nidle; i++)
+        mu_kube_free(p->idle[i]);
+    free(p->idle);
+    mu_kube_config_release(&p->cfg);
+    free(p->user_agent);
+    mu_kube_shared_limiter_release(&p->lim);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
 }

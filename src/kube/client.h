@@ -8,10 +8,13 @@
  * default/pods/a"), so one function serves core objects, CRDs and
  * subresources alike.
  *
- * Threads: a client is NOT thread-safe. Use one client per thread; create
- * it, use it and free it on that thread. (A watch has its own client, see
- * watch.h.) Nothing here has global state except libcurl's global init,
- * which mu_kube_new() performs once (thread-safe with curl >= 7.84).
+ * Threads: a client is NOT thread-safe. One thread uses a client at a
+ * time; the simplest is one client per thread, made, used and freed on it.
+ * A client may also be handed from thread to thread when the hand-over
+ * synchronizes (a mutex), which is what a pool does (struct mu_kube_pool
+ * below). (A watch has its own client, see watch.h.) Nothing here has
+ * global state except libcurl's global init, which mu_kube_new() performs
+ * once (thread-safe with curl >= 7.84).
  *
  * Authentication: client certificate and key (passed to curl as blobs, so
  * they never touch the disk), CA bundle (a blob too), and a bearer token.
@@ -47,6 +50,7 @@
 #define MU_KUBE_CLIENT_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "common/mu.h"
@@ -93,6 +97,24 @@ void mu_kube_limiter_init(struct mu_kube_limiter *l, double qps, int burst,
  * reservation is kept even if the caller then gives up. */
 int64_t mu_kube_limiter_reserve(struct mu_kube_limiter *l, int64_t now_ns);
 
+/*
+ * The same bucket shared by several clients, e.g. a pool of threads that
+ * together are one component and get one budget (client-go's limiter is
+ * shared by every goroutine of a clientset). Thread-safe. The clients that
+ * use it (mu_kube_opts.shared_limiter) borrow it: it must outlive them.
+ */
+struct mu_kube_shared_limiter {
+    pthread_mutex_t lock;
+    struct mu_kube_limiter l;
+};
+
+void mu_kube_shared_limiter_init(struct mu_kube_shared_limiter *s, double qps,
+                                 int burst, int64_t now_ns);
+void mu_kube_shared_limiter_release(struct mu_kube_shared_limiter *s);
+/* mu_kube_limiter_reserve() under the lock. */
+int64_t mu_kube_shared_limiter_reserve(struct mu_kube_shared_limiter *s,
+                                       int64_t now_ns);
+
 struct mu_kube_opts {
     double qps;                 /* requests per second, <= 0: no limit */
     int burst;                  /* bucket size; < 1 means 1 */
@@ -103,6 +125,9 @@ struct mu_kube_opts {
     /* Optional. Called on the client's thread with one line, no newline. */
     void (*log)(void *ctx, const char *msg);
     void *log_ctx;
+    /* Optional: a limiter shared with other clients, used instead of this
+     * client's own qps/burst bucket (borrowed; must outlive the client). */
+    struct mu_kube_shared_limiter *shared_limiter;
 };
 
 /*
@@ -115,6 +140,34 @@ int mu_kube_new(const struct mu_kube_config *cfg,
                 struct mu_err *err) MU_WARN_UNUSED;
 /* Frees k and closes its connections. NULL is a no-op. */
 void mu_kube_free(struct mu_kube *k);
+
+/*
+ * A pool of clients for threads that come and go and write now and then
+ * (the extender's /bind threads live as long as kube-scheduler's
+ * connections): a thread takes a client for a call or a few and puts it
+ * back, so connections and TLS sessions outlive the threads, and the
+ * number of clients is bounded by how many threads use one at once, not by
+ * how many threads ever existed. Every client of the pool is made with the
+ * pool's options and shares one rate limit (qps/burst of those options).
+ * get and put are thread-safe; a client taken is used by that thread only
+ * until it is put back.
+ */
+struct mu_kube_pool;
+
+/* Creates an empty pool (clients are made on demand). max_idle: clients
+ * kept for reuse; more are freed when put back (0: 16). opts may be NULL. */
+int mu_kube_pool_new(const struct mu_kube_config *cfg,
+                     const struct mu_kube_opts *opts, size_t max_idle,
+                     struct mu_kube_pool **out,
+                     struct mu_err *err) MU_WARN_UNUSED;
+/* An idle client, or a new one. NULL with err (mu_kube_new's errors). */
+struct mu_kube *mu_kube_pool_get(struct mu_kube_pool *p, struct mu_err *err);
+/* Gives k back (NULL is a no-op). A client whose last call failed with a
+ * transport error may be put back too: libcurl reconnects. */
+void mu_kube_pool_put(struct mu_kube_pool *p, struct mu_kube *k);
+/* Frees the pool and its idle clients; every client taken must be back.
+ * NULL is a no-op. */
+void mu_kube_pool_free(struct mu_kube_pool *p);
 
 /*
  * A flag, owned by the caller, that interrupts a transfer in progress when

@@ -86,37 +86,167 @@ json_t *mu_serve_release_patch(const json_t *pod, const char *node)
     return ops;
 }
 
-static int release_pod(struct mu_serve *sv, struct mu_task *t,
-                       const char *node, bool *pinned)
+/*
+ * A strategic merge patch that releases a gated pod whose spec has no
+ * required node affinity term: deletes muster's gate by name (other gates
+ * stay) and sets the one term that pins the pod to node, in one request
+ * and without reading the pod first. metadata.uid makes it a precondition:
+ * a pod of the same name made again since is not touched. When the pod
+ * does have terms the apiserver refuses to replace them (a gated pod's
+ * affinity may only be tightened), and the release falls back to
+ * mu_serve_release_patch() on the pod as read.
+ */
+json_t *mu_serve_release_smp(const char *uid, const char *node)
 {
-    char *path = pod_path(t);
+    json_t *p = json_pack(
+        "{s:{s:[{s:s,s:s}],s:{s:{s:{s:[{s:[{s:s,s:s,s:[s]}]}]}}}}}", "spec",
+        "schedulingGates", "$patch", "delete", "name", MU_GATE_NAME,
+        "affinity", "nodeAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms",
+        "matchFields", "key", "metadata.name", "operator", "In", "values",
+        node);
+
+    if (uid)
+        json_object_set_new(p, "metadata", json_pack("{s:s}", "uid", uid));
+    return p;
+}
+
+#define MU_STRATEGIC_MERGE_PATCH "application/strategic-merge-patch+json"
+
+/* On a worker: GET the pod, then the JSON patch built from it, guarded by
+ * its uid (test op): the general case, two requests. */
+static int release_read_patch(struct mu_kube *k, const char *path,
+                              const struct mu_release *c,
+                              struct mu_err *err)
+{
     json_t *pod = NULL, *patch;
-    struct mu_err err;
+    const char *uid;
     int r;
 
-    *pinned = false;
-    if (t->pod.muster_gate) {
-        r = mu_kube_get(sv->kube, path, NULL, &pod, &err);
-        if (r == 0) {
-            patch = mu_serve_release_patch(pod, node);
-            r = mu_kube_call(sv->kube, "PATCH", path, NULL, patch,
-                             "application/json-patch+json", NULL, &err);
-            json_decref(patch);
-            *pinned = r == 0;
-        }
-    } else {
-        /* not ours to pin: wake it so kube-scheduler asks /filter again */
-        patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
-                          MU_ANN_RESERVED, node);
-        r = mu_kube_merge_patch(sv->kube, path, patch, NULL, &err);
-        json_decref(patch);
-    }
+    r = mu_kube_get(k, path, NULL, &pod, err);
     if (r < 0)
-        mu_serve_log(sv, "release of pod %s to %s failed: %s", t->key, node,
-                     err.msg);
+        return r;
+    uid = json_string_value(
+        json_object_get(json_object_get(pod, "metadata"), "uid"));
+    if (c->uid && mu_strcmp0(uid, c->uid)) {
+        r = mu_err_set(err, -ESTALE, "%s: uid %s, released as %s", path,
+                       uid ? uid : "(none)", c->uid);
+        json_decref(pod);
+        return r;
+    }
+    patch = mu_serve_release_patch(pod, c->node);
+    if (c->uid)
+        json_array_insert_new(patch, 0,
+                              json_pack("{s:s,s:s,s:s}", "op", "test", "path",
+                                        "/metadata/uid", "value", c->uid));
+    r = mu_kube_call(k, "PATCH", path, NULL, patch,
+                     "application/json-patch+json", NULL, err);
+    json_decref(patch);
     json_decref(pod);
-    free(path);
     return r;
+}
+
+int mu_serve_release_run(struct mu_kube *k, const struct mu_write *w,
+                         void *ctx, struct mu_err *err)
+{
+    const struct mu_release *c = ctx;
+    int r;
+
+    if (!c->gated || !c->smp)
+        return c->gated ? release_read_patch(k, w->path, c, err)
+                        : mu_kube_call(k, w->method, w->path, NULL, w->body,
+                                       w->content_type, NULL, err);
+    r = mu_kube_call(k, w->method, w->path, NULL, w->body, w->content_type,
+                     NULL, err);
+    /* refused as a whole (the pod has terms after all, or the server knows
+     * no strategic merge for it): read the pod and patch what is there */
+    if (r == -EINVAL || r == -EOPNOTSUPP || r == -EPROTO)
+        r = release_read_patch(k, w->path, c, err);
+    return r;
+}
+
+static void release_ctx_free(struct mu_release *c)
+{
+    free(c->key);
+    free(c->release);
+    free(c->node);
+    free(c->uid);
+    free(c);
+}
+
+/* On the scheduler thread: a release write completed. A failed one makes
+ * its batch expire at the next cycle (mu_serve_expire), unless the batch
+ * is over already (a newer release or none holds the pod). */
+static void release_done(void *ctx, int rc, const char *msg)
+{
+    struct mu_release *c = ctx;
+    struct mu_serve *sv = c->sv;
+    struct mu_resv *r = mu_map_get(&sv->resv, c->key);
+
+    if (rc < 0 && rc != -ECANCELED)
+        mu_serve_log(sv, "release of pod %s to %s failed: %s", c->key,
+                     c->node, msg);
+    if (rc < 0 && r && !strcmp(r->release, c->release)) {
+        r->pinned = false;
+        r->since_ns = 0; /* expires at the next cycle */
+    }
+    release_ctx_free(c);
+}
+
+/* Hands the release of one pod to the writer: muster's gated pods are
+ * ungated and pinned (one strategic merge patch when they have no node
+ * affinity term, else a read and a JSON patch), other pods are woken with
+ * an annotation so kube-scheduler asks /filter again. */
+static void release_pod(struct mu_serve *sv, struct mu_task *t,
+                        const char *node, const char *release)
+{
+    struct mu_release *c = mu_xcalloc(1, sizeof(*c));
+    char *path = pod_path(t);
+    struct mu_write w = {.method = "PATCH",
+                         .path = path,
+                         .run = mu_serve_release_run,
+                         .done = release_done,
+                         .ctx = c};
+
+    c->sv = sv;
+    c->key = mu_xstrdup(t->key);
+    c->release = mu_xstrdup(release);
+    c->node = mu_xstrdup(node);
+    c->uid = mu_xstrdup_or_null(t->pod.meta.uid);
+    c->gated = t->pod.muster_gate;
+    c->smp = c->gated && !t->pod.affinity.nterms;
+    if (c->smp) {
+        w.body = mu_serve_release_smp(c->uid, node);
+        w.content_type = MU_STRATEGIC_MERGE_PATCH;
+    } else if (!c->gated) {
+        /* not ours to pin: wake it so kube-scheduler asks /filter again */
+        w.body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
+                           MU_ANN_RESERVED, node);
+        w.content_type = MU_KUBE_MERGE_PATCH;
+    }
+    if (mu_writer_submit(sv->writer, &w) < 0) {
+        struct mu_resv *r = mu_map_get(&sv->resv, t->key);
+
+        mu_serve_log(sv, "release of pod %s to %s not sent: stopping",
+                     t->key, node);
+        if (r) {
+            r->pinned = false;
+            r->since_ns = 0;
+        }
+        release_ctx_free(c);
+    }
+    free(path);
+}
+
+/* Deletes a pod through the writer, after any write already queued for it
+ * (a release patch); fire and forget, a pod already gone is fine. */
+static void delete_pod(struct mu_serve *sv, const char *path)
+{
+    struct mu_write w = {.method = "DELETE", .path = path,
+                         .flags = MU_WRITE_GONE_OK};
+
+    if (mu_writer_submit(sv->writer, &w) < 0)
+        mu_serve_log(sv, "delete %s not sent: stopping", path);
 }
 
 static void add_resv(struct mu_serve *sv, struct mu_task *t, const char *node,
@@ -168,18 +298,14 @@ static void release(struct mu_serve *sv, const struct mu_cycle_out *out)
     if (!out->nbinds)
         return;
     mu_serve_publish(sv);
+    /* r->pinned stays as add_resv set it (the pod is gated: pinned, or
+     * about to be) until the write reports a failure (release_done) */
     for (i = 0; i < out->nbinds; i++) {
         struct mu_task *t = out->binds[i];
         struct mu_resv *r = mu_map_get(&sv->resv, t->key);
-        bool pinned;
 
-        int rc = release_pod(sv, t, t->node->spec.meta.name, &pinned);
-
-        if (r) {
-            r->pinned = pinned;
-            if (rc < 0)
-                r->since_ns = 0; /* expires at the next cycle */
-        }
+        if (r)
+            release_pod(sv, t, t->node->spec.meta.name, r->release);
     }
 }
 
@@ -189,19 +315,27 @@ static void evict(struct mu_serve *sv, const struct mu_cycle_out *out)
         const struct mu_eviction *e = &out->evicts[i];
         struct mu_task *v = e->victim;
         char *path = pod_path(v), *msg;
-        struct mu_err err;
 
         msg = mu_xasprintf("Pod %s evicted by muster (%s for %s)", v->key,
                            e->action, e->for_job->key);
         mu_serve_log(sv, "%s", msg);
-        if (mu_kube_delete(sv->kube, path, NULL, NULL, &err) < 0 &&
-            !strstr(err.msg, "404"))
-            mu_serve_log(sv, "evict %s: %s", v->key, err.msg);
-        if (v->job)
-            mu_serve_post_event(sv, "scheduling.volcano.sh/v1beta1",
-                                "PodGroup", v->job->pg.meta.ns,
-                                v->job->pg.meta.name, v->job->pg.meta.uid,
-                                "Normal", "Evict", msg);
+        delete_pod(sv, path);
+        if (v->job) {
+            struct mu_kube_event ev = {
+                .involved = {"scheduling.volcano.sh/v1beta1", "PodGroup",
+                             v->job->pg.meta.ns, v->job->pg.meta.name,
+                             v->job->pg.meta.uid},
+                .type = "Normal",
+                .reason = "Evict",
+                .message = msg,
+                .first_time = time(NULL),
+                .last_time = time(NULL),
+                .count = 1,
+            };
+
+            if (mu_writer_event(sv->writer, &ev) < 0)
+                mu_serve_log(sv, "event Evict on %s: not sent", v->job->key);
+        }
         atomic_fetch_add(&sv->evictions, 1);
         free(msg);
         free(path);
@@ -233,12 +367,12 @@ static void fail_release(struct mu_serve *sv, const char *release)
             mu_task_unplace(&sv->cluster, t);
         if (r->pinned && t) {
             char *path = pod_path(t);
-            struct mu_err err;
 
+            /* queued after its release patch if that is still on its way
+             * (the writer keeps one pod's writes in order) */
             mu_serve_log(sv, "pod %s was pinned to %s by a release that did "
                              "not complete; deleting it", r->key, r->node);
-            if (mu_kube_delete(sv->kube, path, NULL, NULL, &err) < 0)
-                mu_serve_log(sv, "delete %s: %s", r->key, err.msg);
+            delete_pod(sv, path);
             free(path);
         }
         mu_map_del(m, r->key);
@@ -302,8 +436,8 @@ void mu_serve_announce(struct mu_serve *sv)
     for (size_t i = 0; i < c->ntasks; i++) {
         struct mu_task *t = c->tasks[i];
         char *path;
-        json_t *patch;
-        struct mu_err err;
+        struct mu_write w = {.method = "PATCH",
+                             .content_type = MU_KUBE_MERGE_PATCH};
 
         if (t->status != MU_TASK_PENDING || t->pod.muster_gate ||
             t->pod.ngates || !t->job || !t->pod.meta.uid ||
@@ -312,11 +446,11 @@ void mu_serve_announce(struct mu_serve *sv)
             continue;
         mu_map_put(&sv->announced, t->pod.meta.uid, (void *)1);
         path = pod_path(t);
-        patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
-                          "muster.io/waiting", t->job->key);
-        if (mu_kube_merge_patch(sv->kube, path, patch, NULL, &err) < 0)
-            mu_serve_log(sv, "annotate %s: %s", t->key, err.msg);
-        json_decref(patch);
+        w.path = path;
+        w.body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
+                           "muster.io/waiting", t->job->key);
+        if (mu_writer_submit(sv->writer, &w) < 0)
+            mu_serve_log(sv, "annotate %s: not sent: stopping", t->key);
         free(path);
     }
 }
@@ -358,13 +492,11 @@ void mu_serve_partial(struct mu_serve *sv)
             for (size_t k = 0; k < j->ntasks; k++) {
                 struct mu_task *t = j->tasks[k];
                 char *path;
-                struct mu_err err;
 
                 if (t->status != MU_TASK_RUNNING && t->status != MU_TASK_BOUND)
                     continue;
                 path = pod_path(t);
-                if (mu_kube_delete(sv->kube, path, NULL, NULL, &err) < 0)
-                    mu_serve_log(sv, "delete %s: %s", t->key, err.msg);
+                delete_pod(sv, path);
                 free(path);
             }
             free(mu_map_del(&sv->written, key));

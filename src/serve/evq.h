@@ -25,6 +25,7 @@ enum mu_src {
     MU_SRC_COMMAND,
     MU_SRC__COUNT,
     MU_SRC_BIND_REPORT = MU_SRC__COUNT, /* from the barrier */
+    MU_SRC_WRITE_DONE,                  /* writes completed (writer.h) */
 };
 
 struct mu_ev {

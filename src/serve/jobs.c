@@ -1,261 +1,1157 @@
-/*
- * The vcjob controller's first duty: a new batch.volcano.sh Job becomes its
- * PodGroup and its pods, gated, named as Volcano names them (api/vcjob.h).
- * An invalid Job is reported on its status and left alone.
- */
-#include "serve/serve_int.h"
+/* The vcjob controller (jobs.h). */
+#include "serve/jobs.h"
 
 #include "api/vcjob.h"
+#include "api/vcjob_plugins.h"
+#include "ctrl/jobsm.h"
+#include "serve/serve_int.h"
 
-static void job_failed(struct mu_serve *sv, const json_t *job,
-                       const char *ns, const char *name, const char *msg)
+#define JOB_API "batch.volcano.sh/v1alpha1"
+#define LABEL_JOB_NAME "volcano.sh/job-name"
+#define ANN_JOB_VERSION "volcano.sh/job-version"
+
+/* A pod of a Job, as the pod watch shows it. */
+struct jpod {
+    char *name;
+    char *uid;
+    char *task;             /* volcano.sh/task-spec */
+    int index;              /* volcano.sh/task-index, -1 if absent */
+    int version;            /* volcano.sh/job-version */
+    enum mu_pod_phase phase;
+    bool terminating;
+    bool bound;
+    bool killed;            /* this controller deleted it */
+    bool gone;              /* known deleted; dropped at the next sync */
+    int64_t created;        /* creationTimestamp, s since the epoch */
+    char *owner;            /* uid of its controller ownerReference */
+};
+
+struct jevent {
+    enum mu_jevent ev;
+    char *task;
+    char *pod;
+    int exit_code;
+};
+
+struct vjob {
+    char *key, *ns, *name, *uid;
+    json_t *obj;            /* the latest Job, NULL until the watch shows it */
+    json_t *def;            /* defaulted spec (mu_vcjob_default) */
+    int64_t generation;     /* of obj when def was made */
+    char *invalid;          /* why the Job is refused, or NULL */
+    struct mu_jstate st;
+    char *ltt;              /* state.lastTransitionTime */
+    char *reason;           /* state.reason */
+    json_t *conds;          /* status.conditions */
+    struct mu_map pods;     /* name -> struct jpod */
+    struct mu_map made;     /* names created for st.version */
+    struct mu_map done;     /* names that Succeeded in st.version -> task
+                               index + 1: never made again, counted even
+                               once deleted (Volcano #3296) */
+    int pg_version;         /* version whose PodGroup exists, -1 none */
+    bool plugins_done;
+    int unknown_version;    /* version whose Unknown event fired */
+    struct jevent *evs;
+    size_t nevs;
+    enum mu_jaction *cmds;  /* from Commands, in arrival order */
+    size_t ncmds;
+    bool expire_sent;       /* the ttl delete went out */
+    bool expire_failed;     /* the ttl delete failed once (logged) */
+    json_t *written;        /* status last written */
+    bool dirty;
+};
+
+struct mu_jobctl {
+    struct mu_map jobs;     /* "ns/name" -> struct vjob */
+};
+
+struct mu_jobctl *mu_jobctl_new(void)
 {
-    char *path = mu_xasprintf(
-        "/apis/batch.volcano.sh/v1alpha1/namespaces/%s/jobs/%s", ns, name);
-    char ts[32];
-    json_t *patch;
-    struct mu_err err;
+    struct mu_jobctl *jc = mu_xcalloc(1, sizeof(*jc));
 
-    (void)job;
-    mu_kube_time_text(time(NULL), ts, sizeof(ts));
-    patch = json_pack("{s:{s:{s:s,s:s,s:s,s:s}}}", "status", "state", "phase",
-                      "Failed", "reason", "InvalidJob", "message", msg,
-                      "lastTransitionTime", ts);
-    mu_serve_log(sv, "vcjob %s/%s refused: %s", ns, name, msg);
-    if (mu_kube_status_patch(sv->kube, path, patch, NULL, &err) < 0)
-        mu_serve_log(sv, "status of vcjob %s/%s: %s", ns, name, err.msg);
-    json_decref(patch);
+    mu_map_init(&jc->jobs);
+    return jc;
+}
+
+static void jpod_free(struct jpod *p)
+{
+    if (!p)
+        return;
+    free(p->name);
+    free(p->uid);
+    free(p->task);
+    free(p->owner);
+    free(p);
+}
+
+static void vjob_free(struct vjob *j)
+{
+    if (!j)
+        return;
+    for (size_t i = 0; i < j->pods.cap; i++)
+        if (j->pods.slots[i].key)
+            jpod_free(j->pods.slots[i].value);
+    mu_map_release(&j->pods);
+    mu_map_release(&j->made);
+    mu_map_release(&j->done);
+    for (size_t i = 0; i < j->nevs; i++) {
+        free(j->evs[i].task);
+        free(j->evs[i].pod);
+    }
+    free(j->evs);
+    free(j->cmds);
+    json_decref(j->obj);
+    json_decref(j->def);
+    json_decref(j->conds);
+    json_decref(j->written);
+    free(j->invalid);
+    free(j->ltt);
+    free(j->reason);
+    free(j->key);
+    free(j->ns);
+    free(j->name);
+    free(j->uid);
+    free(j);
+}
+
+void mu_jobctl_free(struct mu_jobctl *jc)
+{
+    if (!jc)
+        return;
+    for (size_t i = 0; i < jc->jobs.cap; i++)
+        if (jc->jobs.slots[i].key)
+            vjob_free(jc->jobs.slots[i].value);
+    mu_map_release(&jc->jobs);
+    free(jc);
+}
+
+static struct vjob *vjob_get(struct mu_jobctl *jc, const char *ns,
+                             const char *name)
+{
+    char *key = mu_xasprintf("%s/%s", ns, name);
+    struct vjob *j = mu_map_get(&jc->jobs, key);
+
+    if (j) {
+        free(key);
+        return j;
+    }
+    j = mu_xcalloc(1, sizeof(*j));
+    j->key = key;
+    j->ns = mu_xstrdup(ns);
+    j->name = mu_xstrdup(name);
+    j->pg_version = -1;
+    j->unknown_version = -1;
+    j->conds = json_array();
+    mu_map_init(&j->pods);
+    mu_map_init(&j->made);
+    mu_map_init(&j->done);
+    mu_map_put(&jc->jobs, key, j);
+    return j;
+}
+
+static const char *str_at(const json_t *o, const char *a, const char *b)
+{
+    return json_string_value(json_object_get(json_object_get(o, a), b));
+}
+
+static int task_of(const struct vjob *j, const char *task)
+{
+    const json_t *tasks = json_object_get(json_object_get(j->def, "spec"),
+                                          "tasks");
+    const json_t *t;
+    size_t i;
+
+    json_array_foreach(tasks, i, t)
+        if (task && !mu_strcmp0(json_string_value(json_object_get(t, "name")),
+                                task))
+            return (int)i;
+    return -1;
+}
+
+static void push_event(struct vjob *j, enum mu_jevent ev, const char *task,
+                       const char *pod, int exit_code)
+{
+    j->evs = mu_xrealloc(j->evs, (j->nevs + 1) * sizeof(*j->evs));
+    j->evs[j->nevs].ev = ev;
+    j->evs[j->nevs].task = mu_xstrdup_or_null(task);
+    j->evs[j->nevs].pod = mu_xstrdup_or_null(pod);
+    j->evs[j->nevs].exit_code = exit_code;
+    j->nevs++;
+}
+
+static void clear_events(struct vjob *j)
+{
+    for (size_t i = 0; i < j->nevs; i++) {
+        free(j->evs[i].task);
+        free(j->evs[i].pod);
+    }
+    j->nevs = 0;
+}
+
+/* A pod this Job made (its controller ownerReference is this Job's uid);
+ * a same-name Job made again does not inherit the old one's pods. */
+static bool ours(const struct vjob *j, const struct jpod *p)
+{
+    return !p->gone && p->owner && j->uid && !strcmp(p->owner, j->uid);
+}
+
+static int cmp_pod(const void *a, const void *b)
+{
+    return strcmp((*(struct jpod *const *)a)->name,
+                  (*(struct jpod *const *)b)->name);
+}
+
+/* This Job's pods in name order (deterministic kills and deletes); the
+ * array is owned by the caller, the pods by the index. */
+static struct jpod **sorted_pods(const struct vjob *j, size_t *n)
+{
+    struct jpod **v = mu_xcalloc(j->pods.n + 1, sizeof(*v));
+
+    *n = 0;
+    for (size_t i = 0; i < j->pods.cap; i++) {
+        struct jpod *p = j->pods.slots[i].value;
+
+        if (j->pods.slots[i].key && p && ours(j, p))
+            v[(*n)++] = p;
+    }
+    qsort(v, *n, sizeof(*v), cmp_pod);
+    return v;
+}
+
+/* Drops pods known to be gone (a delete that found nothing, a relist). */
+static void purge(struct vjob *j)
+{
+    struct jpod **gone = mu_xcalloc(j->pods.n + 1, sizeof(*gone));
+    size_t n = 0;
+
+    for (size_t i = 0; i < j->pods.cap; i++) {
+        struct jpod *p = j->pods.slots[i].value;
+
+        if (j->pods.slots[i].key && p && p->gone)
+            gone[n++] = p;
+    }
+    for (size_t i = 0; i < n; i++) {
+        mu_map_del(&j->pods, gone[i]->name);
+        mu_map_del(&j->made, gone[i]->name);
+        jpod_free(gone[i]);
+    }
+    free(gone);
+}
+
+/* Reads the state machine's fields back from a Job's status (a restart of
+ * muster, or the first sight of a Job). */
+static void load_status(struct vjob *j, const json_t *obj)
+{
+    const json_t *st = json_object_get(obj, "status");
+    const json_t *conds = json_object_get(st, "conditions");
+
+    mu_jphase_parse(str_at(st, "state", "phase"), &j->st.phase);
+    j->st.version = (int)json_integer_value(json_object_get(st, "version"));
+    j->st.retry = (int)json_integer_value(json_object_get(st, "retryCount"));
+    free(j->ltt);
+    j->ltt = mu_xstrdup_or_null(str_at(st, "state", "lastTransitionTime"));
+    free(j->reason);
+    j->reason = mu_xstrdup_or_null(str_at(st, "state", "reason"));
+    json_decref(j->conds);
+    j->conds = json_is_array(conds) ? json_deep_copy(conds) : json_array();
+    json_decref(j->written);
+    j->written = json_is_object(st) ? json_deep_copy(st) : NULL;
+}
+
+void mu_jobctl_job(struct mu_serve *sv, enum mu_watch_type type,
+                   const json_t *obj)
+{
+    struct mu_jobctl *jc = sv->jobctl;
+    const json_t *md = json_object_get(obj, "metadata");
+    const char *ns = json_string_value(json_object_get(md, "namespace"));
+    const char *name = json_string_value(json_object_get(md, "name"));
+    const char *uid = json_string_value(json_object_get(md, "uid"));
+    int64_t gen = json_integer_value(json_object_get(md, "generation"));
+    struct vjob *j;
+    struct mu_err err;
+    json_t *def = NULL;
+
+    if (!ns || !name)
+        return;
+    j = vjob_get(jc, ns, name);
+    if (type == MU_WATCH_DELETED) {
+        /* its pods and PodGroup go with it (ownerReferences) */
+        vjob_free(mu_map_del(&jc->jobs, j->key));
+        return;
+    }
+    if (j->uid && mu_strcmp0(j->uid, uid)) {
+        /* deleted and made again under the same name */
+        vjob_free(mu_map_del(&jc->jobs, j->key));
+        j = vjob_get(jc, ns, name);
+    }
+    if (!j->obj)
+        load_status(j, obj);
+    free(j->uid);
+    j->uid = mu_xstrdup_or_null(uid);
+    json_decref(j->obj);
+    j->obj = json_incref((json_t *)obj);
+    j->dirty = true;
+    if (j->def && gen == j->generation)
+        return;
+    if (mu_vcjob_default(obj, &def, &err) < 0) {
+        if (!j->def) {
+            free(j->invalid);
+            j->invalid = mu_xstrdup(err.msg);
+        } else {
+            mu_serve_log(sv, "vcjob %s: update refused, keeping the last "
+                             "valid spec: %s", j->key, err.msg);
+        }
+        return;
+    }
+    json_decref(j->def);
+    j->def = def;
+    j->generation = gen;
+    free(j->invalid);
+    j->invalid = NULL;
+}
+
+static enum mu_pod_phase pod_phase(const json_t *pod)
+{
+    const char *s = str_at(pod, "status", "phase");
+
+    if (!s || !strcmp(s, "Pending"))
+        return MU_POD_PENDING;
+    if (!strcmp(s, "Running"))
+        return MU_POD_RUNNING;
+    if (!strcmp(s, "Succeeded"))
+        return MU_POD_SUCCEEDED;
+    if (!strcmp(s, "Failed"))
+        return MU_POD_FAILED;
+    return MU_POD_UNKNOWN;
+}
+
+/* Exit code of the first container that terminated, else -1. */
+static int exit_code_of(const json_t *pod)
+{
+    const json_t *cs = json_object_get(json_object_get(pod, "status"),
+                                       "containerStatuses");
+    const json_t *c;
+    size_t i;
+
+    json_array_foreach(cs, i, c) {
+        const json_t *term = json_object_get(json_object_get(c, "state"),
+                                             "terminated");
+        const json_t *code = json_object_get(term, "exitCode");
+
+        if (json_is_integer(code))
+            return (int)json_integer_value(code);
+    }
+    return -1;
+}
+
+static int int_text(const char *s, int dflt)
+{
+    char *end;
+    long v;
+
+    if (!s || !*s)
+        return dflt;
+    v = strtol(s, &end, 10);
+    return *end || v < 0 || v > 1000000000 ? dflt : (int)v;
+}
+
+static bool task_all_succeeded(const struct vjob *j, const char *task)
+{
+    int ti = task_of(j, task), done = 0;
+    json_int_t reps;
+
+    if (ti < 0)
+        return false;
+    reps = json_integer_value(json_object_get(
+        json_array_get(json_object_get(json_object_get(j->def, "spec"),
+                                       "tasks"),
+                       (size_t)ti),
+        "replicas"));
+    for (size_t i = 0; i < j->done.cap; i++)
+        if (j->done.slots[i].key &&
+            (intptr_t)j->done.slots[i].value == (intptr_t)ti + 1)
+            done++;
+    return done >= reps;
+}
+
+/* The uid of an object's controller ownerReference, or NULL. */
+static const char *controller_uid(const json_t *md)
+{
+    const json_t *refs = json_object_get(md, "ownerReferences"), *r;
+    size_t i;
+
+    json_array_foreach(refs, i, r)
+        if (json_is_true(json_object_get(r, "controller")))
+            return json_string_value(json_object_get(r, "uid"));
+    return NULL;
+}
+
+void mu_jobctl_pod(struct mu_serve *sv, enum mu_watch_type type,
+                   const json_t *obj)
+{
+    const json_t *md = json_object_get(obj, "metadata");
+    const char *ns = json_string_value(json_object_get(md, "namespace"));
+    const char *name = json_string_value(json_object_get(md, "name"));
+    const char *job = str_at(md, "labels", LABEL_JOB_NAME);
+    const json_t *ann = json_object_get(md, "annotations");
+    struct vjob *j;
+    struct jpod *p;
+    enum mu_pod_phase old;
+    bool fresh;
+
+    if (!ns || !name || !job)
+        return;
+    j = vjob_get(sv->jobctl, ns, job);
+    j->dirty = true;
+    if (type == MU_WATCH_DELETED) {
+        p = mu_map_del(&j->pods, name);
+        mu_map_del(&j->made, name);
+        /* an eviction is the loss of a pod that had a node and was still
+         * to finish; one that never got a node is simply made again */
+        if (p && j->def && ours(j, p) && !p->killed && p->bound &&
+            p->version == j->st.version &&
+            (p->phase == MU_POD_PENDING || p->phase == MU_POD_RUNNING))
+            push_event(j, MU_JEV_POD_EVICTED, p->task, p->name, -1);
+        jpod_free(p);
+        return;
+    }
+    p = mu_map_get(&j->pods, name);
+    fresh = !p || mu_strcmp0(p->uid, str_at(obj, "metadata", "uid"));
+    if (!p) {
+        p = mu_xcalloc(1, sizeof(*p));
+        p->name = mu_xstrdup(name);
+        mu_map_put(&j->pods, name, p);
+    }
+    if (fresh) {
+        free(p->uid);
+        p->uid = mu_xstrdup_or_null(str_at(obj, "metadata", "uid"));
+        free(p->owner);
+        p->owner = mu_xstrdup_or_null(controller_uid(md));
+        p->killed = false;
+        p->gone = false;
+    }
+    old = fresh ? (enum mu_pod_phase)-1 : p->phase;
+    free(p->task);
+    p->task = mu_xstrdup_or_null(
+        json_string_value(json_object_get(ann, MU_ANN_TASK_SPEC)));
+    p->index = int_text(json_string_value(json_object_get(
+                            ann, MU_ANN_TASK_INDEX)), -1);
+    p->version = int_text(json_string_value(json_object_get(
+                              ann, ANN_JOB_VERSION)), 0);
+    p->phase = pod_phase(obj);
+    if (!mu_rfc3339_parse(json_string_value(json_object_get(
+                              md, "creationTimestamp")), &p->created))
+        p->created = 0;
+    p->terminating = p->killed || json_object_get(md, "deletionTimestamp");
+    p->bound = str_at(obj, "spec", "nodeName") != NULL;
+    if (!j->def || !ours(j, p) || p->phase == old || p->terminating ||
+        p->version != j->st.version)
+        return;
+    if (p->phase == MU_POD_SUCCEEDED && task_of(j, p->task) >= 0)
+        mu_map_put(&j->done, p->name,
+                   (void *)((intptr_t)task_of(j, p->task) + 1));
+    if (p->phase == MU_POD_FAILED)
+        push_event(j, MU_JEV_POD_FAILED, p->task, p->name, exit_code_of(obj));
+    else if (p->phase == MU_POD_SUCCEEDED && task_all_succeeded(j, p->task))
+        push_event(j, MU_JEV_TASK_COMPLETED, p->task, NULL, -1);
+}
+
+/* ------------------------------------------------------------- actions -- */
+
+static char *job_path(const struct vjob *j)
+{
+    return mu_xasprintf("/apis/" JOB_API "/namespaces/%s/jobs/%s", j->ns,
+                        j->name);
+}
+
+static void job_event(struct mu_serve *sv, const struct vjob *j,
+                      const char *type, const char *reason, const char *msg)
+{
+    mu_serve_post_event(sv, JOB_API, "Job", j->ns, j->name, j->uid, type,
+                        reason, msg);
+}
+
+static void delete_pod(struct mu_serve *sv, struct vjob *j, struct jpod *p)
+{
+    char *path = mu_xasprintf("/api/v1/namespaces/%s/pods/%s", j->ns,
+                              p->name);
+    struct mu_err err;
+    int r = mu_kube_delete(sv->kube, path, NULL, NULL, &err);
+
+    if (r == -ENOENT) {
+        p->gone = true;
+    } else if (r < 0) {
+        mu_serve_log(sv, "vcjob %s: delete pod %s: %s", j->key, p->name,
+                     err.msg);
+    } else {
+        p->killed = true;
+        p->terminating = true;
+    }
     free(path);
 }
 
-static int create(struct mu_serve *sv, const char *path, const json_t *obj)
+static char *group_name(const struct vjob *j)
+{
+    return mu_xasprintf("%s-%s", j->name, j->uid ? j->uid : "");
+}
+
+static void delete_group(struct mu_serve *sv, struct vjob *j)
+{
+    char *pg = group_name(j);
+    char *path = mu_xasprintf(
+        "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups/%s",
+        j->ns, pg);
+    struct mu_err err;
+    int r = mu_kube_delete(sv->kube, path, NULL, NULL, &err);
+
+    if (r < 0 && r != -ENOENT)
+        mu_serve_log(sv, "vcjob %s: delete podgroup %s: %s", j->key, pg,
+                     err.msg);
+    j->pg_version = -1;
+    free(path);
+    free(pg);
+}
+
+static int create(struct mu_serve *sv, const struct vjob *j, const char *path,
+                  const json_t *obj, const char *what)
 {
     struct mu_err err;
     int r = mu_kube_create(sv->kube, path, obj, NULL, &err);
 
     if (r == -EEXIST)
         return 0;
-    if (r < 0)
-        mu_serve_log(sv, "create in %s: %s", path, err.msg);
+    if (r < 0) {
+        char *msg = mu_xasprintf("create %s: %s", what, err.msg);
+
+        mu_serve_log(sv, "vcjob %s: %s", j->key, msg);
+        job_event(sv, j, "Warning", "FailedCreate", msg);
+        free(msg);
+    }
     return r;
 }
 
-void mu_serve_jobs(struct mu_serve *sv, json_t *job)
+/* The svc and ssh plugins' objects, once per Job, before its pods (the
+ * pods mount them). An object that exists is kept: the Secret's key pair
+ * must not change under running pods. Returns false while one is missing. */
+static bool make_plugin_objects(struct mu_serve *sv, struct vjob *j)
 {
-    const json_t *md = json_object_get(job, "metadata");
-    const char *ns = json_string_value(json_object_get(md, "namespace"));
-    const char *name = json_string_value(json_object_get(md, "name"));
-    json_t *def = NULL, *pg = NULL, *tasks;
-    struct mu_err err;
-    char *key, *path;
-    size_t ti;
-    json_t *task;
-    int version, retry;
+    static const struct {
+        int (*build)(const json_t *, json_t **, struct mu_err *);
+        const char *api, *plural, *what;
+    } objs[] = {
+        {mu_vcjob_svc_service, "api/v1", "services", "service"},
+        {mu_vcjob_svc_configmap, "api/v1", "configmaps", "configmap"},
+        {mu_vcjob_svc_networkpolicy, "apis/networking.k8s.io/v1",
+         "networkpolicies", "networkpolicy"},
+        {mu_vcjob_ssh_secret, "api/v1", "secrets", "secret"},
+    };
+    bool done = true;
 
-    if (!ns || !name)
-        return;
-    key = mu_xasprintf("%s/%s", ns, name);
-    if (mu_map_get(&sv->jobs_made, key) ||
-        json_object_get(json_object_get(job, "status"), "state")) {
-        free(key);
-        return;
-    }
-    if (mu_vcjob_default(job, &def, &err) < 0 ||
-        mu_vcjob_podgroup(def, &pg, &err) < 0) {
-        job_failed(sv, job, ns, name, err.msg);
-        json_decref(mu_map_put(&sv->jobs_made, key, json_object()));
-        goto out;
-    }
-    path = mu_xasprintf(
-        "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups", ns);
-    if (create(sv, path, pg) < 0) {
-        free(path);
-        goto out;
-    }
-    free(path);
-    version = (int)json_integer_value(json_object_get(
-        json_object_get(job, "status"), "version"));
-    retry = (int)json_integer_value(json_object_get(
-        json_object_get(job, "status"), "retryCount"));
-    path = mu_xasprintf("/api/v1/namespaces/%s/pods", ns);
-    tasks = json_object_get(json_object_get(def, "spec"), "tasks");
-    json_array_foreach(tasks, ti, task) {
-        json_int_t reps = json_integer_value(json_object_get(task, "replicas"));
+    if (j->plugins_done)
+        return true;
+    for (size_t i = 0; i < MU_ARRAY_LEN(objs); i++) {
+        json_t *o = NULL;
+        struct mu_err err;
+        char *path;
 
-        for (json_int_t r = 0; r < reps; r++) {
-            json_t *pod = NULL;
-
-            if (mu_vcjob_pod(def, ti, (int)r, version, retry, 1, &pod,
-                             &err) < 0) {
-                mu_serve_log(sv, "vcjob %s: %s", key, err.msg);
-                continue;
-            }
-            create(sv, path, pod);
-            json_decref(pod);
+        if (objs[i].build(j->def, &o, &err) < 0) {
+            mu_serve_log(sv, "vcjob %s: %s: %s", j->key, objs[i].what,
+                         err.msg);
+            done = false;
+            continue;
         }
+        if (!o)
+            continue;
+        path = mu_xasprintf("/%s/namespaces/%s/%s", objs[i].api, j->ns,
+                            objs[i].plural);
+        if (create(sv, j, path, o, objs[i].what) < 0)
+            done = false;
+        free(path);
+        json_decref(o);
     }
-    free(path);
-    mu_serve_log(sv, "vcjob %s: podgroup and pods created", key);
-    json_decref(mu_map_put(&sv->jobs_made, key, json_incref(def)));
-out:
-    free(key);
-    json_decref(def);
-    json_decref(pg);
+    j->plugins_done = done;
+    return done;
 }
 
-/*
- * Volcano's podgroup controller (volcano-api.md §3.6): a pod of a served
- * schedulerName without a group gets PodGroup podgroup-<owner uid> (or
- * podgroup-<pod uid>), minMember 1 (or the owner's
- * scheduling.volcano.sh/group-min-member, not read here), minResources =
- * the pod's request, and the pod is annotated with the group.
- */
-void mu_serve_group_bare_pods(struct mu_serve *sv)
+/* The plugins' objects, the PodGroup, then each missing pod, gated. */
+static void make(struct mu_serve *sv, struct vjob *j)
 {
-    struct mu_cluster *c = &sv->cluster;
+    const json_t *tasks = json_object_get(json_object_get(j->def, "spec"),
+                                          "tasks");
+    const json_t *t;
+    struct mu_err err;
+    char *path;
+    size_t ti;
 
-    for (size_t i = 0; i < c->ntasks; i++) {
-        const struct mu_task *t = c->tasks[i];
-        const struct mu_pod *p = &t->pod;
-        const char *q = mu_kvs_get(&p->meta.annotations, MU_ANN_QUEUE_NAME);
-        char *name, *path, *mkey;
-        json_t *pg, *minres, *patch;
-        struct mu_err err;
+    if (!make_plugin_objects(sv, j))
+        return;
+    if (j->pg_version != j->st.version) {
+        json_t *pg = NULL;
 
-        if (p->group || p->node_name || !p->meta.uid ||
-            strcmp(p->scheduler_name, "volcano") || p->phase != MU_POD_PENDING)
-            continue;
-        name = mu_xasprintf("podgroup-%s",
-                            p->meta.owner_uid ? p->meta.owner_uid : p->meta.uid);
-        mkey = mu_xasprintf("pg:%s/%s", p->meta.ns, name);
-        if (mu_map_get(&sv->jobs_made, mkey) ||
-            mu_cluster_job(c, p->meta.ns, name))
-            goto annotate;
-        minres = json_object();
-        for (int d = 0; d < c->rn.n; d++) {
-            char buf[64];
-
-            if (p->req.v[d] > 0)
-                json_object_set_new(minres, c->rn.name[d],
-                                    json_string(mu_quantity_format(
-                                        c->rn.name[d], p->req.v[d], buf,
-                                        sizeof(buf))));
-        }
-        pg = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:i,s:s,s:o},s:{s:s}}",
-                       "apiVersion", "scheduling.volcano.sh/v1beta1", "kind",
-                       "PodGroup", "metadata", "name", name, "namespace",
-                       p->meta.ns, "spec", "minMember", 1, "queue",
-                       q ? q : "default", "minResources", minres, "status",
-                       "phase", "Pending");
-        if (p->priority_class)
-            json_object_set_new(json_object_get(pg, "spec"),
-                                "priorityClassName",
-                                json_string(p->priority_class));
-        if (p->meta.owner_uid || p->meta.uid) {
-            json_t *owner = json_pack(
-                "[{s:s,s:s,s:s,s:s}]", "apiVersion",
-                p->meta.owner_kind ? "apps/v1" : "v1", "kind",
-                p->meta.owner_kind ? p->meta.owner_kind : "Pod", "name",
-                p->meta.owner_name ? p->meta.owner_name : p->meta.name, "uid",
-                p->meta.owner_uid ? p->meta.owner_uid : p->meta.uid);
-
-            json_object_set_new(json_object_get(pg, "metadata"),
-                                "ownerReferences", owner);
+        if (mu_vcjob_podgroup(j->def, &pg, &err) < 0) {
+            mu_serve_log(sv, "vcjob %s: %s", j->key, err.msg);
+            return;
         }
         path = mu_xasprintf(
             "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups",
-            p->meta.ns);
-        if (create(sv, path, pg) == 0)
-            json_decref(mu_map_put(&sv->jobs_made, mkey, json_object()));
+            j->ns);
+        if (create(sv, j, path, pg, "podgroup") == 0)
+            j->pg_version = j->st.version;
+        free(path);
         json_decref(pg);
-        free(path);
-    annotate:
-        path = mu_xasprintf("/api/v1/namespaces/%s/pods/%s", p->meta.ns,
-                            p->meta.name);
-        patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
-                          MU_ANN_GROUP, name);
-        if (mu_kube_merge_patch(sv->kube, path, patch, NULL, &err) < 0)
-            mu_serve_log(sv, "group annotation on pod %s: %s", t->key,
-                         err.msg);
-        json_decref(patch);
-        free(path);
-        free(mkey);
-        free(name);
-    }
-}
-
-/* Volcano's scheduler makes the default queue when it is missing. */
-void mu_serve_default_queue(struct mu_serve *sv)
-{
-    json_t *q;
-
-    if (mu_cluster_queue(&sv->cluster, "default"))
-        return;
-    q = json_pack("{s:s,s:s,s:{s:s},s:{s:i,s:b}}", "apiVersion",
-                  "scheduling.volcano.sh/v1beta1", "kind", "Queue", "metadata",
-                  "name", "default", "spec", "weight", 1, "reclaimable", 1);
-    if (create(sv, "/apis/scheduling.volcano.sh/v1beta1/queues", q) == 0)
-        mu_serve_log(sv, "created queue default");
-    json_decref(q);
-}
-
-/* A deleted vcjob forgets its expansion. */
-void mu_serve_job_deleted(struct mu_serve *sv, const json_t *job)
-{
-    const json_t *md = json_object_get(job, "metadata");
-    char *key = mu_xasprintf(
-        "%s/%s", json_string_value(json_object_get(md, "namespace")),
-        json_string_value(json_object_get(md, "name")));
-
-    json_decref(mu_map_del(&sv->jobs_made, key));
-    free(key);
-}
-
-/* The job controller makes a deleted pod of a live vcjob again, gated (an
- * eviction, or a release that did not complete). */
-void mu_serve_pod_deleted(struct mu_serve *sv, const json_t *pod)
-{
-    const json_t *md = json_object_get(pod, "metadata");
-    const json_t *ann = json_object_get(md, "annotations");
-    const char *ns = json_string_value(json_object_get(md, "namespace"));
-    const char *task = json_string_value(json_object_get(ann, MU_ANN_TASK_SPEC));
-    const char *idx = json_string_value(json_object_get(ann, MU_ANN_TASK_INDEX));
-    const char *job = json_string_value(json_object_get(ann, "volcano.sh/job-name"));
-    json_t *def, *tasks, *t, *np = NULL;
-    struct mu_err err;
-    char *key, *path, *end;
-    size_t ti;
-    long index;
-
-    if (!ns || !task || !idx || !job)
-        return;
-    key = mu_xasprintf("%s/%s", ns, job);
-    def = mu_map_get(&sv->jobs_made, key);
-    free(key);
-    index = strtol(idx, &end, 10);
-    if (!def || !json_object_size(def) || *end || index < 0)
-        return;
-    tasks = json_object_get(json_object_get(def, "spec"), "tasks");
-    json_array_foreach(tasks, ti, t) {
-        if (mu_strcmp0(json_string_value(json_object_get(t, "name")), task))
-            continue;
-        if (mu_vcjob_pod(def, ti, (int)index, 0, 0, 1, &np, &err) < 0) {
-            mu_serve_log(sv, "recreate pod of %s/%s: %s", ns, job, err.msg);
+        if (j->pg_version != j->st.version)
             return;
+    }
+    path = mu_xasprintf("/api/v1/namespaces/%s/pods", j->ns);
+    json_array_foreach(tasks, ti, t) {
+        json_int_t reps = json_integer_value(json_object_get(t, "replicas"));
+        const char *task = json_string_value(json_object_get(t, "name"));
+
+        for (json_int_t r = 0; r < reps; r++) {
+            char *name = mu_xasprintf("%s-%s-%lld", j->name, task,
+                                      (long long)r);
+            json_t *pod = NULL;
+
+            if (!mu_map_get(&j->pods, name) && !mu_map_get(&j->made, name) &&
+                !mu_map_get(&j->done, name)) {
+                if (mu_vcjob_pod(j->def, ti, (int)r, j->st.version,
+                                 j->st.retry, 1, &pod, &err) < 0)
+                    mu_serve_log(sv, "vcjob %s: %s", j->key, err.msg);
+                else if (create(sv, j, path, pod, name) == 0)
+                    mu_map_put(&j->made, name, (void *)1);
+                json_decref(pod);
+            }
+            free(name);
         }
-        path = mu_xasprintf("/api/v1/namespaces/%s/pods", ns);
-        if (create(sv, path, np) == 0)
-            mu_serve_log(sv, "vcjob %s/%s: pod %s-%s-%ld made again", ns, job,
-                         job, task, index);
-        free(path);
-        json_decref(np);
+    }
+    free(path);
+}
+
+/* Pods beyond the spec (replicas lowered, a task removed) and pods of an
+ * older version (left by a restart that muster did not finish) are
+ * deleted. */
+static void trim(struct mu_serve *sv, struct vjob *j)
+{
+    const json_t *tasks = json_object_get(json_object_get(j->def, "spec"),
+                                          "tasks");
+    size_t n;
+    struct jpod **v = sorted_pods(j, &n);
+
+    for (size_t i = 0; i < n; i++) {
+        struct jpod *p = v[i];
+        int ti = task_of(j, p->task);
+
+        if (p->killed)
+            continue;
+        if (ti < 0 || p->index < 0 || p->version < j->st.version ||
+            p->index >= json_integer_value(json_object_get(
+                            json_array_get(tasks, (size_t)ti), "replicas")))
+            delete_pod(sv, j, p);
+    }
+    free(v);
+}
+
+/* Deletes what a plan kills: the whole job, one task, or one pod. */
+static void kill(struct mu_serve *sv, struct vjob *j,
+                 const struct mu_jplan *plan, const char *pod)
+{
+    size_t n;
+    struct jpod **v = sorted_pods(j, &n);
+
+    for (size_t i = 0; i < n; i++) {
+        struct jpod *p = v[i];
+
+        if (p->killed || (pod && strcmp(p->name, pod)))
+            continue;
+        if (plan->kill_task >= 0 && task_of(j, p->task) != plan->kill_task)
+            continue;
+        if (plan->kill == MU_JKILL_SOFT &&
+            (p->phase == MU_POD_SUCCEEDED || p->phase == MU_POD_FAILED))
+            continue;
+        delete_pod(sv, j, p);
+    }
+    free(v);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Counts this Job's pods; Succeeded pods that were deleted since still
+ * count as succeeded. */
+static void count(const struct vjob *j, struct mu_jcounts *c)
+{
+    struct mu_jpod *v = mu_xcalloc(j->pods.n + j->done.n + 1, sizeof(*v));
+    size_t n = 0;
+
+    for (size_t i = 0; i < j->pods.cap; i++) {
+        const struct jpod *p = j->pods.slots[i].value;
+
+        if (!j->pods.slots[i].key || !p || !ours(j, p))
+            continue;
+        v[n].task = task_of(j, p->task);
+        v[n].index = p->index;
+        v[n].phase = p->phase;
+        v[n].terminating = p->terminating;
+        n++;
+    }
+    for (size_t i = 0; i < j->done.cap; i++) {
+        const struct jpod *p;
+
+        if (!j->done.slots[i].key)
+            continue;
+        p = mu_map_get(&j->pods, j->done.slots[i].key);
+        if (p && ours(j, p))
+            continue;
+        v[n].task = (int)((intptr_t)j->done.slots[i].value - 1);
+        v[n].index = -1;
+        v[n].phase = MU_POD_SUCCEEDED;
+        v[n].terminating = false;
+        n++;
+    }
+    mu_jobsm_count(j->def, v, n, c);
+    free(v);
+}
+
+static void transition(struct mu_serve *sv, struct vjob *j,
+                       enum mu_jphase to, const char *reason)
+{
+    char ts[32];
+    json_t *c;
+    size_t i;
+
+    mu_kube_time_text(time(NULL), ts, sizeof(ts));
+    free(j->ltt);
+    j->ltt = mu_xstrdup(ts);
+    free(j->reason);
+    j->reason = mu_xstrdup_or_null(reason && *reason ? reason : NULL);
+    json_array_foreach(j->conds, i, c)
+        if (!mu_strcmp0(json_string_value(json_object_get(c, "status")),
+                        mu_jphase_name(to))) {
+            json_array_remove(j->conds, i);
+            break;
+        }
+    json_array_append_new(j->conds,
+                          json_pack("{s:s,s:s}", "status", mu_jphase_name(to),
+                                    "lastTransitionTime", ts));
+    if (to != j->st.phase)
+        mu_serve_log(sv, "vcjob %s: %s -> %s%s%s%s", j->key,
+                     mu_jphase_name(j->st.phase), mu_jphase_name(to),
+                     j->reason ? " (" : "", j->reason ? j->reason : "",
+                     j->reason ? ")" : "");
+}
+
+static json_t *status_json(struct mu_serve *sv, const struct vjob *j);
+static void write_status(struct mu_serve *sv, struct vjob *j, json_t *st);
+
+/* Runs one action through the state machine and carries out its plan;
+ * `pod` narrows a RestartPod to that pod. */
+static void act(struct mu_serve *sv, struct vjob *j, enum mu_jaction a,
+                int task, const char *pod)
+{
+    struct mu_jcounts c;
+    struct mu_jplan plan;
+    bool counted;
+
+    count(j, &c);
+    mu_jobsm_step(j->def, &j->st, &c, a, task, &plan);
+    mu_jobsm_counts_release(&c);
+    if (a != MU_JACT_SYNC) {
+        char *msg = mu_xasprintf("Start to execute action %s",
+                                 mu_jaction_name(a));
+
+        job_event(sv, j, "Normal", "ExecuteAction", msg);
+        free(msg);
+    }
+    if (plan.kill != MU_JKILL_NONE)
+        kill(sv, j, &plan, a == MU_JACT_RESTART_POD ? pod : NULL);
+    if (j->st.phase == MU_JOB_RESTARTING)
+        trim(sv, j);
+    if (plan.delete_group)
+        delete_group(sv, j);
+    if (plan.next.version != j->st.version) {
+        mu_map_release(&j->made);
+        mu_map_init(&j->made);
+        mu_map_release(&j->done);
+        mu_map_init(&j->done);
+    }
+    counted = plan.next.version != j->st.version ||
+              plan.next.retry != j->st.retry;
+    if (plan.next.phase != j->st.phase)
+        transition(sv, j, plan.next.phase, plan.reason);
+    j->st = plan.next;
+    /* a new version or retry is on the API before pods carry it: a muster
+     * restarted in between reads it back and does not orphan them */
+    if (counted)
+        write_status(sv, j, status_json(sv, j));
+    if (plan.create) {
+        make(sv, j);
+        trim(sv, j);
+    }
+}
+
+static json_t *counts_json(const struct vjob *j)
+{
+    static const char *const names[] = {"Pending", "Running", "Succeeded",
+                                        "Failed", "Unknown"};
+    const json_t *tasks = json_object_get(json_object_get(j->def, "spec"),
+                                          "tasks");
+    struct mu_jcounts c;
+    json_t *st, *tsc = json_object(), *t;
+    size_t ti;
+
+    count(j, &c);
+    json_array_foreach(tasks, ti, t) {
+        json_t *ph = json_object();
+
+        for (int k = 0; k < 5; k++)
+            if (c.task[ti][k])
+                json_object_set_new(ph, names[k], json_integer(c.task[ti][k]));
+        if (json_object_size(ph))
+            json_object_set_new(tsc, json_string_value(json_object_get(t,
+                                                                       "name")),
+                                json_pack("{s:o}", "phase", ph));
+        else
+            json_decref(ph);
+    }
+    st = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:o}", "minAvailable",
+                   (int)json_integer_value(json_object_get(
+                       json_object_get(j->def, "spec"), "minAvailable")),
+                   "pending", c.pending, "running", c.running, "succeeded",
+                   c.succeeded, "failed", c.failed, "terminating",
+                   c.terminating, "unknown", c.unknown, "version",
+                   j->st.version, "retryCount", j->st.retry, "taskStatusCount",
+                   tsc);
+    mu_jobsm_counts_release(&c);
+    return st;
+}
+
+/* Why a Pending Job waits: its PodGroup's Unschedulable message. */
+static const char *pending_message(struct mu_serve *sv, const struct vjob *j)
+{
+    char *pg = group_name(j);
+    const struct mu_job *cj = mu_cluster_job(&sv->cluster, j->ns, pg);
+
+    free(pg);
+    if (j->st.phase != MU_JOB_PENDING || !cj || !cj->cond.type ||
+        strcmp(cj->cond.type, "Unschedulable"))
+        return NULL;
+    return cj->cond.message;
+}
+
+static json_t *status_json(struct mu_serve *sv, const struct vjob *j)
+{
+    json_t *st = counts_json(j), *state, *cr = json_object();
+    const json_t *plugins = json_object_get(json_object_get(j->def, "spec"),
+                                            "plugins");
+    const char *msg = pending_message(sv, j);
+    const char *k;
+    json_t *v;
+
+    state = json_pack("{s:s}", "phase", mu_jphase_name(j->st.phase));
+    if (j->reason)
+        json_object_set_new(state, "reason", json_string(j->reason));
+    if (msg)
+        json_object_set_new(state, "message", json_string(msg));
+    if (j->ltt)
+        json_object_set_new(state, "lastTransitionTime", json_string(j->ltt));
+    json_object_set_new(st, "state", state);
+    json_object_set_new(st, "conditions", json_deep_copy(j->conds));
+    json_object_foreach((json_t *)plugins, k, v) {
+        char *key = mu_xasprintf("plugin-%s", k);
+
+        json_object_set_new(cr, key, json_string(k));
+        free(key);
+    }
+    if (json_object_size(cr))
+        json_object_set_new(st, "controlledResources", cr);
+    else
+        json_decref(cr);
+    return st;
+}
+
+/* RFC 7386 patch that turns old into new. */
+static json_t *merge_diff(const json_t *old, const json_t *new)
+{
+    json_t *out, *v;
+    const char *k;
+
+    if (!json_is_object(old) || !json_is_object(new))
+        return json_deep_copy(new);
+    out = json_object();
+    json_object_foreach((json_t *)new, k, v) {
+        const json_t *ov = json_object_get(old, k);
+
+        if (!ov || !json_equal(ov, v))
+            json_object_set_new(out, k, json_is_object(ov) && json_is_object(v)
+                                            ? merge_diff(ov, v)
+                                            : json_deep_copy(v));
+    }
+    json_object_foreach((json_t *)old, k, v)
+        if (!json_object_get(new, k))
+            json_object_set_new(out, k, json_null());
+    return out;
+}
+
+static void write_status(struct mu_serve *sv, struct vjob *j, json_t *st)
+{
+    json_t *patch;
+    struct mu_err err;
+    char *path;
+
+    if (j->written && json_equal(j->written, st)) {
+        json_decref(st);
         return;
     }
+    patch = json_pack("{s:o}", "status", merge_diff(j->written, st));
+    path = job_path(j);
+    if (mu_kube_status_patch(sv->kube, path, patch, NULL, &err) < 0) {
+        mu_serve_log(sv, "status of vcjob %s: %s", j->key, err.msg);
+        json_decref(st);
+    } else {
+        json_decref(j->written);
+        j->written = st;
+    }
+    json_decref(patch);
+    free(path);
+}
+
+/* An invalid Job is Failed with the reason, once; nothing is made. */
+static void refuse(struct mu_serve *sv, struct vjob *j)
+{
+    json_t *st;
+
+    if (j->st.phase != MU_JOB_FAILED) {
+        transition(sv, j, MU_JOB_FAILED, "InvalidJob");
+        j->st.phase = MU_JOB_FAILED;
+        job_event(sv, j, "Warning", "InvalidJob", j->invalid);
+    }
+    st = json_pack("{s:{s:s,s:s,s:s,s:s},s:o}", "state", "phase", "Failed",
+                   "reason", "InvalidJob", "message", j->invalid,
+                   "lastTransitionTime", j->ltt ? j->ltt : "", "conditions",
+                   json_deep_copy(j->conds));
+    write_status(sv, j, st);
+}
+
+/* A finished Job is deleted ttlSecondsAfterFinished after it finished;
+ * returns true when it was. */
+static bool expire(struct mu_serve *sv, struct vjob *j)
+{
+    const json_t *ttl = json_object_get(json_object_get(j->def, "spec"),
+                                        "ttlSecondsAfterFinished");
+    int64_t at;
+    struct mu_err err;
+    json_t *opts;
+    char *path;
+    int r;
+
+    if (!json_is_integer(ttl) || !mu_jphase_final(j->st.phase) || !j->ltt ||
+        !mu_rfc3339_parse(j->ltt, &at) ||
+        (int64_t)time(NULL) < at + json_integer_value(ttl))
+        return false;
+    if (j->expire_sent)
+        return true;
+    /* the uid precondition spares a Job made again under the same name */
+    opts = json_pack("{s:s,s:s,s:s,s:{s:s}}", "kind", "DeleteOptions",
+                     "apiVersion", "v1", "propagationPolicy", "Background",
+                     "preconditions", "uid", j->uid ? j->uid : "");
+    path = job_path(j);
+    r = mu_kube_call(sv->kube, "DELETE", path, NULL, opts, NULL, NULL, &err);
+    if (r == 0 || r == -ENOENT || r == -EBUSY) {
+        j->expire_sent = true;
+        if (r == 0)
+            mu_serve_log(sv, "vcjob %s: deleted %llds after it finished",
+                         j->key, (long long)json_integer_value(ttl));
+    } else if (!j->expire_failed) {
+        mu_serve_log(sv, "vcjob %s: delete after ttl: %s", j->key, err.msg);
+        j->expire_failed = true;
+    }
+    json_decref(opts);
+    free(path);
+    return true;
+}
+
+/* A PodPending policy with a timeout fires once one of the job's pods has
+ * been Pending that long (checked at every sync, the periodic one too). */
+static void pending_timeouts(struct mu_serve *sv, struct vjob *j)
+{
+    int64_t now = (int64_t)time(NULL);
+    size_t n;
+    struct jpod **v;
+
+    if (j->st.phase != MU_JOB_PENDING && j->st.phase != MU_JOB_RUNNING)
+        return;
+    v = sorted_pods(j, &n);
+    for (size_t i = 0; i < n; i++) {
+        const struct jpod *p = v[i];
+        enum mu_jaction a;
+        int task;
+
+        if (p->phase != MU_POD_PENDING || p->terminating ||
+            p->version != j->st.version || !p->created)
+            continue;
+        task = task_of(j, p->task);
+        a = mu_jobsm_policy(j->def, task, MU_JEV_POD_PENDING, -1,
+                            (now - p->created) * 1000);
+        if (a == MU_JACT_SYNC)
+            continue;
+        mu_serve_log(sv, "vcjob %s: pod %s Pending for %llds -> %s", j->key,
+                     p->name, (long long)(now - p->created),
+                     mu_jaction_name(a));
+        act(sv, j, a, task, p->name);
+        break;
+    }
+    free(v);
+}
+
+static void sync_job(struct mu_serve *sv, struct vjob *j)
+{
+    const struct mu_job *cj;
+    char *pg;
+
+    j->dirty = false;
+    purge(j);
+    if (!j->obj)
+        return;
+    /* a Job being deleted is left to the garbage collector (Volcano) */
+    if (json_object_get(json_object_get(j->obj, "metadata"),
+                        "deletionTimestamp") ||
+        j->invalid || expire(sv, j)) {
+        clear_events(j);
+        j->ncmds = 0;
+        if (j->invalid)
+            refuse(sv, j);
+        return;
+    }
+    if (!j->ltt)
+        transition(sv, j, j->st.phase, NULL); /* its first condition */
+    pg = group_name(j);
+    cj = mu_cluster_job(&sv->cluster, j->ns, pg);
+    free(pg);
+    if (cj && cj->phase == MU_PG_UNKNOWN &&
+        j->unknown_version != j->st.version) {
+        j->unknown_version = j->st.version;
+        push_event(j, MU_JEV_UNKNOWN, NULL, NULL, -1);
+    }
+    for (size_t i = 0; i < j->ncmds; i++)
+        act(sv, j, j->cmds[i], -1, NULL);
+    j->ncmds = 0;
+    for (size_t i = 0; i < j->nevs; i++) {
+        struct jevent *e = &j->evs[i];
+        int task = task_of(j, e->task);
+        enum mu_jaction a = MU_JACT_SYNC;
+
+        if (j->st.phase == MU_JOB_PENDING || j->st.phase == MU_JOB_RUNNING)
+            a = mu_jobsm_policy(j->def, task, e->ev, e->exit_code, INT64_MAX);
+        if (a != MU_JACT_SYNC) {
+            mu_serve_log(sv, "vcjob %s: %s%s%s -> %s", j->key,
+                         mu_jevent_name(e->ev), e->pod ? " of pod " : "",
+                         e->pod ? e->pod : "", mu_jaction_name(a));
+            act(sv, j, a, task, e->pod);
+        }
+    }
+    clear_events(j);
+    pending_timeouts(sv, j);
+    /* settle: Pending -> Running -> Completed can follow in one sync */
+    for (int k = 0; k < 4; k++) {
+        enum mu_jphase before = j->st.phase;
+
+        act(sv, j, MU_JACT_SYNC, -1, NULL);
+        if (j->st.phase == before)
+            break;
+    }
+    write_status(sv, j, status_json(sv, j));
+}
+
+void mu_jobctl_sync(struct mu_serve *sv, bool all)
+{
+    struct mu_jobctl *jc = sv->jobctl;
+    char **keys = mu_xcalloc(jc->jobs.n + 1, sizeof(*keys));
+    size_t n = 0;
+
+    for (size_t i = 0; i < jc->jobs.cap; i++) {
+        struct vjob *j = jc->jobs.slots[i].value;
+
+        if (!jc->jobs.slots[i].key || !j)
+            continue;
+        if (!j->obj && !j->pods.n && !j->ncmds && !all)
+            continue;
+        if (all || j->dirty)
+            keys[n++] = j->key;
+    }
+    qsort(keys, n, sizeof(*keys), cmp_name);
+    for (size_t i = 0; i < n; i++) {
+        struct vjob *j = mu_map_get(&jc->jobs, keys[i]);
+
+        for (size_t k = 0; !j->obj && k < j->ncmds; k++)
+            mu_serve_log(sv, "command %s for vcjob %s: no such job",
+                         mu_jaction_name(j->cmds[k]), j->key);
+        if (!j->obj)
+            j->ncmds = 0;
+        if (!j->obj && !j->pods.n) {
+            /* pods of a Job that is gone: nothing left to follow */
+            vjob_free(mu_map_del(&jc->jobs, keys[i]));
+            continue;
+        }
+        sync_job(sv, j);
+    }
+    free(keys);
+}
+
+void mu_jobctl_list_end(struct mu_serve *sv, bool pods,
+                        const struct mu_map *listed)
+{
+    struct mu_jobctl *jc = sv->jobctl;
+    char **gone = mu_xcalloc(jc->jobs.n + 1, sizeof(*gone));
+    size_t n = 0;
+
+    for (size_t i = 0; i < jc->jobs.cap; i++) {
+        struct vjob *j = jc->jobs.slots[i].value;
+
+        if (!jc->jobs.slots[i].key || !j)
+            continue;
+        if (!pods) {
+            if (j->obj && !mu_map_get(listed, j->key))
+                gone[n++] = mu_xstrdup(j->key);
+            continue;
+        }
+        for (size_t k = 0; k < j->pods.cap; k++) {
+            struct jpod *p = j->pods.slots[k].value;
+            char *key;
+
+            if (!j->pods.slots[k].key || !p)
+                continue;
+            key = mu_xasprintf("%s/%s", j->ns, p->name);
+            if (!mu_map_get(listed, key)) {
+                p->gone = true; /* deleted while the watch was down */
+                j->dirty = true;
+            }
+            free(key);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        vjob_free(mu_map_del(&jc->jobs, gone[i]));
+        free(gone[i]);
+    }
+    free(gone);
 }
 
 void mu_serve_job_command(struct mu_serve *sv, const char *ns,
                           const char *name, const char *action)
 {
-    mu_serve_log(sv, "vcjob %s/%s: command %s not handled yet", ns, name,
-                 action);
+    struct vjob *j;
+    enum mu_jaction a;
+
+    if (!mu_jaction_parse(action, &a)) {
+        mu_serve_log(sv, "command %s for vcjob %s/%s: unknown action", action,
+                     ns, name);
+        return;
+    }
+    /* a Command listed before the Jobs waits for them (mu_jobctl_sync
+     * drops it once caches are synced and the Job still is not there) */
+    j = vjob_get(sv->jobctl, ns, name);
+    j->cmds = mu_xrealloc(j->cmds, (j->ncmds + 1) * sizeof(*j->cmds));
+    j->cmds[j->ncmds++] = a;
+    j->dirty = true;
 }

@@ -48,10 +48,26 @@ static const struct {
                         "commands"},
 };
 
+/*
+ * The Command CRD (bus.volcano.sh) is optional: without it the commands
+ * watch lists 404 and retries with its backoff (up to 30 s), so Commands
+ * work as soon as the CRD is installed, and nothing else waits for it
+ * (all_synced). That is said once, not at every retry. Set and read on the
+ * commands' watch thread only.
+ */
+static bool commands_missing;
+
 static void on_event(void *ctx, enum mu_watch_type type, json_t *obj)
 {
     struct mu_informer *inf = ctx;
     struct mu_ev *ev = mu_xcalloc(1, sizeof(*ev));
+
+    if (inf->src == MU_SRC_COMMAND && type == MU_WATCH_LIST_END &&
+        commands_missing) {
+        commands_missing = false;
+        mu_serve_log(inf->sv, "watch commands: the Command CRD is installed "
+                              "now; Commands are carried out");
+    }
 
     ev->src = inf->src;
     ev->type = type;
@@ -63,6 +79,16 @@ static void watch_log(void *ctx, const char *msg)
 {
     struct mu_informer *inf = ctx;
 
+    if (inf->src == MU_SRC_COMMAND && strstr(msg, ": 404 ")) {
+        if (!commands_missing)
+            mu_serve_log(inf->sv,
+                         "watch commands: the Command CRD "
+                         "(commands.bus.volcano.sh) is not installed; vcctl's "
+                         "queue and job commands are ignored until it is "
+                         "(kubectl apply -f crds/)");
+        commands_missing = true;
+        return;
+    }
     mu_serve_log(inf->sv, "watch %s: %s", sources[inf->src].what, msg);
 }
 
@@ -97,6 +123,8 @@ static int start_informers(struct mu_serve *sv, struct mu_err *err)
     return 0;
 }
 
+/* Every cache has listed once; the Commands' is not waited for (the CRD
+ * is optional, see commands_missing). */
 static bool all_synced(const struct mu_serve *sv)
 {
     for (int s = 0; s < MU_SRC__COUNT; s++)
@@ -110,46 +138,47 @@ static int bind_fn(void *ctx, const char *ns, const char *name,
 static int unbind_fn(void *ctx, const char *ns, const char *name,
                      const char *uid, struct mu_err *err);
 
-/* The barrier's binds run on HTTP threads: one client each, made on first
- * use (a curl handle is not shared between threads). */
-static _Thread_local struct mu_kube *tl_kube;
-static pthread_mutex_t clients_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mu_kube **clients;
-static size_t nclients;
-
-static struct mu_kube *thread_client(struct mu_serve *sv, struct mu_err *err)
-{
-    struct mu_kube_opts ko = {.qps = sv->o->qps, .burst = sv->o->burst};
-
-    if (tl_kube)
-        return tl_kube;
-    if (mu_kube_new(&sv->cfg, &ko, &tl_kube, err) < 0)
-        return NULL;
-    pthread_mutex_lock(&clients_lock);
-    clients = mu_xrealloc(clients, (nclients + 1) * sizeof(*clients));
-    clients[nclients++] = tl_kube;
-    pthread_mutex_unlock(&clients_lock);
-    return tl_kube;
-}
-
+/* The barrier's binds run on HTTP threads, which come and go with
+ * kube-scheduler's connections: each call takes a client from a pool and
+ * gives it back (a curl handle is used by one thread at a time). */
 static int bind_fn(void *ctx, const char *ns, const char *name,
                    const char *uid, const char *node, struct mu_err *err)
 {
-    struct mu_kube *k = thread_client(ctx, err);
+    struct mu_serve *sv = ctx;
+    struct mu_kube *k = mu_kube_pool_get(sv->bind_pool, err);
+    int r = k ? mu_kube_bind(k, ns, name, uid, node, err) : -ENOMEM;
 
-    return k ? mu_kube_bind(k, ns, name, uid, node, err) : -ENOMEM;
+    mu_kube_pool_put(sv->bind_pool, k);
+    return r;
 }
 
 static int unbind_fn(void *ctx, const char *ns, const char *name,
                      const char *uid, struct mu_err *err)
 {
-    struct mu_kube *k = thread_client(ctx, err);
+    struct mu_serve *sv = ctx;
+    struct mu_kube *k = mu_kube_pool_get(sv->bind_pool, err);
     char *path = mu_xasprintf("/api/v1/namespaces/%s/pods/%s", ns, name);
     int r = k ? mu_kube_delete(k, path, NULL, NULL, err) : -ENOMEM;
 
     (void)uid;
+    mu_kube_pool_put(sv->bind_pool, k);
     free(path);
     return r;
+}
+
+/* The writer's workers tell the scheduler thread that writes completed. */
+static void writes_done_fn(void *ctx)
+{
+    struct mu_serve *sv = ctx;
+    struct mu_ev *ev = mu_xcalloc(1, sizeof(*ev));
+
+    ev->src = MU_SRC_WRITE_DONE;
+    mu_evq_push(&sv->q, ev);
+}
+
+static void writer_log(void *ctx, const char *msg)
+{
+    mu_serve_log(ctx, "%s", msg);
 }
 
 static void report_fn(void *ctx, const struct mu_bind_report *r)
@@ -183,6 +212,23 @@ static char *metrics_fn(void *ctx)
                (unsigned long long)atomic_load(&sv->cycles),
                (unsigned long long)atomic_load(&sv->evictions),
                (unsigned long long)atomic_load(&sv->releases));
+    if (sv->writer) {
+        struct mu_writer_stats ws;
+
+        mu_writer_stats(sv->writer, &ws);
+        mu_sb_addf(&sb,
+                   "# TYPE muster_writer_queued gauge\n"
+                   "muster_writer_queued %zu\n"
+                   "# TYPE muster_writer_queued_max gauge\n"
+                   "muster_writer_queued_max %zu\n"
+                   "# TYPE muster_writer_writes_total counter\n"
+                   "muster_writer_writes_total %llu\n"
+                   "# TYPE muster_writer_failed_total counter\n"
+                   "muster_writer_failed_total %llu\n",
+                   ws.queued + ws.running, ws.queued_max,
+                   (unsigned long long)ws.submitted,
+                   (unsigned long long)ws.failed);
+    }
     pthread_mutex_lock(&sv->metrics_lock);
     if (sv->metrics_text)
         mu_sb_add(&sb, sv->metrics_text);
@@ -284,6 +330,7 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     mu_map_init(&sv->resv);
     mu_map_init(&sv->written);
     mu_map_init(&sv->jobs_made);
+    sv->jobctl = mu_jobctl_new();
     mu_map_init(&sv->announced);
     for (int s = 0; s < MU_SRC__COUNT; s++)
         mu_map_init(&sv->listed[s]);
@@ -302,6 +349,18 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
         return r;
     if ((r = mu_kube_new(&sv->cfg, &ko, &sv->kube, err)) < 0)
         return r;
+    if ((r = mu_kube_pool_new(&sv->cfg, &ko, 0, &sv->bind_pool, err)) < 0)
+        return r;
+    {
+        struct mu_writer_opts wo = {.kube = ko,
+                                    .notify = writes_done_fn,
+                                    .notify_ctx = sv,
+                                    .log = writer_log,
+                                    .log_ctx = sv};
+
+        if ((r = mu_writer_new(&sv->cfg, &wo, &sv->writer, err)) < 0)
+            return r;
+    }
     mu_view_publish(&sv->views, mu_view_new(++sv->view_gen, false));
     sv->barrier = mu_barrier_new(o->bind_timeout_ms, bind_fn, unbind_fn,
                                  report_fn, sv);
@@ -330,6 +389,7 @@ static void teardown(struct mu_serve *sv)
         mu_ext_server_stop(sv->http);
     if (sv->barrier)
         mu_barrier_free(sv->barrier);
+    mu_writer_free(sv->writer); /* its last done calls use the state below */
     for (size_t i = 0; i < sv->resv.cap; i++) {
         struct mu_resv *r = sv->resv.slots[i].value;
 
@@ -350,15 +410,12 @@ static void teardown(struct mu_serve *sv)
         if (sv->jobs_made.slots[i].key)
             json_decref(sv->jobs_made.slots[i].value);
     mu_map_release(&sv->jobs_made);
+    mu_jobctl_free(sv->jobctl);
     mu_map_release(&sv->announced);
     mu_view_slot_release(&sv->views);
     mu_evq_release(&sv->q);
     mu_kube_free(sv->kube);
-    for (size_t i = 0; i < nclients; i++)
-        mu_kube_free(clients[i]);
-    free(clients);
-    clients = NULL;
-    nclients = 0;
+    mu_kube_pool_free(sv->bind_pool);
     mu_cluster_release(&sv->cluster);
     mu_conf_release(&sv->conf);
     mu_kube_config_release(&sv->cfg);
@@ -389,6 +446,11 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
             if (e->src == MU_SRC_BIND_REPORT) {
                 mu_serve_bind_report(&sv, e->release, e->ok, e->detail);
                 dirty = true;
+            } else if (e->src == MU_SRC_WRITE_DONE) {
+                size_t failed;
+
+                mu_writer_drain(sv.writer, &failed);
+                dirty |= failed > 0;
             } else {
                 dirty |= mu_serve_apply(&sv, e);
             }
@@ -408,9 +470,12 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
                          sv.cluster.ntasks, sv.cluster.njobs,
                          sv.cluster.nqueues);
         was_synced = true;
+        mu_jobctl_sync(&sv, false);
         if (dirty && mu_now_ns() < burst_end)
             continue;
         if (dirty || mu_now_ns() >= next_tick) {
+            if (mu_now_ns() >= next_tick)
+                mu_jobctl_sync(&sv, true);
             mu_serve_expire(&sv);
             cycle(&sv);
             mu_serve_publish(&sv);

@@ -14,7 +14,9 @@
 #include "sched/conf.h"
 #include "sched/cycle.h"
 #include "serve/evq.h"
+#include "serve/jobs.h"
 #include "serve/serve.h"
+#include "serve/writer.h"
 #include "server/extender.h"
 #include "server/view.h"
 
@@ -41,6 +43,8 @@ struct mu_serve {
     const struct mu_serve_opts *o;
     struct mu_kube_config cfg;
     struct mu_kube *kube;          /* the scheduler thread's client */
+    struct mu_writer *writer;      /* its asynchronous writes (writer.h) */
+    struct mu_kube_pool *bind_pool; /* clients of the /bind threads */
     struct mu_conf conf;
     struct mu_cluster cluster;
     struct mu_evq q;
@@ -49,10 +53,13 @@ struct mu_serve {
     struct mu_map listed[MU_SRC__COUNT]; /* keys seen in the current LIST */
     bool listing[MU_SRC__COUNT];
     struct mu_map resv;            /* pod key -> struct mu_resv */
-    struct mu_map written;         /* "pg/<key>" or "q/<name>" -> status text */
+    struct mu_map written;         /* "pg/<key>" or "q/<name>" -> status
+                                      text; "qc/<name>" -> struct mu_qctl_q
+                                      (status.c); values freed with free() */
     struct mu_map announced;       /* uids of waiting pods nudged once */
-    struct mu_map jobs_made;       /* vcjob key -> its defaulted JSON once
-                                      expanded ({} when refused); owned */
+    struct mu_map jobs_made;       /* "pg:ns/name" of PodGroups made for
+                                      bare pods -> {} (owned) */
+    struct mu_jobctl *jobctl;      /* the vcjob controller (jobs.h) */
     struct mu_view_slot views;
     struct mu_barrier *barrier;
     struct mu_ext_server *http;
@@ -77,6 +84,23 @@ void mu_serve_list_end(struct mu_serve *sv, enum mu_src src);
  * muster's gate (keeping others) and adds a required node affinity term on
  * metadata.name, whatever affinity the pod already has (enforce.c). */
 json_t *mu_serve_release_patch(const json_t *pod, const char *node);
+/* The strategic merge patch that does the same without reading the pod,
+ * for a gated pod with no required node affinity term; uid (may be NULL)
+ * is sent as a precondition (enforce.c). */
+json_t *mu_serve_release_smp(const char *uid, const char *node);
+/* The release of one pod as the writer sends it (enforce.c; a writer run
+ * function, exposed for tests). gated: muster's gate goes and the pod is
+ * pinned to node, with w->body (mu_serve_release_smp) when smp, else, or
+ * when the server refuses that as invalid, with a GET and a JSON patch
+ * guarded by the uid; not gated: w->body (a merge patch) as is. */
+struct mu_release {
+    struct mu_serve *sv; /* for the done callback (scheduler thread) */
+    char *key, *release, *node, *uid;
+    bool gated; /* muster's gate: ungate and pin; else wake */
+    bool smp;   /* gated, and no required node affinity term seen */
+};
+int mu_serve_release_run(struct mu_kube *k, const struct mu_write *w,
+                         void *ctx, struct mu_err *err);
 
 /* Posts an event on an object; failures are logged (status.c). */
 void mu_serve_post_event(struct mu_serve *sv, const char *api,
@@ -100,13 +124,7 @@ void mu_serve_partial(struct mu_serve *sv);
 void mu_serve_announce(struct mu_serve *sv);
 /* Builds and publishes the extender's view. */
 void mu_serve_publish(struct mu_serve *sv);
-/* Expands new vcjobs into their PodGroup and gated pods (jobs.c). */
-void mu_serve_jobs(struct mu_serve *sv, json_t *job);
-/* A vcjob was deleted; a pod was deleted (made again when its vcjob is
- * alive) (jobs.c). */
-void mu_serve_job_deleted(struct mu_serve *sv, const json_t *job);
-void mu_serve_pod_deleted(struct mu_serve *sv, const json_t *pod);
-/* Gives pods without a group a PodGroup of their own (jobs.c). */
+/* Gives pods without a group a PodGroup of their own (podgroups.c). */
 void mu_serve_group_bare_pods(struct mu_serve *sv);
 /* A bus.volcano.sh Command arrived (commands.c): OpenQueue/CloseQueue on a
  * Queue, or a job action (AbortJob, ResumeJob, RestartJob, TerminateJob,
@@ -116,7 +134,7 @@ bool mu_serve_command(struct mu_serve *sv, struct mu_ev *ev);
 /* Carries out a job action from a Command on vcjob ns/name (jobs.c). */
 void mu_serve_job_command(struct mu_serve *sv, const char *ns,
                           const char *name, const char *action);
-/* Makes the default queue when it is missing (jobs.c). */
+/* Makes the default queue when it is missing (podgroups.c). */
 void mu_serve_default_queue(struct mu_serve *sv);
 
 #endif

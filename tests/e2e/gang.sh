@@ -9,74 +9,11 @@
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
 MUSTER=${1:?usage: gang.sh MUSTER_BINARY}
 case "$MUSTER" in /*) ;; *) MUSTER=$PWD/$MUSTER ;; esac
-D=$(mktemp -d /tmp/muster-e2e.XXXXXX)
-MPID=""
-n=0
-failed=0
-
-cleanup() {
-    [ -n "$MPID" ] && kill -9 "$MPID" 2>/dev/null
-    "$HERE/cluster.sh" down "$D" >/dev/null 2>&1
-    if [ "${MUSTER_E2E_KEEP:-0}" = 1 ]; then
-        echo "# kept $D" >&2
-    else
-        rm -rf "$D"
-    fi
-}
-trap cleanup EXIT
-
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-    n=$((n + 1)); failed=$((failed + 1))
-    echo "not ok $n - $1"
-    shift
-    for l in "$@"; do printf '# %s\n' "$l"; done
-}
+# shellcheck source=tap.sh
+. "$HERE/tap.sh"
 diag() { sed 's/^/# /'; }
-
-# check NAME CMD...: a test point from a command's status
-check() {
-    local name=$1
-    shift
-    local out
-    if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$out"; fi
-}
-
-# equals EXPECTED CMD...: CMD's output is EXPECTED (re-run on every try)
-equals() {
-    local want=$1 got
-    shift
-    got=$("$@" 2>/dev/null)
-    [ "$got" = "$want" ] || { echo "got '$got', want '$want'"; return 1; }
-}
-
-# wait_for SECONDS CMD...: retries CMD every 0.5 s until it succeeds
-wait_for() {
-    local limit=$1
-    shift
-    local end=$((SECONDS + limit))
-    while [ $SECONDS -lt $end ]; do
-        "$@" >/dev/null 2>&1 && return 0
-        sleep 0.5
-    done
-    "$@"
-}
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
-        echo $((20000 + RANDOM % 20000))
-}
-
-PORT=$(free_port)
-start_muster() {
-    "$MUSTER" serve --kubeconfig "$MUSTER_KUBECONFIG" \
-        --listen "127.0.0.1:$PORT" >>"$D/muster.log" 2>&1 &
-    MPID=$!
-    wait_for 30 curl -sf "http://127.0.0.1:$PORT/readyz"
-}
 
 # everything a scenario made goes away; nodes too
 pod_count() { kubectl get pods -A --no-headers 2>/dev/null | wc -l; }
@@ -85,9 +22,10 @@ reset() {
     kubectl delete pods --all -A --grace-period=0 --force >/dev/null 2>&1
     kubectl delete podgroups --all -A >/dev/null 2>&1
     kubectl delete nodes --all >/dev/null 2>&1
-    # team-a's guarantee would hold 8 GPUs back from every other queue
-    kubectl delete queue team-a team-b --ignore-not-found >/dev/null 2>&1
     wait_for 30 equals 0 pod_count
+    # team-a's guarantee would hold 8 GPUs back from every other queue; the
+    # queue delete policy refuses a queue until its counts show it empty
+    wait_for 30 kubectl delete queue team-a team-b --ignore-not-found >/dev/null 2>&1
 }
 
 pods_running() { # PREFIX COUNT
@@ -103,22 +41,7 @@ pg_field() { # PREFIX JSONPATH
     [ -n "$pg" ] && kubectl get pg "$pg" -o jsonpath="$2"
 }
 
-echo "# run dir $D" >&2
-if ! MUSTER_EXTENDER_URL="http://127.0.0.1:$PORT" "$HERE/cluster.sh" up "$D" >"$D/up.log" 2>&1; then
-    echo "1..1"
-    not_ok "control plane starts" "$(tail -20 "$D/up.log")"
-    exit 1
-fi
-eval "$("$HERE/cluster.sh" env "$D")"
-# muster runs as user "muster" with the ClusterRole that manifests/ ships
-kubectl apply -f "$ROOT/crds/" >/dev/null
-kubectl apply -f "$ROOT/manifests/namespace.yaml" -f "$ROOT/manifests/rbac-muster.yaml" >/dev/null
-kubectl create clusterrolebinding muster-e2e --clusterrole=muster --user=muster >/dev/null
-if start_muster >/dev/null 2>&1; then
-    ok "muster serve becomes ready with least-privilege RBAC"
-else
-    not_ok "muster serve becomes ready with least-privilege RBAC" "$(tail -20 "$D/muster.log")"
-fi
+tap_up e2e
 
 pods_exist() { # PREFIX COUNT
     test "$(kubectl get pods --no-headers 2>/dev/null | grep -c "^$1")" = "$2"

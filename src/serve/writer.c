@@ -1,0 +1,459 @@
+/*
+ * writer.c - asynchronous API writes (writer.h).
+ *
+ * One lock guards everything: the queue (a FIFO of items), the set of keys
+ * being sent (busy), the newest queued item per key (for coalescing) and
+ * the completions waiting for the owner. Workers hold it only to pick and
+ * to hand back; requests run without it. A worker picks the oldest queued
+ * item whose key is not busy, which is what keeps writes of one object in
+ * order while other objects go ahead.
+ */
+#include "serve/writer.h"
+
+#include <pthread.h>
+#include <time.h>
+
+#include "common/map.h"
+
+struct item {
+    struct mu_write w; /* strings owned (the copies below), body owned */
+    char *method, *path, *content_type, *key;
+    int rc;
+    char *msg; /* on failure */
+    struct item *prev, *next;
+};
+
+struct worker {
+    struct mu_writer *w;
+    pthread_t thread;
+    bool started;
+};
+
+struct mu_writer {
+    pthread_mutex_t lock;
+    pthread_cond_t work;    /* workers: an item became runnable, or stop */
+    pthread_cond_t space;   /* submitters: the queue has room */
+    pthread_cond_t settled; /* flush: nothing queued or running; init */
+    struct mu_writer_opts o;
+    struct mu_kube_config cfg;
+    struct mu_kube_shared_limiter lim;
+    atomic_bool cancel; /* requests in flight give up (free) */
+    bool stopping;
+    struct item *head, *tail; /* queued, oldest first */
+    size_t nqueued, nrunning;
+    struct mu_map busy;   /* key -> (void *)1 while an item of it runs */
+    struct mu_map newest; /* key -> newest queued item with that key */
+    struct item *done_head, *done_tail;
+    struct worker *workers;
+    int nworkers, ninit, init_rc;
+    struct mu_err init_err;
+    struct mu_writer_stats st;
+    unsigned event_seq;
+};
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void item_free(struct item *it)
+{
+    json_decref(it->w.body);
+    free(it->method);
+    free(it->path);
+    free(it->content_type);
+    free(it->key);
+    free(it->msg);
+    free(it);
+}
+
+static void unlink_item(struct mu_writer *w, struct item *it)
+{
+    if (it->prev)
+        it->prev->next = it->next;
+    else
+        w->head = it->next;
+    if (it->next)
+        it->next->prev = it->prev;
+    else
+        w->tail = it->prev;
+    it->prev = it->next = NULL;
+    w->nqueued--;
+    if (mu_map_get(&w->newest, it->key) == it)
+        mu_map_del(&w->newest, it->key);
+}
+
+/* Queues a completion for the owner (lock held); true when the owner must
+ * be told (nothing was waiting before). */
+static bool complete(struct mu_writer *w, struct item *it, int rc,
+                     const char *msg)
+{
+    bool first = !w->done_head;
+
+    it->rc = rc;
+    free(it->msg);
+    it->msg = rc < 0 ? mu_xstrdup(msg && *msg ? msg : strerror(-rc)) : NULL;
+    if (rc < 0 && rc != -ECANCELED)
+        w->st.failed++;
+    if (!it->w.done && (rc >= 0 || rc == -ECANCELED)) {
+        item_free(it);
+        return false;
+    }
+    it->next = NULL;
+    it->prev = w->done_tail;
+    if (w->done_tail)
+        w->done_tail->next = it;
+    else
+        w->done_head = it;
+    w->done_tail = it;
+    return first;
+}
+
+/* The oldest queued item whose key is not being sent (lock held). */
+static struct item *pick(struct mu_writer *w)
+{
+    for (struct item *it = w->head; it; it = it->next)
+        if (!mu_map_get(&w->busy, it->key))
+            return it;
+    return NULL;
+}
+
+static int send_one(struct mu_kube *k, struct item *it, struct mu_err *err)
+{
+    int rc;
+
+    if (it->w.run)
+        rc = it->w.run(k, &it->w, it->w.ctx, err);
+    else
+        rc = mu_kube_call(k, it->w.method, it->w.path, NULL, it->w.body,
+                          it->w.content_type, NULL, err);
+    if (rc == -ENOENT && (it->w.flags & MU_WRITE_GONE_OK))
+        rc = 0;
+    return rc;
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *wk = arg;
+    struct mu_writer *w = wk->w;
+    struct mu_kube_opts ko = w->o.kube;
+    struct mu_kube *k = NULL;
+    struct mu_err err;
+    int rc;
+
+    ko.shared_limiter = &w->lim;
+    rc = mu_kube_new(&w->cfg, &ko, &k, &err);
+    if (k)
+        mu_kube_set_stop(k, &w->cancel);
+    pthread_mutex_lock(&w->lock);
+    if (rc < 0 && !w->init_rc) {
+        w->init_rc = rc;
+        w->init_err = err;
+    }
+    w->ninit++;
+    pthread_cond_broadcast(&w->settled);
+    while (k && !w->stopping) {
+        struct item *it = pick(w);
+        bool tell;
+
+        if (!it) {
+            pthread_cond_wait(&w->work, &w->lock);
+            continue;
+        }
+        unlink_item(w, it);
+        mu_map_put(&w->busy, it->key, (void *)1);
+        w->nrunning++;
+        pthread_cond_signal(&w->space);
+        pthread_mutex_unlock(&w->lock);
+
+        err.msg[0] = '\0';
+        rc = send_one(k, it, &err);
+
+        pthread_mutex_lock(&w->lock);
+        mu_map_del(&w->busy, it->key);
+        tell = complete(w, it, rc, err.msg);
+        /* the key is free: its next write may go, on any worker */
+        pthread_cond_broadcast(&w->work);
+        if (tell && w->o.notify) {
+            pthread_mutex_unlock(&w->lock);
+            w->o.notify(w->o.notify_ctx);
+            pthread_mutex_lock(&w->lock);
+        }
+        /* after the notify, so a flush that returns has seen it */
+        w->nrunning--;
+        if (!w->nqueued && !w->nrunning)
+            pthread_cond_broadcast(&w->settled);
+    }
+    pthread_mutex_unlock(&w->lock);
+    mu_kube_free(k);
+    return NULL;
+}
+
+static void stop_workers(struct mu_writer *w)
+{
+    pthread_mutex_lock(&w->lock);
+    w->stopping = true;
+    pthread_cond_broadcast(&w->work);
+    pthread_cond_broadcast(&w->space);
+    pthread_mutex_unlock(&w->lock);
+    atomic_store(&w->cancel, true);
+    for (int i = 0; i < w->nworkers; i++)
+        if (w->workers[i].started)
+            pthread_join(w->workers[i].thread, NULL);
+}
+
+static void destroy(struct mu_writer *w)
+{
+    mu_map_release(&w->busy);
+    mu_map_release(&w->newest);
+    mu_kube_config_release(&w->cfg);
+    mu_kube_shared_limiter_release(&w->lim);
+    pthread_cond_destroy(&w->work);
+    pthread_cond_destroy(&w->space);
+    pthread_cond_destroy(&w->settled);
+    pthread_mutex_destroy(&w->lock);
+    free(w->workers);
+    free(w);
+}
+
+int mu_writer_new(const struct mu_kube_config *cfg,
+                  const struct mu_writer_opts *opts, struct mu_writer **out,
+                  struct mu_err *err)
+{
+    struct mu_writer *w = mu_xcalloc(1, sizeof(*w));
+    pthread_condattr_t ca;
+
+    *out = NULL;
+    if (opts)
+        w->o = *opts;
+    if (w->o.threads < 1)
+        w->o.threads = MU_WRITER_THREADS;
+    if (!w->o.cap)
+        w->o.cap = MU_WRITER_QUEUE_CAP;
+    w->o.kube.shared_limiter = NULL;
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->work, &ca);
+    pthread_cond_init(&w->space, &ca);
+    pthread_cond_init(&w->settled, &ca);
+    pthread_condattr_destroy(&ca);
+    atomic_init(&w->cancel, false);
+    mu_map_init(&w->busy);
+    mu_map_init(&w->newest);
+    mu_kube_config_copy(&w->cfg, cfg);
+    mu_kube_shared_limiter_init(&w->lim, w->o.kube.qps, w->o.kube.burst,
+                                mu_kube_clock_now(&w->o.kube.clock));
+    w->event_seq = MU_WRITER_EVENT_SEQ0;
+    /* jansson seeds its hash lazily on the first json_object(); do it
+     * before any worker can race another thread to it */
+    json_object_seed(0);
+    w->workers = mu_xcalloc((size_t)w->o.threads, sizeof(*w->workers));
+    w->nworkers = w->o.threads;
+    for (int i = 0; i < w->nworkers; i++) {
+        w->workers[i].w = w;
+        if (pthread_create(&w->workers[i].thread, NULL, worker_main,
+                           &w->workers[i])) {
+            pthread_mutex_lock(&w->lock);
+            if (!w->init_rc) {
+                w->init_rc = -EAGAIN;
+                mu_err_set(&w->init_err, -EAGAIN,
+                           "writer: cannot start a thread");
+            }
+            w->ninit++;
+            pthread_mutex_unlock(&w->lock);
+            continue;
+        }
+        w->workers[i].started = true;
+    }
+    pthread_mutex_lock(&w->lock);
+    while (w->ninit < w->nworkers)
+        pthread_cond_wait(&w->settled, &w->lock);
+    pthread_mutex_unlock(&w->lock);
+    if (w->init_rc) {
+        int rc = w->init_rc;
+
+        if (err)
+            *err = w->init_err;
+        stop_workers(w);
+        destroy(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+void mu_writer_free(struct mu_writer *w)
+{
+    struct item *it;
+
+    if (!w)
+        return;
+    stop_workers(w);
+    /* no worker left: what is queued was never sent */
+    while ((it = w->head)) {
+        unlink_item(w, it);
+        complete(w, it, -ECANCELED, "not sent: the writer stopped");
+    }
+    mu_writer_drain(w, NULL);
+    destroy(w);
+}
+
+int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
+{
+    struct item *it, *old;
+
+    if (!wr->path || (!wr->method && !wr->run)) {
+        json_decref(wr->body);
+        return -EINVAL;
+    }
+    it = mu_xcalloc(1, sizeof(*it));
+    it->w = *wr;
+    it->method = mu_xstrdup_or_null(wr->method);
+    it->path = mu_xstrdup(wr->path);
+    it->content_type = mu_xstrdup_or_null(wr->content_type);
+    it->key = mu_xstrdup(wr->key ? wr->key : wr->path);
+    it->w.method = it->method;
+    it->w.path = it->path;
+    it->w.content_type = it->content_type;
+    it->w.key = it->key;
+
+    pthread_mutex_lock(&w->lock);
+    old = (wr->flags & MU_WRITE_COALESCE) ? mu_map_get(&w->newest, it->key)
+                                          : NULL;
+    if (old && (old->w.flags & MU_WRITE_COALESCE) && !w->stopping) {
+        /* the newer write takes the older one's place in the queue */
+        bool tell;
+
+        it->prev = old->prev;
+        it->next = old->next;
+        if (it->prev)
+            it->prev->next = it;
+        else
+            w->head = it;
+        if (it->next)
+            it->next->prev = it;
+        else
+            w->tail = it;
+        old->prev = old->next = NULL;
+        mu_map_put(&w->newest, it->key, it);
+        w->st.submitted++;
+        w->st.coalesced++;
+        tell = complete(w, old, -ECANCELED, "replaced by a newer write");
+        pthread_mutex_unlock(&w->lock);
+        if (tell && w->o.notify)
+            w->o.notify(w->o.notify_ctx);
+        return 0;
+    }
+    while (!w->stopping && w->nqueued >= w->o.cap)
+        pthread_cond_wait(&w->space, &w->lock);
+    if (w->stopping) {
+        pthread_mutex_unlock(&w->lock);
+        it->w.done = NULL;
+        item_free(it);
+        return -ECANCELED;
+    }
+    it->prev = w->tail;
+    if (w->tail)
+        w->tail->next = it;
+    else
+        w->head = it;
+    w->tail = it;
+    w->nqueued++;
+    mu_map_put(&w->newest, it->key, it);
+    w->st.submitted++;
+    if (w->nqueued > w->st.queued_max)
+        w->st.queued_max = w->nqueued;
+    if (!mu_map_get(&w->busy, it->key))
+        pthread_cond_signal(&w->work);
+    pthread_mutex_unlock(&w->lock);
+    return 0;
+}
+
+int mu_writer_event(struct mu_writer *w, const struct mu_kube_event *ev)
+{
+    const struct mu_kube_objref *io = &ev->involved;
+    const char *ns =
+        io->namespace && *io->namespace ? io->namespace : "default";
+    struct mu_write wr = {.method = "POST"};
+    unsigned seq;
+    char *path;
+    int rc;
+
+    pthread_mutex_lock(&w->lock);
+    seq = w->event_seq++;
+    pthread_mutex_unlock(&w->lock);
+    wr.body = mu_kube_event_build(ev, seq);
+    if (!wr.body)
+        return -ENOMEM;
+    path = mu_xasprintf("/api/v1/namespaces/%s/events", ns);
+    wr.path = path;
+    /* each event is its own object: no ordering behind other events */
+    wr.key = json_string_value(
+        json_object_get(json_object_get(wr.body, "metadata"), "name"));
+    rc = mu_writer_submit(w, &wr);
+    free(path);
+    return rc;
+}
+
+size_t mu_writer_drain(struct mu_writer *w, size_t *failed)
+{
+    struct item *list, *next;
+    size_t n = 0, nf = 0;
+
+    pthread_mutex_lock(&w->lock);
+    list = w->done_head;
+    w->done_head = w->done_tail = NULL;
+    pthread_mutex_unlock(&w->lock);
+    for (struct item *it = list; it; it = next) {
+        next = it->next;
+        n++;
+        if (it->rc < 0 && it->rc != -ECANCELED)
+            nf++;
+        if (it->w.done) {
+            it->w.done(it->w.ctx, it->rc, it->msg ? it->msg : "");
+        } else if (it->rc < 0 && it->rc != -ECANCELED && w->o.log) {
+            char *line =
+                mu_xasprintf("%s %s: %s", it->method ? it->method : "write",
+                             it->path, it->msg);
+
+            w->o.log(w->o.log_ctx, line);
+            free(line);
+        }
+        item_free(it);
+    }
+    if (failed)
+        *failed = nf;
+    return n;
+}
+
+int mu_writer_flush(struct mu_writer *w, long timeout_ms)
+{
+    int64_t end = mono_ns() + (int64_t)timeout_ms * 1000000;
+    struct timespec ts = {(time_t)(end / 1000000000), (long)(end % 1000000000)};
+    int rc = 0;
+
+    pthread_mutex_lock(&w->lock);
+    while ((w->nqueued || w->nrunning) && !w->stopping) {
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&w->settled, &w->lock);
+        } else if (pthread_cond_timedwait(&w->settled, &w->lock, &ts)) {
+            rc = (w->nqueued || w->nrunning) ? -ETIMEDOUT : 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+void mu_writer_stats(struct mu_writer *w, struct mu_writer_stats *out)
+{
+    pthread_mutex_lock(&w->lock);
+    *out = w->st;
+    out->queued = w->nqueued;
+    out->running = w->nrunning;
+    pthread_mutex_unlock(&w->lock);
+}

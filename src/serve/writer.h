@@ -1,0 +1,197 @@
+/*
+ * writer.h - asynchronous writes to the Kubernetes API.
+ *
+ * The scheduler thread owns the cache, the ledger and the cycle; every API
+ * round trip it makes itself (5 to 50 ms on a busy apiserver) is time in
+ * which it applies no event, hears no bind report and plans nothing.
+ * Instead it hands its writes (pod patches, deletes, events, status) to a
+ * writer and carries on: a few worker threads, each with its own client
+ * (sharing one rate limit), send them, and the outcomes come back to the
+ * scheduler thread, which decides what a failure means.
+ *
+ * Threads:
+ *   - The owner (muster serve: the scheduler thread) calls mu_writer_drain()
+ *     and mu_writer_free(). Done callbacks run there and only there, so they
+ *     may touch the owner's state without locks.
+ *   - mu_writer_submit() and mu_writer_event() may be called from any thread
+ *     (they take the writer's lock), but only the owner drains.
+ *   - opts.threads workers send the writes, each with a client made on its
+ *     own thread (opts.kube; one shared qps/burst bucket for all of them).
+ *     A write's run function (if any) runs on a worker.
+ *   - opts.notify runs on a worker each time a completion is queued for the
+ *     owner while none was waiting: it must be thread-safe and must not
+ *     block (muster serve pushes an event on its queue, evq.h, so the
+ *     scheduler thread wakes up and drains).
+ *
+ * Ordering per object: every write names the object it writes, its key
+ * (by default its path). Writes with the same key are sent one at a time,
+ * in the order they were submitted: one starts only after the previous one
+ * with that key has completed. Writes with different keys run concurrently
+ * and complete in any order. So "patch pod p, then delete pod p" is safe;
+ * "release the gang" runs its eight pod patches at once.
+ *
+ * Coalescing: a write flagged MU_WRITE_COALESCE replaces the newest write
+ * with the same key that is still queued (not started) if that one was
+ * flagged too: the newer content is sent in the older one's place, and the
+ * older one completes with -ECANCELED. Use it for writes that set a whole
+ * state (a status), never for ones that do something (a delete, an event).
+ *
+ * Errors: a write's outcome is 0 or a negative errno: the request's
+ * (client.h; HTTP errors mapped by mu_kube_http_errno(), e.g. -ENOENT for
+ * 404) with its one-line message, or the run function's. The writer never
+ * retries: a write either happened or the owner is told it did not.
+ * MU_WRITE_GONE_OK counts -ENOENT as success (a delete of a pod that is
+ * already gone). -ECANCELED means "not sent": replaced by a coalesced
+ * write, or the writer was freed before it ran.
+ *
+ * Completion: a write with a done callback gets exactly one call, on the
+ * owner thread: from mu_writer_drain(), or from mu_writer_free() for the
+ * writes that never ran or were not drained yet. A write without done is
+ * fire and forget; if it fails, the failure is logged (opts.log, from
+ * mu_writer_drain on the owner thread). A submit that fails never calls
+ * done (libuv's rule).
+ *
+ * Ownership: the writer copies the strings of a struct mu_write and steals
+ * its body (a json_t reference), also when mu_writer_submit() fails. ctx
+ * belongs to the submitter: the writer only hands it to run (on a worker,
+ * read-only: the submitter must not change it until done) and then to done
+ * (which typically frees it).
+ *
+ * Bounds: at most opts.cap writes (MU_WRITER_QUEUE_CAP) wait at once;
+ * mu_writer_submit() blocks while the queue is full, so the owner waits
+ * as it would for a synchronous write, and memory stays bounded whatever a
+ * cycle decides. Completions waiting for drain are at most the writes
+ * submitted, so they are bounded by the owner draining.
+ */
+#ifndef MU_SERVE_WRITER_H
+#define MU_SERVE_WRITER_H
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kube/client.h"
+#include "kube/config.h"
+
+/* Workers by default: enough to overlap the apiserver's latency, few
+ * enough not to crowd a small control plane (writes are cheap for the
+ * client, the apiserver and etcd do the work). */
+#define MU_WRITER_THREADS 4
+/* Writes waiting at most by default (a release of a 1,000-pod cycle fits
+ * several times). */
+#define MU_WRITER_QUEUE_CAP 4096u
+/* Events posted through a writer are named "<object>.<16 hex digits>" from
+ * their time and a sequence that starts here, so they never take the name
+ * of an event that a plain client (whose sequence starts at 0) posts about
+ * the same object in the same second. */
+#define MU_WRITER_EVENT_SEQ0 500000000u
+
+/* struct mu_write.flags */
+#define MU_WRITE_COALESCE 0x1u /* may replace a queued write, see above */
+#define MU_WRITE_GONE_OK 0x2u  /* -ENOENT (404) counts as success */
+
+struct mu_writer;
+
+/*
+ * One write. method/path/body/content_type describe the request, sent with
+ * mu_kube_call(); or run does the work instead (several requests, say a GET
+ * and a PATCH built from what it returned) with the worker's client.
+ */
+struct mu_write {
+    const char *method;       /* "POST", "PUT", "PATCH", "DELETE" */
+    const char *path;         /* API path, no query; copied */
+    json_t *body;             /* stolen (also on failure); NULL: none */
+    const char *content_type; /* NULL: "application/json"; copied */
+    const char *key;          /* the object, for ordering; NULL: path */
+    unsigned flags;           /* MU_WRITE_* */
+    /* Optional, instead of the request: called on a worker with its client
+     * and the write's copies of method, path, body and content_type.
+     * Returns 0 or -errno with err set. Must not touch owner state; may
+     * read ctx. */
+    int (*run)(struct mu_kube *k, const struct mu_write *w, void *ctx,
+               struct mu_err *err);
+    /* Optional: the outcome, on the owner thread (see Completion). msg is
+     * the error's one-line message ("" when rc is 0), valid during the
+     * call only. */
+    void (*done)(void *ctx, int rc, const char *msg);
+    void *ctx;
+};
+
+struct mu_writer_opts {
+    int threads;              /* workers; < 1: MU_WRITER_THREADS */
+    size_t cap;               /* queued writes at most; 0: the default */
+    struct mu_kube_opts kube; /* every worker's client; qps and burst are
+                                 the writer's whole budget (one shared
+                                 bucket); shared_limiter is ignored */
+    /* Optional: completions are waiting for mu_writer_drain (see
+     * Threads). */
+    void (*notify)(void *ctx);
+    void *notify_ctx;
+    /* Optional: one line (no newline) about a failed fire-and-forget
+     * write; on the owner thread. */
+    void (*log)(void *ctx, const char *msg);
+    void *log_ctx;
+};
+
+/* Figures for /metrics (a consistent snapshot). */
+struct mu_writer_stats {
+    size_t queued;      /* waiting to start */
+    size_t running;     /* being sent */
+    size_t queued_max;  /* the most that ever waited at once */
+    uint64_t submitted; /* writes accepted */
+    uint64_t failed;    /* completed with an error (not -ECANCELED) */
+    uint64_t coalesced; /* replaced before they were sent */
+};
+
+/*
+ * Starts the workers, each making its client for cfg (copied) on its own
+ * thread. Returns 0 and *out, or -errno with err when a client or a thread
+ * could not be made (nothing is left running then).
+ */
+int mu_writer_new(const struct mu_kube_config *cfg,
+                  const struct mu_writer_opts *opts, struct mu_writer **out,
+                  struct mu_err *err) MU_WARN_UNUSED;
+
+/*
+ * Stops the writer: writes being sent are interrupted (they complete with
+ * -ECANCELED unless they finished first), queued ones are not sent; every
+ * done callback not yet made is made here (-ECANCELED for the writes not
+ * sent), on the calling thread, which must be the owner. Call
+ * mu_writer_flush() first to send everything.
+ * NULL is a no-op.
+ */
+void mu_writer_free(struct mu_writer *w);
+
+/*
+ * Queues a write (see Ownership, Bounds). Returns 0, -EINVAL (no path, or
+ * neither method nor run) or -ECANCELED (the writer is stopping); on an
+ * error done is not called and the body is released.
+ */
+int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr);
+
+/*
+ * POSTs a core/v1 Event (client.h, struct mu_kube_event; copied) through
+ * the writer, named as the writer names events (MU_WRITER_EVENT_SEQ0). Fire
+ * and forget: a failure is logged. Returns what mu_writer_submit() does.
+ */
+int mu_writer_event(struct mu_writer *w, const struct mu_kube_event *ev);
+
+/*
+ * Makes the done calls of the writes completed so far, on the owner thread,
+ * in the order the writes completed. Returns how many writes it reported;
+ * *failed (may be NULL) counts those with an error other than -ECANCELED.
+ */
+size_t mu_writer_drain(struct mu_writer *w, size_t *failed);
+
+/*
+ * Waits until no write is queued or being sent, or until timeout_ms passes
+ * (< 0: no limit). Returns 0 or -ETIMEDOUT. When it returns 0, notify has
+ * been called for every completion; the completions still wait for
+ * mu_writer_drain(). For tests and orderly shutdowns; owner thread.
+ */
+int mu_writer_flush(struct mu_writer *w, long timeout_ms);
+
+void mu_writer_stats(struct mu_writer *w, struct mu_writer_stats *out);
+
+#endif

@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# End-to-end: team queues on a real control plane (etcd, kube-apiserver,
+# kube-controller-manager, two kube-schedulers, kwok) with muster serve,
+# driven with kubectl the way a user drives it: the book's queues share the
+# GPUs by weight within capability; a queue is closed and opened with a
+# Command (as vcctl makes it) and with a status patch; deleting a queue that
+# holds work is refused (ValidatingAdmissionPolicy in crds/); and the book's
+# chapter 17 lab, a Deployment of 8 one-GPU replicas on 5 free GPUs, under
+# the default scheduler and under `schedulerName: volcano`. Prints TAP, one
+# test point per check; exit 0 when all pass.
+#
+# Usage: tests/e2e/teams.sh MUSTER_BINARY
+# Env: MUSTER_E2E_KEEP=1 keeps the run directory (path printed on stderr).
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+MUSTER=${1:?usage: teams.sh MUSTER_BINARY}
+case "$MUSTER" in /*) ;; *) MUSTER=$PWD/$MUSTER ;; esac
+# shellcheck source=tap.sh
+. "$HERE/tap.sh"
+
+tap_up teams
+
+# ---- helpers -----------------------------------------------------------------
+
+# gangs TEAM FIRST LAST: vcjobs t<team>-<i>, each a gang of two 1-GPU pods
+gangs() {
+    local i
+    for i in $(seq "$2" "$3"); do
+        cat <<YAML
+---
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: t$1-$i}
+spec:
+  minAvailable: 2
+  schedulerName: volcano
+  queue: team-$1
+  tasks:
+  - name: worker
+    replicas: 2
+    template:
+      spec:
+        containers:
+        - name: train
+          image: nvcr.io/nvidia/pytorch:24.05-py3
+          resources: {limits: {nvidia.com/gpu: 1, cpu: "4", memory: 16Gi}}
+YAML
+    done
+}
+
+running() { # PREFIX: pods Running
+    kubectl get pods --no-headers 2>/dev/null | grep "^$1" | grep -c ' Running '
+}
+bound() { # PREFIX: pods with a node
+    kubectl get pods -o custom-columns=N:.metadata.name,NODE:.spec.nodeName --no-headers 2>/dev/null |
+        grep "^$1" | awk '$2 != "<none>"' | wc -l
+}
+pod_count() { kubectl get pods -A --no-headers 2>/dev/null | wc -l; }
+split() { # A B: team-a runs A pods, team-b B
+    test "$(running ta-)" = "$1" && test "$(running tb-)" = "$2"
+}
+qget() { kubectl get queue "$1" -o jsonpath="$2"; }
+# waiting PodGroups of a queue: pending + inqueue
+qwaiting() {
+    echo $(( $(qget "$1" '{.status.pending}') + $(qget "$1" '{.status.inqueue}') ))
+}
+counts() { # QUEUE...: "running waiting" of each, joined by /
+    local q out=""
+    for q in "$@"; do
+        out="$out${out:+/}$(qget "$q" '{.status.running}') $(qwaiting "$q")"
+    done
+    echo "$out"
+}
+gpus() { # QUEUE...: status.allocated nvidia.com/gpu of each, joined by /
+    local q out=""
+    for q in "$@"; do
+        out="$out${out:+/}$(qget "$q" '{.status.allocated.nvidia\.com/gpu}')"
+    done
+    echo "$out"
+}
+# command QUEUE ACTION: the Command `vcctl queue operate -n QUEUE -a ...`
+# creates: generateName <queue>-<action>-, namespace default, the queue as
+# controller owner and as target
+command() {
+    local uid
+    uid=$(qget "$1" '{.metadata.uid}')
+    kubectl create -f - <<YAML
+apiVersion: bus.volcano.sh/v1alpha1
+kind: Command
+metadata:
+  generateName: $1-$(echo "$2" | tr '[:upper:]' '[:lower:]')-
+  namespace: default
+  ownerReferences:
+  - {apiVersion: scheduling.volcano.sh/v1beta1, kind: Queue, name: $1, uid: $uid, controller: true, blockOwnerDeletion: true}
+target: {apiVersion: scheduling.volcano.sh/v1beta1, kind: Queue, name: $1, uid: $uid, controller: true, blockOwnerDeletion: true}
+action: $2
+YAML
+}
+no_commands() { test -z "$(kubectl get commands -A --no-headers 2>/dev/null)"; }
+pg_says() { # PREFIX TEXT: kubectl describe pg PREFIX shows TEXT
+    kubectl describe pg "$1" 2>/dev/null | grep -qF "$2"
+}
+refused() { # MESSAGE CMD...: CMD fails and says MESSAGE
+    local out
+    out=$("${@:2}" 2>&1) && { echo "accepted: $out"; return 1; }
+    echo "$out" | grep -qF "$1" || { echo "$out"; return 1; }
+}
+clear_jobs() {
+    kubectl delete vcjob --all --wait=false >/dev/null 2>&1
+    wait_for 60 equals 0 pod_count
+}
+
+# ---- a: the book's queues share 18, then 30 GPUs ---------------------------------
+kubectl apply -f "$ROOT/examples/queues.yaml" >/dev/null
+"$HERE/nodes.sh" "$D" 3 6 gpu >/dev/null 2>&1
+gangs a 1 10 | kubectl apply -f - >/dev/null
+gangs b 1 10 | kubectl apply -f - >/dev/null
+check "18 GPUs, both teams ask for 20: team-a runs 12, team-b 6 (weights 2:1)" \
+    wait_for 90 split 12 6
+check "kubectl get queue: status.allocated nvidia.com/gpu 12 and 6" \
+    wait_for 20 equals "12/6" gpus team-a team-b
+check "queue status counts PodGroups: running 6 and 3, waiting 4 and 7" \
+    wait_for 20 equals "6 4/3 7" counts team-a team-b
+MUSTER_NODE_START=3 "$HERE/nodes.sh" "$D" 2 6 gpu >/dev/null 2>&1
+check "30 GPUs: team-a stops at its capability 16, team-b at 8" wait_for 90 split 16 8
+check "status.allocated nvidia.com/gpu 16 and 8" wait_for 20 equals "16/8" gpus team-a team-b
+sleep 2
+check "and the other 6 GPUs stay free: 24 pods run" equals 24 running t
+clear_jobs
+
+# ---- b: closing and opening team-b -------------------------------------------
+gangs b 1 1 | kubectl apply -f - >/dev/null
+check "team-b's first gang runs" wait_for 60 equals 2 running tb-1-
+command team-b CloseQueue >/dev/null
+check "CloseQueue Command (as vcctl makes it): team-b is Closing while its gang runs" \
+    wait_for 20 equals Closing qget team-b '{.status.state}'
+check "the Command is carried out once and deleted" wait_for 20 no_commands
+check "team-b shows a CloseQueue event" \
+    wait_for 20 bash -c "kubectl get events -n default --field-selector involvedObject.name=team-b,reason=CloseQueue --no-headers | grep -q 'closed by command default/team-b-closequeue-'"
+gangs b 2 2 | kubectl apply -f - >/dev/null
+check "a new team-b vcjob waits: kubectl describe pg says the queue is closed" \
+    wait_for 30 pg_says tb-2 "queue team-b is Closing: it admits no new work"
+sleep 2
+check "and none of its pods is placed" equals 0 bound tb-2-
+check "the running team-b gang keeps running" equals 2 running tb-1-
+command team-b OpenQueue >/dev/null
+check "OpenQueue Command: team-b is Open" wait_for 20 equals Open qget team-b '{.status.state}'
+check "the waiting gang now runs" wait_for 60 equals 2 running tb-2-
+kubectl patch queue team-b --subresource=status --type=merge \
+    -p '{"status":{"state":"Closed"}}' >/dev/null
+check "state Closed written with kubectl patch: muster keeps it, Closing while PodGroups remain" \
+    wait_for 20 equals Closing qget team-b '{.status.state}'
+gangs b 3 3 | kubectl apply -f - >/dev/null
+check "a new team-b vcjob waits again" \
+    wait_for 30 pg_says tb-3 "queue team-b is Closing: it admits no new work"
+check "queue status counts 2 running and 1 waiting PodGroup" \
+    wait_for 20 equals "2 1" counts team-b
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: bus.volcano.sh/v1alpha1
+kind: Command
+metadata: {name: team-b-dance, namespace: default}
+target: {apiVersion: scheduling.volcano.sh/v1beta1, kind: Queue, name: team-b, uid: "0"}
+action: DanceQueue
+YAML
+check "a Command with an unknown action is deleted, logged by name with the reason" \
+    wait_for 20 bash -c "grep -q 'command default/team-b-dance (action DanceQueue) not carried out and deleted: unknown action' '$D/muster.log' && test -z \"\$(kubectl get commands -A --no-headers)\""
+check "and a Warning event says so" \
+    wait_for 20 bash -c "kubectl get events -n default --field-selector involvedObject.name=team-b-dance,reason=BadCommand --no-headers | grep -q Warning"
+
+# ---- c: deleting queues ---------------------------------------------------------
+check "kubectl delete queue team-b while it holds work is refused" \
+    refused "queue team-b still holds 3 PodGroups; close it and wait for them to finish" \
+    kubectl delete queue team-b
+check "kubectl delete queue default is refused" \
+    refused "queue default cannot be deleted" kubectl delete queue default
+cat <<'YAML' | kubectl apply -f - >/dev/null
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: team-c}
+spec: {weight: 1}
+YAML
+check "an empty queue deletes fine" wait_for 20 kubectl delete queue team-c
+clear_jobs
+check "team-b's PodGroups gone: Closing becomes Closed" \
+    wait_for 30 equals Closed qget team-b '{.status.state}'
+check "and then team-b deletes" wait_for 20 kubectl delete queue team-b
+# team-a's guarantee (8 GPUs) would hold GPUs back from the default queue
+check "team-a, idle, deletes too" wait_for 20 kubectl delete queue team-a
+
+# ---- the Command CRD is optional ---------------------------------------------------
+mark=$(wc -l <"$D/muster.log")
+kubectl delete crd commands.bus.volcano.sh >/dev/null
+crd_gone_said() {
+    tail -n +"$((mark + 1))" "$D/muster.log" | grep -q 'the Command CRD (commands.bus.volcano.sh) is not installed'
+}
+check "the Command CRD deleted: muster says Commands are ignored" wait_for 60 crd_gone_said
+
+# ---- d: the book's lab: a Deployment of 8 one-GPU replicas on 5 free GPUs --------
+kubectl delete nodes --all >/dev/null
+"$HERE/nodes.sh" "$D" 1 5 small >/dev/null 2>&1
+deployment() { # NAME [SCHEDULER]
+    cat <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: $1}
+spec:
+  replicas: 8
+  selector: {matchLabels: {app: $1}}
+  template:
+    metadata: {labels: {app: $1}}
+    spec:
+      ${2:+schedulerName: $2}
+      containers:
+      - name: train
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        resources: {limits: {nvidia.com/gpu: 1}}
+YAML
+}
+deployment hog-default | kubectl apply -f - >/dev/null
+check "default scheduler: 5 of the 8 replicas run and hold all 5 GPUs" \
+    wait_for 60 equals 5 running hog-default-
+sleep 2
+check "the other 3 stay Pending" \
+    equals 3 bash -c "kubectl get pods --no-headers | grep '^hog-default-' | grep -c ' Pending '"
+kubectl delete deployment hog-default >/dev/null
+wait_for 60 equals 0 pod_count
+deployment hog-volcano volcano | kubectl apply -f - >/dev/null
+check "schedulerName volcano: 5 of the 8 replicas run as well (a Deployment is no gang)" \
+    wait_for 60 equals 5 running hog-volcano-
+rs_pg() {
+    local uid
+    uid=$(kubectl get rs -l app=hog-volcano -o jsonpath='{.items[0].metadata.uid}')
+    [ -n "$uid" ] && kubectl get pg "podgroup-$uid" -o jsonpath='{.spec.minMember}/{.spec.queue}/{.status.phase}'
+}
+check "its pods share one PodGroup podgroup-<ReplicaSet uid>, minMember 1, queue default, Running" \
+    wait_for 20 equals "1/default/Running" rs_pg
+sleep 2
+check "the other 3 stay Pending, unplaced" equals 5 bound hog-volcano-
+
+check "and schedules on without it, saying so once" \
+    equals 1 bash -c "tail -n +$((mark + 1)) '$D/muster.log' | grep -c 'watch commands'"
+check "muster never crashed" kill -0 "$MPID"
+tap_end

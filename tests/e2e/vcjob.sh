@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# End-to-end: the vcjob controller on a real control plane. The book's Job
+# as written (examples/pytorch-8gpu-vcjob.yaml): eviction restarts the whole
+# job and counts a retry; maxRetry ends it Failed; completion and
+# ttlSecondsAfterFinished; an exit-code policy; elastic growth; bad Jobs.
+# Prints TAP; exit 0 when all pass.
+#
+# Usage: tests/e2e/vcjob.sh MUSTER_BINARY
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+MUSTER=${1:?usage: vcjob.sh MUSTER_BINARY}
+case "$MUSTER" in /*) ;; *) MUSTER=$PWD/$MUSTER ;; esac
+# shellcheck source=tap.sh
+. "$HERE/tap.sh"
+
+tap_up vcjob
+
+job_field() { kubectl get vcjob "$1" -o jsonpath="$2"; }
+pods_running() { # PREFIX COUNT
+    test "$(kubectl get pods --no-headers 2>/dev/null | grep "^$1" | grep -c ' Running ')" = "$2"
+}
+pods_exist() { # PREFIX COUNT
+    test "$(kubectl get pods --no-headers 2>/dev/null | grep -c "^$1")" = "$2"
+}
+uids() { kubectl get pods -o jsonpath='{range .items[*]}{.metadata.uid}{"\n"}{end}' | grep -v '^$' | sort; }
+versions() { # PREFIX: the distinct job-version annotations of its pods
+    kubectl get pods -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.annotations.volcano\.sh/job-version}{"\n"}{end}' |
+        grep "^$1" | awk '{print $2}' | sort -u | tr '\n' ' ' | sed 's/ $//'
+}
+# finish POD PHASE [EXIT]: what a kubelet reports when its container ends
+finish() {
+    kubectl patch pod "$1" --subresource=status --type=merge -p "{\"status\":{\"phase\":\"$2\",\"containerStatuses\":[{\"name\":\"c\",\"image\":\"busybox\",\"imageID\":\"\",\"ready\":false,\"restartCount\":0,\"state\":{\"terminated\":{\"exitCode\":${3:-0},\"reason\":\"Done\"}}}]}}" >/dev/null
+}
+one_gpu_job() { # NAME REPLICAS MINAVAILABLE EXTRA_SPEC_YAML
+    cat <<YAML
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: $1}
+spec:
+  minAvailable: $3
+$4
+  tasks:
+  - name: w
+    replicas: $2
+    template:
+      spec:
+        containers: [{name: c, image: busybox, resources: {limits: {nvidia.com/gpu: 1}}}]
+YAML
+}
+reset() {
+    kubectl delete vcjob --all --wait=false >/dev/null 2>&1
+    kubectl delete pods --all --grace-period=0 --force >/dev/null 2>&1
+    kubectl delete nodes --all >/dev/null 2>&1
+    wait_for 30 pods_exist '' 0
+    kubectl delete podgroups --all >/dev/null 2>&1
+    # team-a's guarantee would hold 8 GPUs back from every other queue
+    kubectl delete queue team-a team-b --ignore-not-found >/dev/null 2>&1
+}
+
+# --- the book's Job: eviction restarts the whole job and counts a retry ----
+kubectl apply -f "$ROOT/examples/queues.yaml" >/dev/null
+"$HERE/nodes.sh" "$D" 1 8 big >/dev/null 2>&1
+"$HERE/nodes.sh" "$D" 1 4 small >/dev/null 2>&1
+kubectl apply -f "$ROOT/examples/pytorch-8gpu-vcjob.yaml" >/dev/null
+check "book's vcjob: all nine pods run on 12 GPUs" wait_for 60 pods_running pytorch-dist-8gpu- 9
+check "kubectl get vcjob: STATUS Running, MINAVAILABLE 9, RUNNINGS 9" \
+    wait_for 20 bash -c "kubectl get vcjob pytorch-dist-8gpu | grep -Eq '^pytorch-dist-8gpu +Running +9 +9 '"
+check "kubectl get vcjob shows Volcano's columns (QUEUE with -o wide)" \
+    bash -c "kubectl get vcjob | head -1 | grep -Eq '^NAME +STATUS +MINAVAILABLE +RUNNINGS +AGE' && kubectl get vcjob -o wide | head -1 | grep -q QUEUE"
+check "status.taskStatusCount counts 1 master and 8 workers Running" \
+    equals "1/8" job_field pytorch-dist-8gpu '{.status.taskStatusCount.master.phase.Running}/{.status.taskStatusCount.worker.phase.Running}'
+before=$(uids)
+kubectl delete pod pytorch-dist-8gpu-worker-3 --wait=false >/dev/null
+check "an evicted worker restarts the job: retryCount 1, version 1" \
+    wait_for 30 equals "1/1" job_field pytorch-dist-8gpu '{.status.retryCount}/{.status.version}'
+check "all nine pods are made again (job-version 1) and run" \
+    wait_for 60 bash -c "$(declare -f pods_running versions); pods_running pytorch-dist-8gpu- 9 && test \"\$(versions pytorch-dist-8gpu-)\" = 1"
+check "none of the nine is a pod from before the restart" \
+    bash -c "test -z \"\$(comm -12 <(echo '$before') <($(declare -f uids); uids))\""
+check "the vcjob is Running again, with Restarting in its conditions" \
+    wait_for 20 bash -c "kubectl get vcjob pytorch-dist-8gpu -o jsonpath='{.status.state.phase} {.status.conditions[*].status}' | grep -Eq '^Running .*Restarting'"
+check "kubectl describe vcjob shows the RestartJob action" \
+    wait_for 10 bash -c "kubectl describe vcjob pytorch-dist-8gpu | grep -q 'ExecuteAction.*RestartJob'"
+reset
+
+# --- maxRetry: the retry past the limit ends the job Failed ----------------
+"$HERE/nodes.sh" "$D" 1 8 m >/dev/null 2>&1
+one_gpu_job once 2 2 '  maxRetry: 1
+  policies: [{event: PodEvicted, action: RestartJob}]' | kubectl apply -f - >/dev/null
+check "maxRetry 1: the job runs" wait_for 60 pods_running once- 2
+kubectl delete pod once-w-0 --wait=false >/dev/null
+check "maxRetry 1: one eviction makes it Failed (MaxRetryReached)" \
+    wait_for 30 equals "Failed/MaxRetryReached/1" job_field once '{.status.state.phase}/{.status.state.reason}/{.status.retryCount}'
+check "a Failed job keeps no pod running" wait_for 30 bash -c "! kubectl get pods --no-headers 2>/dev/null | grep -q '^once-.* Running '"
+reset
+
+# --- completion and ttlSecondsAfterFinished --------------------------------
+"$HERE/nodes.sh" "$D" 1 8 c >/dev/null 2>&1
+one_gpu_job fin 2 2 '  ttlSecondsAfterFinished: 4' | kubectl apply -f - >/dev/null
+check "a 2-pod job runs" wait_for 60 pods_running fin- 2
+finish fin-w-0 Succeeded
+finish fin-w-1 Succeeded
+check "both pods succeeded: the job is Completed with succeeded 2" \
+    wait_for 20 equals "Completed/2" job_field fin '{.status.state.phase}/{.status.succeeded}'
+check "ttlSecondsAfterFinished 4: the job is deleted after it" \
+    wait_for 30 bash -c "! kubectl get vcjob fin >/dev/null 2>&1"
+
+# --- an exit-code policy: exit 3 terminates the job -------------------------
+one_gpu_job term 3 3 '  policies: [{exitCode: 3, action: TerminateJob}]' | kubectl apply -f - >/dev/null
+check "a 3-pod job runs" wait_for 60 pods_running term- 3
+finish term-w-1 Failed 3
+check "exit code 3 → TerminateJob: the job ends Terminated" \
+    wait_for 30 equals "Terminated" job_field term '{.status.state.phase}'
+check "and its other pods are stopped" \
+    wait_for 30 bash -c "! kubectl get pods --no-headers 2>/dev/null | grep -q '^term-.* Running '"
+one_gpu_job other 1 1 '  policies: [{exitCode: 3, action: TerminateJob}]' | kubectl apply -f - >/dev/null
+check "another exit code is no match: the pod fails, the job goes on" \
+    bash -c "$(declare -f wait_for pods_running finish job_field equals); wait_for 60 pods_running other- 1 && finish other-w-0 Failed 1 && wait_for 20 equals Failed job_field other '{.status.state.phase}' && test \"\$(job_field other '{.status.failed}')\" = 1"
+reset
+
+# --- a PodPending policy with a timeout ---------------------------------------
+cat <<'YAML' | kubectl apply -f - >/dev/null
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: stuck}
+spec:
+  policies: [{event: PodPending, timeout: 5s, action: AbortJob}]
+  tasks:
+  - name: w
+    replicas: 1
+    template: {spec: {containers: [{name: c, image: busybox, resources: {limits: {nvidia.com/gpu: 100}}}]}}
+YAML
+check "PodPending with timeout 5s: a pod that cannot fit aborts the job after it" \
+    wait_for 30 equals "Aborted" job_field stuck '{.status.state.phase}'
+check "and not before: the job was Pending for at least 5 s" \
+    bash -c "c=\$(kubectl get vcjob stuck -o jsonpath='{.metadata.creationTimestamp}'); a=\$(kubectl get vcjob stuck -o jsonpath='{.status.state.lastTransitionTime}'); test \$((\$(date -d \"\$a\" +%s) - \$(date -d \"\$c\" +%s))) -ge 5"
+
+# --- vcctl job suspend / resume: AbortJob and ResumeJob Commands ------------
+command() { # ACTION JOB
+    cat <<YAML
+apiVersion: bus.volcano.sh/v1alpha1
+kind: Command
+metadata: {generateName: $2-$(echo "$1" | tr 'A-Z' 'a-z')-, namespace: default}
+target: {apiVersion: batch.volcano.sh/v1alpha1, kind: Job, name: $2, uid: "$(kubectl get vcjob "$2" -o jsonpath='{.metadata.uid}')"}
+action: $1
+YAML
+}
+"$HERE/nodes.sh" "$D" 1 8 p >/dev/null 2>&1
+one_gpu_job pause 2 2 '' | kubectl apply -f - >/dev/null
+check "a 2-pod job runs" wait_for 60 pods_running pause- 2
+command AbortJob pause | kubectl create -f - >/dev/null
+check "AbortJob Command: the job is Aborted and its pods are gone" \
+    wait_for 30 bash -c "$(declare -f job_field pods_exist); test \"\$(job_field pause '{.status.state.phase}')\" = Aborted && pods_exist pause- 0"
+check "an Aborted job holds no PodGroup (no queue reservation)" \
+    wait_for 10 bash -c "! kubectl get pg --no-headers 2>/dev/null | grep -q '^pause-'"
+check "the Command is carried out once and deleted" \
+    wait_for 10 bash -c "test -z \"\$(kubectl get commands.bus.volcano.sh --no-headers 2>/dev/null)\""
+command ResumeJob pause | kubectl create -f - >/dev/null
+check "ResumeJob Command: the job runs again, with a retry counted" \
+    wait_for 60 bash -c "$(declare -f job_field pods_running); pods_running pause- 2 && test \"\$(job_field pause '{.status.state.phase}/{.status.retryCount}')\" = Running/1"
+reset
+
+# --- elastic: minAvailable 2 of 4 starts at 2 and grows ---------------------
+"$HERE/nodes.sh" "$D" 1 2 e >/dev/null 2>&1
+one_gpu_job elastic 4 2 '' | kubectl apply -f - >/dev/null
+check "elastic 2 of 4 on 2 GPUs: 2 run and the job is Running" \
+    wait_for 60 bash -c "$(declare -f pods_running job_field); pods_running elastic- 2 && test \"\$(job_field elastic '{.status.state.phase}')\" = Running"
+MUSTER_NODE_START=1 "$HERE/nodes.sh" "$D" 1 2 e >/dev/null 2>&1
+check "2 more GPUs free up: it grows to 4" wait_for 60 pods_running elastic- 4
+reset
+
+# --- job plugins: svc (Service, hosts ConfigMap, env) and ssh (Secret) -----
+"$HERE/nodes.sh" "$D" 1 8 s >/dev/null 2>&1
+cat <<'YAML' | kubectl apply -f - >/dev/null
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: mpi}
+spec:
+  minAvailable: 3
+  plugins: {svc: [], ssh: [], env: []}
+  tasks:
+  - name: master
+    replicas: 1
+    template: {spec: {containers: [{name: c, image: busybox}]}}
+  - name: worker
+    replicas: 2
+    template: {spec: {containers: [{name: c, image: busybox, resources: {limits: {nvidia.com/gpu: 1}}}]}}
+YAML
+check "svc: all three pods run" wait_for 60 pods_running mpi- 3
+check "svc: headless Service mpi selects the job's pods" \
+    equals "None/mpi" kubectl get service mpi -o jsonpath='{.spec.clusterIP}/{.spec.selector.volcano\.sh/job-name}'
+check "svc: ConfigMap mpi-svc lists the workers' hosts" \
+    equals "mpi-worker-0.mpi,mpi-worker-1.mpi" kubectl get configmap mpi-svc -o jsonpath='{.data.VC_WORKER_HOSTS}'
+check "svc: worker-1's hostname and subdomain make mpi-worker-1.mpi" \
+    equals "mpi-worker-1.mpi" kubectl get pod mpi-worker-1 -o jsonpath='{.spec.hostname}.{.spec.subdomain}'
+check "svc: pods get VC_MASTER_HOSTS from the ConfigMap and it is mounted at /etc/volcano" \
+    bash -c "kubectl get pod mpi-worker-0 -o json | jq -e '[.spec.containers[0].env[] | select(.name==\"VC_MASTER_HOSTS\") | .valueFrom.configMapKeyRef.name] == [\"mpi-svc\"] and ([.spec.containers[0].volumeMounts[] | select(.mountPath==\"/etc/volcano\")] | length == 1)'"
+check "ssh: Secret mpi-ssh holds a key pair and a config with 3 hosts" \
+    bash -c "kubectl get secret mpi-ssh -o jsonpath='{.data.config}' | base64 -d | grep -c '^Host ' | grep -qx 3 && kubectl get secret mpi-ssh -o jsonpath='{.data.id_rsa}' | base64 -d | grep -q 'BEGIN RSA PRIVATE KEY'"
+check "env: each pod gets VC_TASK_INDEX" \
+    equals "1" kubectl get pod mpi-worker-1 -o jsonpath='{.spec.containers[0].env[?(@.name=="VC_TASK_INDEX")].value}'
+reset
+
+# --- a Deployment's group-min-member reaches its PodGroup ---------------------
+"$HERE/nodes.sh" "$D" 1 8 dp >/dev/null 2>&1
+cat <<'YAML' | kubectl apply -f - >/dev/null
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: gangdep
+  annotations: {scheduling.volcano.sh/group-min-member: "3"}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: gangdep}}
+  template:
+    metadata: {labels: {app: gangdep}}
+    spec:
+      schedulerName: volcano
+      containers: [{name: c, image: busybox, resources: {limits: {nvidia.com/gpu: 1}}}]
+YAML
+check "Deployment with group-min-member 3: its 3 pods run" wait_for 60 pods_running gangdep- 3
+check "its PodGroup podgroup-<ReplicaSet uid> has minMember 3 and 3 GPUs of minResources" \
+    bash -c "rs=\$(kubectl get rs -l app=gangdep -o jsonpath='{.items[0].metadata.uid}'); test \"\$(kubectl get pg podgroup-\$rs -o jsonpath='{.spec.minMember}/{.spec.minResources.nvidia\.com/gpu}')\" = 3/3"
+kubectl delete deployment gangdep >/dev/null 2>&1
+reset
+
+# --- bad Jobs: refused, or reported on the Job, and nothing else moves -----
+refused() { # PATTERN < YAML
+    local out
+    out=$(kubectl apply -f - 2>&1) && { echo "accepted: $out"; return 1; }
+    echo "$out" | grep -q "$1" || { echo "$out"; return 1; }
+}
+check "minAvailable above the total replicas is refused" refused 'must not exceed the total replicas' <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: bad-min}
+spec: {minAvailable: 5, tasks: [{name: w, replicas: 2, template: {spec: {containers: [{name: c, image: x}]}}}]}
+YAML
+check "an unknown policy event is refused" refused 'Unsupported value: "PodExploded"' <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: bad-event}
+spec: {policies: [{event: PodExploded, action: RestartJob}], tasks: [{name: w, replicas: 1, template: {spec: {containers: [{name: c, image: x}]}}}]}
+YAML
+"$HERE/nodes.sh" "$D" 1 8 b >/dev/null 2>&1
+cat <<'YAML' | kubectl apply -f - >/dev/null
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: bad-template}
+spec: {tasks: [{name: w, replicas: 2}]}
+---
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: bad-action}
+spec: {policies: [{event: PodFailed, action: Explode}], tasks: [{name: w, replicas: 1, template: {spec: {containers: [{name: c, image: x}]}}}]}
+---
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: bad-queue}
+spec: {queue: nosuch, tasks: [{name: w, replicas: 1, template: {spec: {containers: [{name: c, image: x}]}}}]}
+YAML
+one_gpu_job fine 2 2 '' | kubectl apply -f - >/dev/null
+check "a task without a template: Failed, the message names the field" \
+    wait_for 20 equals "Failed: spec.tasks[0].template: required" job_field bad-template '{.status.state.phase}: {.status.state.message}'
+check "an unknown action: Failed, the message names it" \
+    wait_for 20 bash -c "kubectl get vcjob bad-action -o jsonpath='{.status.state.phase}: {.status.state.message}' | grep -q '^Failed: spec.policies\[0\].action: unknown action \"Explode\"'"
+check "a queue that does not exist: Pending, and the job says why" \
+    wait_for 20 bash -c "kubectl get vcjob bad-queue -o jsonpath='{.status.state.phase}: {.status.state.message}' | grep -q '^Pending: .*queue \"nosuch\" does not exist'"
+check "no pod is made for the refused jobs" bash -c "! kubectl get pods --no-headers 2>/dev/null | grep -Eq '^bad-(template|action)-'"
+check "and a good job next to them runs" wait_for 60 pods_running fine- 2
+check "muster never crashed" kill -0 "$MPID"
+tap_end

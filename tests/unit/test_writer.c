@@ -1,0 +1,831 @@
+/* The asynchronous API writer (src/serve/writer.h), against the fake API
+ * server of the kube tests for the requests it sends, and with run
+ * functions that block on a gate for ordering, concurrency, coalescing,
+ * backpressure and shutdown. Also the client pool and shared limiter it
+ * relies on (src/kube/client.h), and the requests that release a pod
+ * through it (src/serve/enforce.c). */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "serve/serve_int.h"
+#include "serve/writer.h"
+#include "test_kube_fake.h"
+
+static struct kf_server srv;
+static bool srv_up;
+
+static void setup(void)
+{
+    ck_assert_int_eq(kf_start(&srv), 0);
+    srv_up = true;
+}
+
+static void teardown(void)
+{
+    if (srv_up)
+        kf_stop(&srv);
+    srv_up = false;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+
+    nanosleep(&ts, NULL);
+}
+
+/* A writer on the fake server (or, for run-only tests, any URL: clients
+ * connect on their first request). */
+static struct mu_writer *writer(int threads, size_t cap, void (*notify)(void *),
+                                void *nctx)
+{
+    struct mu_kube_config cfg;
+    struct mu_writer_opts o = {
+        .threads = threads, .cap = cap, .notify = notify, .notify_ctx = nctx};
+    struct mu_writer *w = NULL;
+    struct mu_err err = {{0}};
+
+    mu_kube_config_init(&cfg);
+    cfg.server = mu_xstrdup(srv_up ? srv.url : "http://127.0.0.1:9");
+    cfg.token = mu_xstrdup("writer-token");
+    ck_assert_msg(mu_writer_new(&cfg, &o, &w, &err) == 0, "%s", err.msg);
+    mu_kube_config_release(&cfg);
+    return w;
+}
+
+/* ---------------------------------------------------- outcomes, shared -- */
+
+#define MAXW 256
+
+/* What the tests' run functions and done callbacks record. */
+struct rec {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int order[MAXW]; /* ids in the order their run started */
+    int norder;
+    int running, running_max;
+    bool gate_open; /* runs wait for it when they are told to */
+    int done_rc[MAXW];
+    int ndone[MAXW];
+    char done_msg[MAXW][128];
+    int notified;
+};
+
+static struct rec R;
+
+static void rec_init(void)
+{
+    memset(&R, 0, sizeof(R));
+    pthread_mutex_init(&R.mu, NULL);
+    pthread_cond_init(&R.cv, NULL);
+}
+
+static void open_gate(void)
+{
+    pthread_mutex_lock(&R.mu);
+    R.gate_open = true;
+    pthread_cond_broadcast(&R.cv);
+    pthread_mutex_unlock(&R.mu);
+}
+
+/* ctx of a test write: its id and how its run behaves */
+struct tw {
+    int id;
+    bool wait_gate; /* block until the gate opens */
+    int sleep_ms;   /* then sleep */
+    int rc;         /* and return this */
+};
+
+static struct tw tws[MAXW];
+
+static int test_run(struct mu_kube *k, const struct mu_write *w, void *ctx,
+                    struct mu_err *err)
+{
+    struct tw *t = ctx;
+
+    (void)k;
+    (void)w;
+    pthread_mutex_lock(&R.mu);
+    R.order[R.norder++] = t->id;
+    R.running++;
+    if (R.running > R.running_max)
+        R.running_max = R.running;
+    pthread_cond_broadcast(&R.cv);
+    while (t->wait_gate && !R.gate_open)
+        pthread_cond_wait(&R.cv, &R.mu);
+    pthread_mutex_unlock(&R.mu);
+    if (t->sleep_ms)
+        sleep_ms(t->sleep_ms);
+    pthread_mutex_lock(&R.mu);
+    R.running--;
+    pthread_mutex_unlock(&R.mu);
+    if (t->rc < 0)
+        return mu_err_set(err, t->rc, "test write %d failed", t->id);
+    return 0;
+}
+
+static void test_done(void *ctx, int rc, const char *msg)
+{
+    struct tw *t = ctx;
+
+    /* no lock: done calls are on the owner (test) thread */
+    R.done_rc[t->id] = rc;
+    R.ndone[t->id]++;
+    snprintf(R.done_msg[t->id], sizeof(R.done_msg[t->id]), "%s", msg);
+}
+
+static void test_notify(void *ctx)
+{
+    (void)ctx;
+    pthread_mutex_lock(&R.mu);
+    R.notified++;
+    pthread_cond_broadcast(&R.cv);
+    pthread_mutex_unlock(&R.mu);
+}
+
+/* Submits test write id with key (flags), run behaviour as given. */
+static int submit_tw(struct mu_writer *w, int id, const char *key,
+                     unsigned flags, bool wait_gate, int sleep, int rc)
+{
+    struct mu_write wr = {.method = "PATCH",
+                          .key = key,
+                          .flags = flags,
+                          .run = test_run,
+                          .done = test_done};
+    char path[64];
+
+    tws[id] = (struct tw){id, wait_gate, sleep, rc};
+    snprintf(path, sizeof(path), "/test/%d", id);
+    wr.path = path;
+    wr.ctx = &tws[id];
+    return mu_writer_submit(w, &wr);
+}
+
+/* Waits (up to 5 s) until at least n runs have started. */
+static void wait_started(int n)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 5;
+    pthread_mutex_lock(&R.mu);
+    while (R.norder < n)
+        if (pthread_cond_timedwait(&R.cv, &R.mu, &ts))
+            break;
+    pthread_mutex_unlock(&R.mu);
+    ck_assert_int_ge(R.norder, n);
+}
+
+/* ------------------------------------------------------------ requests -- */
+
+START_TEST(test_writer_sends_the_request_and_reports_success)
+{
+    struct mu_writer *w;
+    struct mu_write wr = {.method = "PATCH",
+                          .path = "/api/v1/namespaces/a/pods/p",
+                          .content_type = MU_KUBE_MERGE_PATCH,
+                          .done = test_done};
+    const struct kf_request *r;
+    size_t failed = 99;
+    json_t *got;
+
+    rec_init();
+    kf_reply_body(&srv, 200, "{\"kind\":\"Pod\"}");
+    w = writer(2, 0, test_notify, NULL);
+    tws[0] = (struct tw){0};
+    wr.ctx = &tws[0];
+    wr.body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", "a", "b");
+    ck_assert_int_eq(mu_writer_submit(w, &wr), 0);
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_int_eq(R.notified, 1);
+    ck_assert_int_eq(R.ndone[0], 0); /* only drain calls done */
+    ck_assert_uint_eq(mu_writer_drain(w, &failed), 1);
+    ck_assert_uint_eq(failed, 0);
+    ck_assert_int_eq(R.ndone[0], 1);
+    ck_assert_int_eq(R.done_rc[0], 0);
+    ck_assert_str_eq(R.done_msg[0], "");
+    ck_assert_uint_eq(kf_count(&srv), 1);
+    r = kf_req(&srv, 0);
+    ck_assert_str_eq(r->method, "PATCH");
+    ck_assert_str_eq(r->path, "/api/v1/namespaces/a/pods/p");
+    ck_assert_str_eq(r->content_type, "application/merge-patch+json");
+    ck_assert_str_eq(r->authorization, "Bearer writer-token");
+    got = json_loadb(r->body, r->body_len, 0, NULL);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(got, "metadata"), "annotations"),
+            "a")),
+        "b");
+    json_decref(got);
+    ck_assert_uint_eq(mu_writer_drain(w, NULL), 0); /* reported once */
+    mu_writer_free(w);
+    ck_assert_int_eq(R.ndone[0], 1);
+}
+END_TEST
+
+static char logged[512];
+static int nlogged;
+
+static void test_log(void *ctx, const char *msg)
+{
+    (void)ctx;
+    snprintf(logged, sizeof(logged), "%s", msg);
+    nlogged++;
+}
+
+START_TEST(test_writer_maps_http_errors_and_logs_fire_and_forget_failures)
+{
+    struct mu_kube_config cfg;
+    struct mu_writer_opts o = {.threads = 1, .log = test_log};
+    struct mu_writer *w = NULL;
+    struct mu_err err;
+    struct mu_write del = {.method = "DELETE",
+                           .path = "/api/v1/namespaces/a/pods/gone",
+                           .done = test_done};
+    struct mu_write del_ok = {.method = "DELETE",
+                              .path = "/api/v1/namespaces/a/pods/gone2",
+                              .flags = MU_WRITE_GONE_OK};
+    struct mu_write bad = {.method = "PATCH",
+                           .path = "/api/v1/namespaces/a/pods/bad"};
+    const char *st404 = "{\"kind\":\"Status\",\"code\":404,\"reason\":"
+                        "\"NotFound\",\"message\":\"pods \\\"gone\\\" not "
+                        "found\"}";
+    size_t failed;
+
+    rec_init();
+    nlogged = 0;
+    kf_reply_body(&srv, 404, st404);
+    kf_reply_body(&srv, 404, st404);
+    kf_reply_body(&srv, 422,
+                  "{\"kind\":\"Status\",\"code\":422,\"reason\":\"Invalid\","
+                  "\"message\":\"bad patch\"}");
+    mu_kube_config_init(&cfg);
+    cfg.server = mu_xstrdup(srv.url);
+    ck_assert_int_eq(mu_writer_new(&cfg, &o, &w, &err), 0);
+    mu_kube_config_release(&cfg);
+    tws[0] = (struct tw){0};
+    del.ctx = &tws[0];
+    /* one thread: sent in this order */
+    ck_assert_int_eq(mu_writer_submit(w, &del), 0);
+    ck_assert_int_eq(mu_writer_submit(w, &del_ok), 0);
+    bad.body = json_object();
+    ck_assert_int_eq(mu_writer_submit(w, &bad), 0);
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_uint_eq(mu_writer_drain(w, &failed), 2); /* del, bad */
+    ck_assert_uint_eq(failed, 2);
+    ck_assert_int_eq(R.done_rc[0], -ENOENT);
+    ck_assert_ptr_nonnull(strstr(R.done_msg[0], "404"));
+    ck_assert_int_eq(nlogged, 1); /* bad only: del_ok was fine */
+    ck_assert_ptr_nonnull(
+        strstr(logged, "PATCH /api/v1/namespaces/a/pods/bad"));
+    ck_assert_ptr_nonnull(strstr(logged, "bad patch"));
+    mu_writer_free(w);
+}
+END_TEST
+
+START_TEST(test_writer_posts_events_under_its_own_names)
+{
+    struct mu_writer *w;
+    struct mu_kube_event ev = {
+        .involved = {"scheduling.volcano.sh/v1beta1", "PodGroup", "team-a",
+                     "train", "u1"},
+        .type = "Normal",
+        .reason = "Evict",
+        .message = "m",
+        .first_time = 1000,
+    };
+    const struct kf_request *r;
+    json_t *got;
+    char want[64];
+
+    kf_reply_body(&srv, 201, "{}");
+    w = writer(1, 0, NULL, NULL);
+    ck_assert_int_eq(mu_writer_event(w, &ev), 0);
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_uint_eq(mu_writer_drain(w, NULL), 0); /* success, no done */
+    r = kf_req(&srv, 0);
+    ck_assert_str_eq(r->method, "POST");
+    ck_assert_str_eq(r->path, "/api/v1/namespaces/team-a/events");
+    got = json_loadb(r->body, r->body_len, 0, NULL);
+    snprintf(want, sizeof(want), "train.%016llx",
+             1000ULL * 1000000000ULL + MU_WRITER_EVENT_SEQ0);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(got, "metadata"), "name")),
+                     want);
+    ck_assert_str_eq(json_string_value(json_object_get(got, "reason")),
+                     "Evict");
+    json_decref(got);
+    mu_writer_free(w);
+}
+END_TEST
+
+/* ------------------------------------------------------------ ordering -- */
+
+START_TEST(test_writer_keeps_one_objects_writes_in_order_one_at_a_time)
+{
+    struct mu_writer *w;
+    int n = 40;
+
+    rec_init();
+    w = writer(4, 0, NULL, NULL);
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(submit_tw(w, i, "pod/a", 0, false, i % 3, 0), 0);
+    ck_assert_int_eq(mu_writer_flush(w, 10000), 0);
+    ck_assert_uint_eq(mu_writer_drain(w, NULL), (size_t)n);
+    ck_assert_int_eq(R.norder, n);
+    for (int i = 0; i < n; i++) {
+        ck_assert_int_eq(R.order[i], i);
+        ck_assert_int_eq(R.ndone[i], 1);
+    }
+    ck_assert_int_eq(R.running_max, 1);
+    mu_writer_free(w);
+}
+END_TEST
+
+START_TEST(test_writer_runs_other_objects_while_one_is_blocked)
+{
+    struct mu_writer *w;
+
+    rec_init();
+    w = writer(3, 0, NULL, NULL);
+    /* a blocked write of pod/a holds back a's next write, not b's or c's */
+    ck_assert_int_eq(submit_tw(w, 0, "pod/a", 0, true, 0, 0), 0);
+    ck_assert_int_eq(submit_tw(w, 1, "pod/a", 0, false, 0, 0), 0);
+    ck_assert_int_eq(submit_tw(w, 2, "pod/b", 0, false, 0, 0), 0);
+    ck_assert_int_eq(submit_tw(w, 3, "pod/c", 0, false, 0, 0), 0);
+    wait_started(3);
+    sleep_ms(50);
+    pthread_mutex_lock(&R.mu);
+    ck_assert_int_eq(R.norder, 3); /* 0, 2, 3 in some order; not 1 */
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_ne(R.order[i], 1);
+    pthread_mutex_unlock(&R.mu);
+    ck_assert_int_eq(mu_writer_flush(w, 100), -ETIMEDOUT);
+    open_gate();
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_int_eq(R.order[3], 1);
+    ck_assert_uint_eq(mu_writer_drain(w, NULL), 4);
+    mu_writer_free(w);
+}
+END_TEST
+
+START_TEST(test_writer_sends_different_objects_concurrently)
+{
+    struct mu_writer *w;
+
+    rec_init();
+    w = writer(4, 0, NULL, NULL);
+    for (int i = 0; i < 4; i++) {
+        char key[16];
+
+        snprintf(key, sizeof(key), "pod/%d", i);
+        ck_assert_int_eq(submit_tw(w, i, key, 0, true, 0, 0), 0);
+    }
+    wait_started(4); /* all four in flight at once, or this times out */
+    ck_assert_int_eq(R.running_max, 4);
+    open_gate();
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    mu_writer_free(w);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(R.ndone[i], 1);
+}
+END_TEST
+
+/* ---------------------------------------------------------- coalescing -- */
+
+START_TEST(test_writer_coalesces_queued_state_writes_only)
+{
+    struct mu_writer *w;
+    struct mu_writer_stats st;
+
+    rec_init();
+    w = writer(1, 0, NULL, NULL);
+    /* 0 runs and blocks the only worker; the rest wait in the queue */
+    ck_assert_int_eq(submit_tw(w, 0, "pg/x", MU_WRITE_COALESCE, true, 0, 0), 0);
+    wait_started(1);
+    ck_assert_int_eq(submit_tw(w, 1, "pg/x", MU_WRITE_COALESCE, false, 0, 0),
+                     0);
+    ck_assert_int_eq(submit_tw(w, 2, "pg/y", MU_WRITE_COALESCE, false, 0, 0),
+                     0);
+    ck_assert_int_eq(submit_tw(w, 3, "pg/x", MU_WRITE_COALESCE, false, 0, 0),
+                     0); /* replaces 1 */
+    ck_assert_int_eq(submit_tw(w, 4, "pg/x", 0, false, 0, 0), 0);
+    ck_assert_int_eq(submit_tw(w, 5, "pg/x", MU_WRITE_COALESCE, false, 0, 0),
+                     0); /* 4 is not coalescable: 5 queues behind it */
+    mu_writer_stats(w, &st);
+    ck_assert_uint_eq(st.coalesced, 1);
+    ck_assert_uint_eq(st.queued, 4);
+    open_gate();
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_uint_eq(mu_writer_drain(w, NULL), 6);
+    /* sent: 0, then 3 in 1's place (before y), y, 4, 5 */
+    ck_assert_int_eq(R.norder, 5);
+    ck_assert_int_eq(R.order[0], 0);
+    ck_assert_int_eq(R.order[1], 3);
+    ck_assert_int_eq(R.order[2], 2);
+    ck_assert_int_eq(R.order[3], 4);
+    ck_assert_int_eq(R.order[4], 5);
+    ck_assert_int_eq(R.done_rc[1], -ECANCELED);
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_eq(R.ndone[i], 1);
+    mu_writer_free(w);
+}
+END_TEST
+
+/* ------------------------------------------------------ bounds, errors -- */
+
+struct submitter {
+    struct mu_writer *w;
+    atomic_bool done;
+    int rc;
+};
+
+static void *submit_main(void *arg)
+{
+    struct submitter *s = arg;
+
+    s->rc = submit_tw(s->w, 9, "k/9", 0, false, 0, 0);
+    atomic_store(&s->done, true);
+    return NULL;
+}
+
+START_TEST(test_writer_submit_blocks_while_the_queue_is_full)
+{
+    struct submitter s = {0};
+    struct mu_writer_stats st;
+    pthread_t th;
+
+    rec_init();
+    s.w = writer(1, 2, NULL, NULL);
+    ck_assert_int_eq(submit_tw(s.w, 0, "k/0", 0, true, 0, 0), 0);
+    wait_started(1); /* the worker holds 0; the queue is empty */
+    ck_assert_int_eq(submit_tw(s.w, 1, "k/1", 0, false, 0, 0), 0);
+    ck_assert_int_eq(submit_tw(s.w, 2, "k/2", 0, false, 0, 0), 0);
+    atomic_init(&s.done, false);
+    ck_assert_int_eq(pthread_create(&th, NULL, submit_main, &s), 0);
+    sleep_ms(100);
+    ck_assert(!atomic_load(&s.done)); /* full: it waits */
+    mu_writer_stats(s.w, &st);
+    ck_assert_uint_eq(st.queued, 2);
+    ck_assert_uint_eq(st.running, 1);
+    open_gate();
+    pthread_join(th, NULL);
+    ck_assert_int_eq(s.rc, 0);
+    ck_assert_int_eq(mu_writer_flush(s.w, 5000), 0);
+    ck_assert_uint_eq(mu_writer_drain(s.w, NULL), 4);
+    mu_writer_stats(s.w, &st);
+    ck_assert_uint_eq(st.queued_max, 2);
+    ck_assert_uint_eq(st.submitted, 4);
+    mu_writer_free(s.w);
+}
+END_TEST
+
+START_TEST(test_writer_refuses_bad_writes_without_calling_done)
+{
+    struct mu_writer *w;
+    json_t *body = json_object();
+    struct mu_write nopath = {
+        .method = "PATCH", .body = body, .done = test_done};
+    struct mu_write nomethod = {.path = "/x", .done = test_done};
+
+    rec_init();
+    w = writer(1, 0, NULL, NULL);
+    json_incref(body);
+    tws[0] = (struct tw){0};
+    nopath.ctx = nomethod.ctx = &tws[0];
+    ck_assert_int_eq(mu_writer_submit(w, &nopath), -EINVAL);
+    ck_assert_int_eq(body->refcount, 1); /* stolen and released */
+    json_decref(body);
+    ck_assert_int_eq(mu_writer_submit(w, &nomethod), -EINVAL);
+    mu_writer_free(w);
+    ck_assert_int_eq(R.ndone[0], 0);
+}
+END_TEST
+
+/* Probes the writer with writes (id 20, cancelled later) until it refuses
+ * them, then opens the gate. */
+static void *open_when_stopping(void *arg)
+{
+    struct mu_writer *w = arg;
+
+    while (submit_tw(w, 20, "probe", 0, false, 0, 0) == 0)
+        sleep_ms(5);
+    open_gate();
+    return NULL;
+}
+
+START_TEST(test_writer_free_cancels_what_was_not_sent_and_reports_everything)
+{
+    struct mu_writer *w;
+    pthread_t opener;
+
+    rec_init();
+    w = writer(1, 0, NULL, NULL);
+    ck_assert_int_eq(submit_tw(w, 0, "k/0", 0, true, 0, 0), 0);
+    wait_started(1);
+    ck_assert_int_eq(submit_tw(w, 1, "k/1", 0, false, 0, 0), 0);
+    ck_assert_int_eq(submit_tw(w, 2, "k/2", 0, false, 0, -EIO), 0);
+    /* free waits for 0 (in flight): its gate opens only once the writer
+     * refuses new writes, i.e. once free has begun */
+    ck_assert_int_eq(pthread_create(&opener, NULL, open_when_stopping, w), 0);
+    mu_writer_free(w);
+    pthread_join(opener, NULL);
+    ck_assert_int_eq(R.ndone[0], 1);
+    ck_assert_int_eq(R.done_rc[0], 0);
+    ck_assert_int_eq(R.ndone[1], 1);
+    ck_assert_int_eq(R.done_rc[1], -ECANCELED);
+    ck_assert_int_eq(R.ndone[2], 1);
+    ck_assert_int_eq(R.done_rc[2], -ECANCELED); /* never ran */
+    ck_assert_int_eq(R.norder, 1);
+}
+END_TEST
+
+START_TEST(test_writer_new_fails_cleanly_without_a_server)
+{
+    struct mu_kube_config cfg;
+    struct mu_writer *w = (struct mu_writer *)&cfg;
+    struct mu_err err = {{0}};
+
+    mu_kube_config_init(&cfg);
+    ck_assert_int_eq(mu_writer_new(&cfg, NULL, &w, &err), -EINVAL);
+    ck_assert_ptr_null(w);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no server"));
+}
+END_TEST
+
+START_TEST(test_writer_notifies_once_per_batch_of_completions)
+{
+    struct mu_writer *w;
+
+    rec_init();
+    w = writer(2, 0, test_notify, NULL);
+    for (int i = 0; i < 10; i++)
+        ck_assert_int_eq(submit_tw(w, i, NULL, 0, false, 0, 0), 0);
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_int_eq(R.notified, 1); /* nothing drained in between */
+    ck_assert_uint_eq(mu_writer_drain(w, NULL), 10);
+    ck_assert_int_eq(submit_tw(w, 10, NULL, 0, false, 0, 0), 0);
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_int_eq(R.notified, 2);
+    mu_writer_free(w);
+}
+END_TEST
+
+/* ------------------------------------------- client pool, limiter ------- */
+
+START_TEST(test_kube_pool_reuses_clients_and_bounds_idle_ones)
+{
+    struct mu_kube_config cfg;
+    struct mu_kube_pool *p = NULL;
+    struct mu_kube *a, *b, *c;
+    struct mu_err err;
+
+    mu_kube_config_init(&cfg);
+    cfg.server = mu_xstrdup(srv.url);
+    ck_assert_int_eq(mu_kube_pool_new(&cfg, NULL, 1, &p, &err), 0);
+    mu_kube_config_release(&cfg);
+    kf_reply_body(&srv, 200, "{}");
+    kf_reply_body(&srv, 200, "{}");
+    a = mu_kube_pool_get(p, &err);
+    b = mu_kube_pool_get(p, &err);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_ptr_ne(a, b);
+    ck_assert_int_eq(mu_kube_get(a, "/api/v1/pods", NULL, NULL, &err), 0);
+    mu_kube_pool_put(p, a);
+    mu_kube_pool_put(p, b); /* one idle at most: b is freed */
+    c = mu_kube_pool_get(p, &err);
+    ck_assert_ptr_eq(c, a);
+    ck_assert_int_eq(mu_kube_get(c, "/api/v1/pods", NULL, NULL, &err), 0);
+    mu_kube_pool_put(p, c);
+    mu_kube_pool_free(p);
+    ck_assert_uint_eq(kf_count(&srv), 2);
+}
+END_TEST
+
+START_TEST(test_kube_shared_limiter_is_one_bucket_for_every_client)
+{
+    struct mu_kube_shared_limiter s;
+
+    mu_kube_shared_limiter_init(&s, 10, 2, 0);
+    ck_assert_int_eq(mu_kube_shared_limiter_reserve(&s, 0), 0);
+    ck_assert_int_eq(mu_kube_shared_limiter_reserve(&s, 0), 0);
+    /* the third request at once waits a tenth of a second */
+    ck_assert_int_eq(mu_kube_shared_limiter_reserve(&s, 0), 100000000);
+    mu_kube_shared_limiter_release(&s);
+}
+END_TEST
+
+/* -------------------------------------------------------- release patch -- */
+
+START_TEST(test_release_smp_drops_the_gate_by_name_and_pins_with_a_uid)
+{
+    json_t *p = mu_serve_release_smp("u-1", "gpu-2");
+    json_t *want = json_loads(
+        "{\"metadata\":{\"uid\":\"u-1\"},\"spec\":{\"schedulingGates\":"
+        "[{\"$patch\":\"delete\",\"name\":\"muster.io/gang\"}],\"affinity\":"
+        "{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+        "{\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata.name\","
+        "\"operator\":\"In\",\"values\":[\"gpu-2\"]}]}]}}}}}",
+        0, NULL);
+
+    ck_assert_ptr_nonnull(want);
+    ck_assert(json_equal(p, want));
+    json_decref(p);
+    json_decref(want);
+    p = mu_serve_release_smp(NULL, "gpu-2");
+    ck_assert_ptr_null(json_object_get(p, "metadata"));
+    json_decref(p);
+}
+END_TEST
+
+/* What enforce.c sends to release one pod, on the fake server. */
+static struct mu_kube *plain_client(void)
+{
+    struct mu_kube_config cfg;
+    struct mu_kube *k = NULL;
+    struct mu_err err;
+
+    mu_kube_config_init(&cfg);
+    cfg.server = mu_xstrdup(srv.url);
+    ck_assert_int_eq(mu_kube_new(&cfg, NULL, &k, &err), 0);
+    mu_kube_config_release(&cfg);
+    return k;
+}
+
+static int release(bool gated, bool smp, struct mu_err *err)
+{
+    char node[] = "gpu-2", uid[] = "u-1";
+    struct mu_release c = {
+        .node = node, .uid = uid, .gated = gated, .smp = smp};
+    struct mu_write w = {.method = "PATCH",
+                         .path = "/api/v1/namespaces/a/pods/p"};
+    struct mu_kube *k = plain_client();
+    int rc;
+
+    if (smp) {
+        w.body = mu_serve_release_smp(c.uid, c.node);
+        w.content_type = "application/strategic-merge-patch+json";
+    } else if (!gated) {
+        w.body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
+                           "muster.io/reserved-node", "gpu-2");
+        w.content_type = MU_KUBE_MERGE_PATCH;
+    }
+    rc = mu_serve_release_run(k, &w, &c, err);
+    json_decref(w.body);
+    mu_kube_free(k);
+    return rc;
+}
+
+static const char *gated_pod_with_a_term =
+    "{\"metadata\":{\"name\":\"p\",\"uid\":\"u-1\"},\"spec\":"
+    "{\"schedulingGates\":[{\"name\":\"muster.io/gang\"}],\"affinity\":"
+    "{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+    "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"a\","
+    "\"operator\":\"Exists\"}]}]}}}}}";
+
+static const char *status_422 =
+    "{\"kind\":\"Status\",\"code\":422,\"reason\":\"Invalid\","
+    "\"message\":\"only additions are allowed\"}";
+
+START_TEST(test_release_of_a_plain_gated_pod_is_one_strategic_merge_patch)
+{
+    struct mu_err err;
+
+    kf_reply_body(&srv, 200, "{}");
+    ck_assert_int_eq(release(true, true, &err), 0);
+    ck_assert_uint_eq(kf_count(&srv), 1);
+    ck_assert_str_eq(kf_req(&srv, 0)->method, "PATCH");
+    ck_assert_str_eq(kf_req(&srv, 0)->content_type,
+                     "application/strategic-merge-patch+json");
+    ck_assert_ptr_nonnull(strstr(kf_req(&srv, 0)->body, "\"$patch\""));
+}
+END_TEST
+
+START_TEST(test_release_refused_as_invalid_reads_the_pod_and_tightens_its_terms)
+{
+    struct mu_err err;
+    const struct kf_request *r;
+    json_t *got, *want;
+
+    kf_reply_body(&srv, 422, status_422);
+    kf_reply_body(&srv, 200, gated_pod_with_a_term);
+    kf_reply_body(&srv, 200, "{}");
+    ck_assert_int_eq(release(true, true, &err), 0);
+    ck_assert_uint_eq(kf_count(&srv), 3);
+    ck_assert_str_eq(kf_req(&srv, 1)->method, "GET");
+    r = kf_req(&srv, 2);
+    ck_assert_str_eq(r->method, "PATCH");
+    ck_assert_str_eq(r->content_type, "application/json-patch+json");
+    got = json_loadb(r->body, r->body_len, 0, NULL);
+    want = json_loads(
+        "[{\"op\":\"test\",\"path\":\"/metadata/uid\",\"value\":\"u-1\"},"
+        "{\"op\":\"add\",\"path\":\"/spec/affinity/nodeAffinity/"
+        "requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/"
+        "matchFields\",\"value\":[{\"key\":\"metadata.name\",\"operator\":"
+        "\"In\",\"values\":[\"gpu-2\"]}]},"
+        "{\"op\":\"remove\",\"path\":\"/spec/schedulingGates\"}]",
+        0, NULL);
+    ck_assert_ptr_nonnull(want);
+    ck_assert_msg(json_equal(got, want), "%.*s", (int)r->body_len, r->body);
+    json_decref(got);
+    json_decref(want);
+}
+END_TEST
+
+START_TEST(test_release_does_not_touch_a_pod_made_again_under_the_name)
+{
+    struct mu_err err;
+
+    kf_reply_body(&srv, 422, status_422);
+    kf_reply_body(&srv, 200,
+                  "{\"metadata\":{\"name\":\"p\",\"uid\":\"u-2\"},"
+                  "\"spec\":{\"schedulingGates\":[{\"name\":"
+                  "\"muster.io/gang\"}]}}");
+    ck_assert_int_eq(release(true, true, &err), -ESTALE);
+    ck_assert_uint_eq(kf_count(&srv), 2); /* no PATCH after the GET */
+    ck_assert_msg(strstr(err.msg, "u-2") != NULL, "%s", err.msg);
+}
+END_TEST
+
+START_TEST(test_release_of_a_pod_with_terms_reads_it_first)
+{
+    struct mu_err err;
+
+    kf_reply_body(&srv, 200, gated_pod_with_a_term);
+    kf_reply_body(&srv, 200, "{}");
+    ck_assert_int_eq(release(true, false, &err), 0);
+    ck_assert_uint_eq(kf_count(&srv), 2);
+    ck_assert_str_eq(kf_req(&srv, 0)->method, "GET");
+    ck_assert_str_eq(kf_req(&srv, 1)->content_type,
+                     "application/json-patch+json");
+}
+END_TEST
+
+START_TEST(test_release_of_an_operators_pod_is_the_wake_up_annotation)
+{
+    struct mu_err err;
+
+    kf_reply_body(&srv, 404,
+                  "{\"kind\":\"Status\",\"code\":404,\"reason\":"
+                  "\"NotFound\",\"message\":\"gone\"}");
+    ck_assert_int_eq(release(false, false, &err), -ENOENT);
+    ck_assert_uint_eq(kf_count(&srv), 1); /* no fallback for a 404 */
+    ck_assert_str_eq(kf_req(&srv, 0)->content_type,
+                     "application/merge-patch+json");
+    ck_assert_ptr_nonnull(
+        strstr(kf_req(&srv, 0)->body, "muster.io/reserved-node"));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("writer");
+    TCase *tc = tcase_create("requests");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_writer_sends_the_request_and_reports_success);
+    tcase_add_test(
+        tc, test_writer_maps_http_errors_and_logs_fire_and_forget_failures);
+    tcase_add_test(tc, test_writer_posts_events_under_its_own_names);
+    tcase_add_test(tc, test_kube_pool_reuses_clients_and_bounds_idle_ones);
+    tcase_add_test(
+        tc, test_release_of_a_plain_gated_pod_is_one_strategic_merge_patch);
+    tcase_add_test(
+        tc,
+        test_release_refused_as_invalid_reads_the_pod_and_tightens_its_terms);
+    tcase_add_test(tc,
+                   test_release_does_not_touch_a_pod_made_again_under_the_name);
+    tcase_add_test(tc, test_release_of_a_pod_with_terms_reads_it_first);
+    tcase_add_test(tc,
+                   test_release_of_an_operators_pod_is_the_wake_up_annotation);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("queue");
+    tcase_add_test(tc,
+                   test_writer_keeps_one_objects_writes_in_order_one_at_a_time);
+    tcase_add_test(tc, test_writer_runs_other_objects_while_one_is_blocked);
+    tcase_add_test(tc, test_writer_sends_different_objects_concurrently);
+    tcase_add_test(tc, test_writer_coalesces_queued_state_writes_only);
+    tcase_add_test(tc, test_writer_submit_blocks_while_the_queue_is_full);
+    tcase_add_test(tc, test_writer_refuses_bad_writes_without_calling_done);
+    tcase_add_test(
+        tc, test_writer_free_cancels_what_was_not_sent_and_reports_everything);
+    tcase_add_test(tc, test_writer_new_fails_cleanly_without_a_server);
+    tcase_add_test(tc, test_writer_notifies_once_per_batch_of_completions);
+    tcase_add_test(tc, test_kube_shared_limiter_is_one_bucket_for_every_client);
+    tcase_add_test(tc,
+                   test_release_smp_drops_the_gate_by_name_and_pins_with_a_uid);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
