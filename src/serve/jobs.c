@@ -471,18 +471,68 @@ static void job_event(struct mu_serve *sv, const struct vjob *j,
                         reason, msg);
 }
 
+/* What a pod write tells the scheduler thread when it completes. */
+struct pod_write {
+    struct mu_serve *sv;
+    char *job;              /* the vjob's key */
+    char *pod;
+    int version;            /* the job's version when it was sent */
+};
+
+static struct pod_write *pod_write_new(struct mu_serve *sv,
+                                       const struct vjob *j, const char *pod)
+{
+    struct pod_write *w = mu_xcalloc(1, sizeof(*w));
+
+    w->sv = sv;
+    w->job = mu_xstrdup(j->key);
+    w->pod = mu_xstrdup(pod);
+    w->version = j->st.version;
+    return w;
+}
+
+static void pod_write_free(struct pod_write *w)
+{
+    free(w->job);
+    free(w->pod);
+    free(w);
+}
+
+/* A delete that failed: the pod is ours to delete again at a later sync. */
+static void deleted(void *ctx, int rc, const char *msg)
+{
+    struct pod_write *w = ctx;
+    struct vjob *j = mu_map_get(&w->sv->jobctl->jobs, w->job);
+    struct jpod *p = j ? mu_map_get(&j->pods, w->pod) : NULL;
+
+    if (rc == -ENOENT && p) {
+        p->gone = true;
+        j->dirty = true;
+    } else if (rc < 0 && rc != -ECANCELED) {
+        mu_serve_log(w->sv, "vcjob %s: delete pod %s: %s", w->job, w->pod,
+                     msg);
+        if (p) {
+            p->killed = false;
+            j->dirty = true;
+        }
+    }
+    pod_write_free(w);
+}
+
+/* Pod deletes go through the writer (writer.h), after any write already
+ * queued for the same pod; the pod counts as terminating at once. */
 static void delete_pod(struct mu_serve *sv, struct vjob *j, struct jpod *p)
 {
     char *path = mu_xasprintf("/api/v1/namespaces/%s/pods/%s", j->ns,
                               p->name);
-    struct mu_err err;
-    int r = mu_kube_delete(sv->kube, path, NULL, NULL, &err);
+    struct pod_write *pw = pod_write_new(sv, j, p->name);
+    struct mu_write w = {.method = "DELETE", .path = path, .done = deleted,
+                         .ctx = pw};
 
-    if (r == -ENOENT) {
-        p->gone = true;
-    } else if (r < 0) {
-        mu_serve_log(sv, "vcjob %s: delete pod %s: %s", j->key, p->name,
-                     err.msg);
+    if (mu_writer_submit(sv->writer, &w) < 0) {
+        mu_serve_log(sv, "vcjob %s: delete pod %s not sent: stopping",
+                     j->key, p->name);
+        pod_write_free(pw);
     } else {
         p->killed = true;
         p->terminating = true;
@@ -573,7 +623,31 @@ static bool make_plugin_objects(struct mu_serve *sv, struct vjob *j)
     return done;
 }
 
-/* The plugins' objects, the PodGroup, then each missing pod, gated. */
+/* A pod create that failed is made again at a later sync (AlreadyExists
+ * is not a failure: the watch shows the pod). */
+static void created(void *ctx, int rc, const char *msg)
+{
+    struct pod_write *w = ctx;
+    struct vjob *j = mu_map_get(&w->sv->jobctl->jobs, w->job);
+
+    if (rc < 0 && rc != -EEXIST && rc != -ECANCELED) {
+        char *text = mu_xasprintf("create %s: %s", w->pod, msg);
+
+        mu_serve_log(w->sv, "vcjob %s: %s", w->job, text);
+        if (j) {
+            job_event(w->sv, j, "Warning", "FailedCreate", text);
+            if (j->st.version == w->version) {
+                mu_map_del(&j->made, w->pod);
+                j->dirty = true;
+            }
+        }
+        free(text);
+    }
+    pod_write_free(w);
+}
+
+/* The plugins' objects, the PodGroup, then each missing pod, gated; the
+ * pods go through the writer, all at once. */
 static void make(struct mu_serve *sv, struct vjob *j)
 {
     const json_t *tasks = json_object_get(json_object_get(j->def, "spec"),
@@ -615,10 +689,26 @@ static void make(struct mu_serve *sv, struct vjob *j)
             if (!mu_map_get(&j->pods, name) && !mu_map_get(&j->made, name) &&
                 !mu_map_get(&j->done, name)) {
                 if (mu_vcjob_pod(j->def, ti, (int)r, j->st.version,
-                                 j->st.retry, 1, &pod, &err) < 0)
+                                 j->st.retry, 1, &pod, &err) < 0) {
                     mu_serve_log(sv, "vcjob %s: %s", j->key, err.msg);
-                else if (create(sv, j, path, pod, name) == 0)
-                    mu_map_put(&j->made, name, (void *)1);
+                } else {
+                    /* keyed by the pod, so a later delete waits for it */
+                    char *key = mu_xasprintf("%s/%s", path, name);
+                    struct pod_write *pw = pod_write_new(sv, j, name);
+                    struct mu_write w = {.method = "POST", .path = path,
+                                         .body = pod, .key = key,
+                                         .done = created, .ctx = pw};
+
+                    pod = NULL; /* the writer steals it */
+                    if (mu_writer_submit(sv->writer, &w) < 0) {
+                        mu_serve_log(sv, "vcjob %s: create %s not sent: "
+                                         "stopping", j->key, name);
+                        pod_write_free(pw);
+                    } else {
+                        mu_map_put(&j->made, name, (void *)1);
+                    }
+                    free(key);
+                }
                 json_decref(pod);
             }
             free(name);
