@@ -49,6 +49,7 @@ struct vjob {
                                index + 1: never made again, counted even
                                once deleted (Volcano #3296) */
     int pg_version;         /* version whose PodGroup exists, -1 none */
+    bool pg_stale;          /* the spec changed: its PodGroup's spec too */
     bool plugins_done;
     int unknown_version;    /* version whose Unknown event fired */
     struct jevent *evs;
@@ -303,6 +304,8 @@ void mu_jobctl_job(struct mu_serve *sv, enum mu_watch_type type,
         }
         return;
     }
+    if (j->def)
+        j->pg_stale = true; /* replicas or minAvailable may have changed */
     json_decref(j->def);
     j->def = def;
     j->generation = gen;
@@ -675,6 +678,28 @@ static void make(struct mu_serve *sv, struct vjob *j)
         json_decref(pg);
         if (j->pg_version != j->st.version)
             return;
+        j->pg_stale = false;
+    }
+    if (j->pg_stale) {
+        json_t *pg = NULL, *patch;
+
+        /* a scaled Job: minMember, minTaskMember and minResources follow */
+        if (mu_vcjob_podgroup(j->def, &pg, &err) == 0) {
+            char *gpath = mu_xasprintf(
+                "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups/%s",
+                j->ns, json_string_value(json_object_get(
+                           json_object_get(pg, "metadata"), "name")));
+
+            patch = json_pack("{s:O}", "spec", json_object_get(pg, "spec"));
+            if (mu_kube_merge_patch(sv->kube, gpath, patch, NULL, &err) < 0)
+                mu_serve_log(sv, "vcjob %s: update podgroup: %s", j->key,
+                             err.msg);
+            else
+                j->pg_stale = false;
+            json_decref(patch);
+            free(gpath);
+            json_decref(pg);
+        }
     }
     path = mu_xasprintf("/api/v1/namespaces/%s/pods", j->ns);
     json_array_foreach(tasks, ti, t) {

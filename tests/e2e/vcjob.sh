@@ -168,6 +168,13 @@ check "elastic 2 of 4 on 2 GPUs: 2 run and the job is Running" \
     wait_for 60 bash -c "$(declare -f pods_running job_field); pods_running elastic- 2 && test \"\$(job_field elastic '{.status.state.phase}')\" = Running"
 MUSTER_NODE_START=1 "$HERE/nodes.sh" "$D" 1 2 e >/dev/null 2>&1
 check "2 more GPUs free up: it grows to 4" wait_for 60 pods_running elastic- 4
+kubectl patch vcjob elastic --type json -p '[{"op":"replace","path":"/spec/tasks/0/replicas","value":3}]' >/dev/null
+check "scaled to 3 replicas: elastic-w-3 is deleted, 3 run" \
+    wait_for 30 bash -c "$(declare -f pods_exist pods_running); pods_exist elastic- 3 && pods_running elastic- 3 && ! kubectl get pod elastic-w-3 >/dev/null 2>&1"
+kubectl patch vcjob elastic --type json -p '[{"op":"replace","path":"/spec/minAvailable","value":3}]' >/dev/null
+pg_minmember() { kubectl get pg --no-headers 2>/dev/null | awk '$1 ~ /^elastic-/ {print $3}'; }
+check "minAvailable raised to 3: the PodGroup's minMember follows" \
+    wait_for 30 equals 3 pg_minmember
 reset
 
 # --- job plugins: svc (Service, hosts ConfigMap, env) and ssh (Secret) -----
