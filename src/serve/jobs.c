@@ -22,6 +22,7 @@ struct jpod {
     bool bound;
     bool killed;            /* this controller deleted it */
     bool gone;              /* known deleted; dropped at the next sync */
+    bool task_failed;       /* its TaskFailed event fired */
     int64_t created;        /* creationTimestamp, s since the epoch */
     char *owner;            /* uid of its controller ownerReference */
 };
@@ -377,6 +378,30 @@ static bool task_all_succeeded(const struct vjob *j, const char *task)
     return done >= reps;
 }
 
+/* Volcano's TaskFailed: a container of the pod restarted as often as its
+ * task's maxRetry allows (default 3). */
+static bool restarted_out(const struct vjob *j, const char *task,
+                          const json_t *pod)
+{
+    const json_t *t = json_array_get(
+        json_object_get(json_object_get(j->def, "spec"), "tasks"),
+        (size_t)task_of(j, task));
+    const json_t *mr = json_object_get(t, "maxRetry");
+    json_int_t max = json_is_integer(mr) && json_integer_value(mr) > 0
+                         ? json_integer_value(mr)
+                         : 3;
+    const json_t *cs = json_object_get(json_object_get(pod, "status"),
+                                       "containerStatuses"), *c;
+    size_t i;
+
+    if (!t)
+        return false;
+    json_array_foreach(cs, i, c)
+        if (json_integer_value(json_object_get(c, "restartCount")) >= max)
+            return true;
+    return false;
+}
+
 /* The uid of an object's controller ownerReference, or NULL. */
 static const char *controller_uid(const json_t *md)
 {
@@ -432,6 +457,7 @@ void mu_jobctl_pod(struct mu_serve *sv, enum mu_watch_type type,
         p->owner = mu_xstrdup_or_null(controller_uid(md));
         p->killed = false;
         p->gone = false;
+        p->task_failed = false;
     }
     old = fresh ? (enum mu_pod_phase)-1 : p->phase;
     free(p->task);
@@ -447,8 +473,16 @@ void mu_jobctl_pod(struct mu_serve *sv, enum mu_watch_type type,
         p->created = 0;
     p->terminating = p->killed || json_object_get(md, "deletionTimestamp");
     p->bound = str_at(obj, "spec", "nodeName") != NULL;
-    if (!j->def || !ours(j, p) || p->phase == old || p->terminating ||
+    if (!j->def || !ours(j, p) || p->terminating ||
         p->version != j->st.version)
+        return;
+    if (!p->task_failed && (p->phase == MU_POD_PENDING ||
+                            p->phase == MU_POD_RUNNING) &&
+        restarted_out(j, p->task, obj)) {
+        p->task_failed = true;
+        push_event(j, MU_JEV_TASK_FAILED, p->task, p->name, -1);
+    }
+    if (p->phase == old)
         return;
     if (p->phase == MU_POD_SUCCEEDED && task_of(j, p->task) >= 0)
         mu_map_put(&j->done, p->name,

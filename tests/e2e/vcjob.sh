@@ -119,6 +119,26 @@ check "another exit code is no match: the pod fails, the job goes on" \
     bash -c "$(declare -f wait_for pods_running finish job_field equals); wait_for 60 pods_running other- 1 && finish other-w-0 Failed 1 && wait_for 20 equals Failed job_field other '{.status.state.phase}' && test \"\$(job_field other '{.status.failed}')\" = 1"
 reset
 
+# --- TaskFailed: a container restarted as often as the task's maxRetry ------
+"$HERE/nodes.sh" "$D" 1 8 tf >/dev/null 2>&1
+cat <<'YAML' | kubectl apply -f - >/dev/null
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: flaky}
+spec:
+  tasks:
+  - name: w
+    replicas: 2
+    maxRetry: 2
+    policies: [{event: TaskFailed, action: TerminateJob}]
+    template: {spec: {containers: [{name: c, image: busybox, resources: {limits: {nvidia.com/gpu: 1}}}]}}
+YAML
+check "a 2-pod job runs" wait_for 60 pods_running flaky- 2
+kubectl patch pod flaky-w-1 --subresource=status --type=merge -p '{"status":{"containerStatuses":[{"name":"c","image":"busybox","imageID":"","ready":true,"restartCount":2,"state":{"running":{}}}]}}' >/dev/null
+check "restartCount 2 of maxRetry 2 → TaskFailed → TerminateJob: Terminated" \
+    wait_for 30 equals "Terminated" job_field flaky '{.status.state.phase}'
+reset
+
 # --- a PodPending policy with a timeout ---------------------------------------
 cat <<'YAML' | kubectl apply -f - >/dev/null
 apiVersion: batch.volcano.sh/v1alpha1
