@@ -508,18 +508,19 @@ static void job_event(struct mu_serve *sv, const struct vjob *j,
                         reason, msg);
 }
 
-/* What a pod write tells the scheduler thread when it completes. */
-struct pod_write {
+/* What a write for a Job (a pod, its status) tells the scheduler thread
+ * when it completes. */
+struct job_write {
     struct mu_serve *sv;
     char *job;              /* the vjob's key */
     char *pod;
     int version;            /* the job's version when it was sent */
 };
 
-static struct pod_write *pod_write_new(struct mu_serve *sv,
+static struct job_write *job_write_new(struct mu_serve *sv,
                                        const struct vjob *j, const char *pod)
 {
-    struct pod_write *w = mu_xcalloc(1, sizeof(*w));
+    struct job_write *w = mu_xcalloc(1, sizeof(*w));
 
     w->sv = sv;
     w->job = mu_xstrdup(j->key);
@@ -528,7 +529,7 @@ static struct pod_write *pod_write_new(struct mu_serve *sv,
     return w;
 }
 
-static void pod_write_free(struct pod_write *w)
+static void job_write_free(struct job_write *w)
 {
     free(w->job);
     free(w->pod);
@@ -538,7 +539,7 @@ static void pod_write_free(struct pod_write *w)
 /* A delete that failed: the pod is ours to delete again at a later sync. */
 static void deleted(void *ctx, int rc, const char *msg)
 {
-    struct pod_write *w = ctx;
+    struct job_write *w = ctx;
     struct vjob *j = mu_map_get(&w->sv->jobctl->jobs, w->job);
     struct jpod *p = j ? mu_map_get(&j->pods, w->pod) : NULL;
 
@@ -553,7 +554,7 @@ static void deleted(void *ctx, int rc, const char *msg)
             j->dirty = true;
         }
     }
-    pod_write_free(w);
+    job_write_free(w);
 }
 
 /* Pod deletes go through the writer (writer.h), after any write already
@@ -562,14 +563,14 @@ static void delete_pod(struct mu_serve *sv, struct vjob *j, struct jpod *p)
 {
     char *path = mu_xasprintf("/api/v1/namespaces/%s/pods/%s", j->ns,
                               p->name);
-    struct pod_write *pw = pod_write_new(sv, j, p->name);
+    struct job_write *pw = job_write_new(sv, j, p->name);
     struct mu_write w = {.method = "DELETE", .path = path, .done = deleted,
                          .ctx = pw};
 
     if (mu_writer_submit(sv->writer, &w) < 0) {
         mu_serve_log(sv, "vcjob %s: delete pod %s not sent: stopping",
                      j->key, p->name);
-        pod_write_free(pw);
+        job_write_free(pw);
     } else {
         p->killed = true;
         p->terminating = true;
@@ -664,7 +665,7 @@ static bool make_plugin_objects(struct mu_serve *sv, struct vjob *j)
  * is not a failure: the watch shows the pod). */
 static void created(void *ctx, int rc, const char *msg)
 {
-    struct pod_write *w = ctx;
+    struct job_write *w = ctx;
     struct vjob *j = mu_map_get(&w->sv->jobctl->jobs, w->job);
 
     if (rc < 0 && rc != -EEXIST && rc != -ECANCELED) {
@@ -680,7 +681,7 @@ static void created(void *ctx, int rc, const char *msg)
         }
         free(text);
     }
-    pod_write_free(w);
+    job_write_free(w);
 }
 
 /* The plugins' objects, the PodGroup, then each missing pod, gated; the
@@ -753,7 +754,7 @@ static void make(struct mu_serve *sv, struct vjob *j)
                 } else {
                     /* keyed by the pod, so a later delete waits for it */
                     char *key = mu_xasprintf("%s/%s", path, name);
-                    struct pod_write *pw = pod_write_new(sv, j, name);
+                    struct job_write *pw = job_write_new(sv, j, name);
                     struct mu_write w = {.method = "POST", .path = path,
                                          .body = pod, .key = key,
                                          .done = created, .ctx = pw};
@@ -762,7 +763,7 @@ static void make(struct mu_serve *sv, struct vjob *j)
                     if (mu_writer_submit(sv->writer, &w) < 0) {
                         mu_serve_log(sv, "vcjob %s: create %s not sent: "
                                          "stopping", j->key, name);
-                        pod_write_free(pw);
+                        job_write_free(pw);
                     } else {
                         mu_map_put(&j->made, name, (void *)1);
                     }
@@ -1043,26 +1044,54 @@ static json_t *merge_diff(const json_t *old, const json_t *new)
     return out;
 }
 
+/* A status write that failed: the next sync writes the whole status. */
+static void status_written(void *ctx, int rc, const char *msg)
+{
+    struct job_write *w = ctx;
+    struct vjob *j = mu_map_get(&w->sv->jobctl->jobs, w->job);
+
+    if (rc < 0 && rc != -ECANCELED) {
+        mu_serve_log(w->sv, "status of vcjob %s: %s", w->job, msg);
+        if (j) {
+            json_decref(j->written);
+            j->written = NULL;
+            j->dirty = true;
+        }
+    }
+    job_write_free(w);
+}
+
+/* Status goes through the writer as a merge patch against what was last
+ * sent; writes to one Job are sent in order (never coalesced: each is a
+ * diff on the one before). */
 static void write_status(struct mu_serve *sv, struct vjob *j, json_t *st)
 {
-    json_t *patch;
-    struct mu_err err;
+    struct job_write *pw;
+    struct mu_write w;
     char *path;
 
     if (j->written && json_equal(j->written, st)) {
         json_decref(st);
         return;
     }
-    patch = json_pack("{s:o}", "status", merge_diff(j->written, st));
-    path = job_path(j);
-    if (mu_kube_status_patch(sv->kube, path, patch, NULL, &err) < 0) {
-        mu_serve_log(sv, "status of vcjob %s: %s", j->key, err.msg);
+    path = mu_xasprintf("/apis/" JOB_API "/namespaces/%s/jobs/%s/status",
+                        j->ns, j->name);
+    pw = job_write_new(sv, j, "");
+    memset(&w, 0, sizeof(w));
+    w.method = "PATCH";
+    w.path = path;
+    w.body = json_pack("{s:o}", "status", merge_diff(j->written, st));
+    w.content_type = MU_KUBE_MERGE_PATCH;
+    w.done = status_written;
+    w.ctx = pw;
+    if (mu_writer_submit(sv->writer, &w) < 0) {
+        mu_serve_log(sv, "status of vcjob %s: not sent: stopping", j->key);
+        job_write_free(pw);
         json_decref(st);
     } else {
         json_decref(j->written);
         j->written = st;
     }
-    json_decref(patch);
     free(path);
 }
 

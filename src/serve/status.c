@@ -21,11 +21,30 @@ void mu_serve_post_event(struct mu_serve *sv, const char *api,
         .last_time = time(NULL),
         .count = 1,
     };
-    struct mu_err err;
+    if (mu_writer_event(sv->writer, &ev) < 0)
+        mu_serve_log(sv, "event %s on %s/%s: not sent", reason, ns ? ns : "",
+                     name);
+}
 
-    if (mu_kube_event_post(sv->kube, &ev, NULL, &err) < 0)
-        mu_serve_log(sv, "event %s on %s/%s: %s", reason, ns ? ns : "", name,
-                     err.msg);
+struct pg_done {
+    struct mu_serve *sv;
+    char *wkey, *sig;
+};
+
+static void pg_written(void *ctx, int rc, const char *msg)
+{
+    struct pg_done *d = ctx;
+
+    if (rc < 0 && rc != -ECANCELED) {
+        const char *cur = mu_map_get(&d->sv->written, d->wkey);
+
+        mu_serve_log(d->sv, "status of podgroup %s: %s", d->wkey + 3, msg);
+        if (cur && !strcmp(cur, d->sig))
+            free(mu_map_del(&d->sv->written, d->wkey));
+    }
+    free(d->wkey);
+    free(d->sig);
+    free(d);
 }
 
 static json_t *pg_status(const struct mu_job *j)
@@ -77,10 +96,20 @@ static void write_pg(struct mu_serve *sv, const struct mu_job *j)
             "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups/%s",
             j->pg.meta.ns, j->pg.meta.name);
         json_t *patch = json_pack("{s:o}", "status", pg_status(j));
-        struct mu_err err;
+        struct pg_done *d = mu_xcalloc(1, sizeof(*d));
+        struct mu_write w = {.method = "PATCH", .path = path, .body = patch,
+                             .content_type = MU_KUBE_MERGE_PATCH,
+                             .key = wkey, .flags = MU_WRITE_COALESCE,
+                             .done = pg_written, .ctx = d};
 
-        if (mu_kube_merge_patch(sv->kube, path, patch, NULL, &err) < 0) {
-            mu_serve_log(sv, "status of podgroup %s: %s", j->key, err.msg);
+        d->sv = sv;
+        d->wkey = mu_xstrdup(wkey);
+        d->sig = mu_xstrdup(sig);
+        if (mu_writer_submit(sv->writer, &w) < 0) {
+            mu_serve_log(sv, "status of podgroup %s: not sent", j->key);
+            free(d->wkey);
+            free(d->sig);
+            free(d);
         } else {
             remember(sv, wkey, sig);
             if (j->cond.type && remember(sv, ckey, cond)) {
@@ -94,7 +123,6 @@ static void write_pg(struct mu_serve *sv, const struct mu_job *j)
                     unsched ? j->cond.message : "pod group is ready");
             }
         }
-        json_decref(patch);
         free(path);
     }
     free(sig);
