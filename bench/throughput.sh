@@ -16,6 +16,9 @@
 #                 not gated (muster wakes them with an annotation)
 #   muster-vcjob  the same, but GROUPS vcjobs: muster makes the PodGroups and
 #                 the gated pods and releases them pinned to their nodes
+#   base, base-vcjob  muster and muster-vcjob with another muster binary
+#                 (--muster-base PATH), e.g. the build before a change, for
+#                 a before/after in the same run
 #   volcano       Volcano's vc-scheduler (+ vc-controller-manager, which opens
 #                 the queue) built from its Go module (bench/volcano/build.sh);
 #                 PodGroups + annotated pods as for `muster`
@@ -25,13 +28,16 @@
 # scheduler (t0) and times every pod's first sight bound on a watch.
 # Runs go round-robin over the contenders (noise drifts evenly), Volcano
 # last (its CRDs replace muster's). Then, with muster, the gang latency:
-# fill the cluster with running gangs, keep one gang waiting, delete one
-# running gang (exactly the room) and time the delete to the last member
-# bound; REPS times with annotated pods and REPS times with vcjobs.
+# fill the cluster with running gangs (one 8-pod gang per node, created
+# bound), keep one gang waiting, delete one running gang (exactly the room)
+# and time from the room being free (its last pod seen deleted) to the
+# waiting gang's last member bound (also from the DELETE call); REPS times
+# with annotated pods and REPS times with vcjobs.
 #
 # Usage: bench/throughput.sh [--nodes N] [--groups G] [--size S] [--runs R]
 #            [--skip-volcano] [--contenders LIST] [--latency-reps K]
-#            [--no-latency] [--qps Q] [--keep] [--muster PATH]
+#            [--no-latency] [--latency-fill MODE] [--qps Q] [--keep]
+#            [--muster PATH] [--muster-base PATH]
 #   --nodes N         kwok nodes, 8 GPUs each (default 1000)
 #   --groups G[,G..]  gangs per run (default 500); a list runs every
 #                     contender at each backlog size, in the same cluster
@@ -39,11 +45,16 @@
 #   --runs R          runs per contender (default 3)
 #   --contenders L    comma list (default default,noop,noop-lean,muster,muster-vcjob,volcano)
 #   --latency-reps K  freed-capacity repetitions per kind (default 25; 0 = none)
+#   --latency-fill M  direct (default): the fill gangs are created bound,
+#                     one per node; scheduled: through kube-scheduler and
+#                     muster in waves of 50 gangs (slow: ~10 min at 1,000
+#                     nodes on 2 busy cores)
 #   --qps Q           client qps = burst of kube-scheduler, vc-scheduler and
 #                     vc-controller-manager (default 5000). muster serve's
 #                     client is fixed at qps 500 / burst 1000 (no flag).
 #   --keep            keep the run directory (logs, watch files, metrics)
 #   --muster PATH     muster binary (default build/src/muster)
+#   --muster-base P   the binary of the base and base-vcjob contenders
 # Env: MUSTER_BENCH_V (component log verbosity, default 1),
 #      MUSTER_BENCH_RUN_TIMEOUT (seconds per run, default 120 + pods/10),
 #      MUSTER_CACHE, plus the harness's knobs (tests/e2e/cluster.sh).
@@ -60,8 +71,9 @@ E2E=$ROOT/tests/e2e
 
 NODES=1000 GROUPS_LIST=500 SIZE=8 RUNS=3 SKIP_VOLCANO=0 KEEP=0 QPS=5000
 CONTENDERS=default,noop,noop-lean,muster,muster-vcjob,volcano
-LAT_REPS=25
+LAT_REPS=25 LAT_FILL=direct
 MUSTER=$ROOT/build/src/muster
+MUSTER_BASE=""
 V=${MUSTER_BENCH_V:-1}
 
 usage() { sed -n '/^# Usage:/,/^# Exit:/p' "$0" >&2; exit 2; }
@@ -74,11 +86,14 @@ while [ $# -gt 0 ]; do
         --runs) num "$1" "${2:-}"; RUNS=$2; shift 2 ;;
         --latency-reps) num "$1" "${2:-}"; LAT_REPS=$2; shift 2 ;;
         --no-latency) LAT_REPS=0; shift ;;
+        --latency-fill) LAT_FILL=${2:-}; shift 2
+            case "$LAT_FILL" in direct|scheduled) ;; *) usage ;; esac ;;
         --qps) num "$1" "${2:-}"; QPS=$2; shift 2 ;;
         --contenders) CONTENDERS=${2:-}; shift 2 ;;
         --skip-volcano) SKIP_VOLCANO=1; shift ;;
         --keep) KEEP=1; shift ;;
         --muster) MUSTER=${2:-}; shift 2 ;;
+        --muster-base) MUSTER_BASE=${2:-}; shift 2 ;;
         -h|--help) sed -n '2,/^# Exit:/p' "$0"; exit 0 ;;
         *) echo "unknown argument '$1'" >&2; usage ;;
     esac
@@ -89,16 +104,20 @@ case "$MUSTER" in /*) ;; *) MUSTER=$PWD/$MUSTER ;; esac
 
 want() { case ",$CONTENDERS," in *",$1,"*) return 0 ;; esac; return 1; }
 for c in ${CONTENDERS//,/ }; do
-    case "$c" in default|noop|noop-lean|muster|muster-vcjob|volcano) ;;
+    case "$c" in default|noop|noop-lean|muster|muster-vcjob|base|base-vcjob|volcano) ;;
         *) echo "unknown contender '$c'" >&2; usage ;; esac
 done
 if want muster || want muster-vcjob || [ "$LAT_REPS" -gt 0 ]; then
     [ -x "$MUSTER" ] || e2e_die "muster binary $MUSTER not found (ninja -C build)"
 fi
+if want base || want base-vcjob; then
+    case "$MUSTER_BASE" in /*) ;; ?*) MUSTER_BASE=$PWD/$MUSTER_BASE ;; esac
+    [ -x "$MUSTER_BASE" ] || e2e_die "contenders base/base-vcjob need --muster-base PATH"
+fi
 [ "$SKIP_VOLCANO" = 1 ] && CONTENDERS=$(echo ",$CONTENDERS," | sed 's/,volcano,/,/; s/^,//; s/,$//')
 
 PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || e2e_die "python3 not found"
-D=$(mktemp -d /tmp/muster-bench.XXXXXX)
+D=$(mktemp -d /tmp/bench-tput.XXXXXX)
 R=$D/results
 mkdir -p "$R" "$D/bench-pids" "$D/bin"
 log() { e2e_log "$*"; }
@@ -264,11 +283,11 @@ class Kube:
                 time.sleep(0.2 * (i + 1))
 
 
-def pod_obj(ns, name, group, sched, gpus, cpu, mem, annotate):
+def pod_obj(ns, name, group, sched, gpus, cpu, mem, annotate, node=None):
     md = {"name": name, "namespace": ns, "labels": {"bench": "1", "gang": group}}
     if annotate:
         md["annotations"] = {GROUP_ANN: group}
-    return {
+    pod = {
         "apiVersion": "v1", "kind": "Pod", "metadata": md,
         "spec": {
             "schedulerName": sched,
@@ -279,6 +298,9 @@ def pod_obj(ns, name, group, sched, gpus, cpu, mem, annotate):
             }],
         },
     }
+    if node:
+        pod["spec"]["nodeName"] = node  # created bound: no scheduler involved
+    return pod
 
 
 def pg_obj(ns, name, size, queue):
@@ -299,12 +321,13 @@ def vcjob_obj(ns, name, size, sched, queue, gpus, cpu, mem):
                                                       "memory": mem}}}]}}}]}}
 
 
-def objects(a, names=None):
-    """(path, obj) pairs: PodGroups first, then pods; or vcjobs."""
+def objects(a, names=None, nodes=None):
+    """(path, obj) pairs: PodGroups first, then pods; or vcjobs. With nodes
+    (one per gang), each gang's pods are created bound to its node."""
     ns = a.ns
     names = names or ["%s%04d" % (a.prefix, g) for g in range(a.start, a.start + a.groups)]
     pgs, pods = [], []
-    for g in names:
+    for gi, g in enumerate(names):
         if a.kind == "vcjob":
             pgs.append(("/apis/batch.volcano.sh/v1alpha1/namespaces/%s/jobs" % ns,
                         vcjob_obj(ns, g, a.size, a.sched, a.queue, a.gpus, a.cpu, a.mem)))
@@ -315,7 +338,7 @@ def objects(a, names=None):
         for i in range(a.size):
             pods.append(("/api/v1/namespaces/%s/pods" % ns,
                          pod_obj(ns, "%s-%d" % (g, i), g, a.sched, a.gpus, a.cpu, a.mem,
-                                 a.kind == "gang")))
+                                 a.kind == "gang", nodes[gi] if nodes else None)))
     return pgs, pods
 
 
@@ -401,6 +424,7 @@ class Watcher:
     def __init__(self, k, ns, out=None, selector=None):
         self.k, self.ns, self.out, self.sel = k, ns, out, selector
         self.bound, self.present, self.groups = {}, set(), {}
+        self.deleted = {}  # name -> time first seen DELETED
         self.lock = threading.Condition()
         self.rv = None
         self.stop = False
@@ -413,6 +437,7 @@ class Watcher:
         with self.lock:
             if typ == "DELETED":
                 self.present.discard(name)
+                self.deleted.setdefault(name, now)
             else:
                 self.present.add(name)
                 self.groups[name] = group_of(pod)
@@ -628,8 +653,10 @@ def cmd_metrics(a):
         res.update({"filter_calls": h[0], "filter_mean_ms": 1e3 * h[1] / h[0] if h[0] else None,
                     "filter_p50_ms": 1e3 * hq(h, 0.5), "filter_p99_ms": 1e3 * hq(h, 0.99)})
         for m in ("muster_cycles_total", "muster_releases_total",
-                  "muster_extender_bind_requests_total"):
+                  "muster_extender_bind_requests_total", "muster_writer_writes_total",
+                  "muster_writer_failed_total"):
             res[m] = after.get((m, frozenset()), 0) - before.get((m, frozenset()), 0)
+        res["writer_queued_max"] = after.get(("muster_writer_queued_max", frozenset()))
         res["binds_failed"] = after.get(("muster_extender_binds_total", frozenset({("result", "failed")})), 0)
         res["batches_timed_out"] = after.get(("muster_extender_batches_timed_out_total", frozenset()), 0)
         # cycle durations: the gauge, sampled by the scraper (one file, "# t" headers)
@@ -688,21 +715,35 @@ def cmd_metrics(a):
 def cmd_latency(a):
     """Fill the cluster with running gangs, then repeatedly: create a gang
     that cannot fit, let it settle, delete one running gang (exactly the
-    room it needs) and time from the delete to its last member bound."""
+    room it needs) and time from the moment the room is free (the last of
+    the victim's pods seen deleted) to the waiting gang's last member
+    bound; also from the DELETE call."""
     k = Kube(a.kubeconfig)
     ns = a.ns
     out = open(a.out, "a")
     w = Watcher(k, ns)
     w.start()
-    # the fill goes in waves of --wave gangs, each bound before the next
-    # (a whole-cluster backlog at once is what bench runs measure)
     a.kind = "gang"
     t = time.time()
     deadline = t + a.fill_timeout
     need = 0
-    for start in range(0, a.fill, a.wave):
-        a.prefix, a.start, a.groups = "fill", start, min(a.wave, a.fill - start)
-        pgs, pods = objects(a)
+    nodes = None
+    if a.fill_mode == "direct":
+        # every fill gang created bound to a node of its own (PodGroups and
+        # annotated pods as muster runs them, but no scheduler in the way):
+        # a full cluster in a minute; --fill-mode scheduled sends the fill
+        # through kube-scheduler and muster instead
+        st, body = k.req("GET", "/api/v1/nodes")
+        nodes = sorted(n["metadata"]["name"] for n in (body or {}).get("items", []))
+        if len(nodes) < a.fill:
+            print("latency: %d nodes for %d fill gangs" % (len(nodes), a.fill), file=sys.stderr)
+            return 1
+    # the scheduled fill goes in waves of --wave gangs, each bound before the
+    # next (a whole-cluster backlog at once is what bench runs measure)
+    wave = a.fill if nodes else a.wave
+    for start in range(0, a.fill, wave):
+        a.prefix, a.start, a.groups = "fill", start, min(wave, a.fill - start)
+        pgs, pods = objects(a, nodes=nodes[start:start + a.groups] if nodes else None)
         errs = create_all(k, [pgs, pods], a.workers)
         if errs:
             print("latency: fill create errors: %s" % errs[:3], file=sys.stderr)
@@ -718,14 +759,15 @@ def cmd_latency(a):
     with w.lock:
         nb = sum(1 for n in w.bound if n.startswith("fill"))
         last = max([v[0] for n, v in w.bound.items() if n.startswith("fill")] or [t])
-    print("latency: fill %d pods in %d gangs: %d bound, last %.1f s after the first create (%.0f pods/s)"
-          % (need, a.fill, nb, last - t, nb / (last - t) if last > t else 0), flush=True)
+    print("latency: fill (%s) %d pods in %d gangs: %d bound, last %.1f s after the first create (%.0f pods/s)"
+          % (a.fill_mode, need, a.fill, nb, last - t, nb / (last - t) if last > t else 0), flush=True)
     out.write("# fill %d pods %d bound %.3f s\n" % (need, nb, last - t))
     if nb < need:
         print("latency: the cluster did not fill within %d s" % a.fill_timeout, file=sys.stderr)
         return 1
     kinds = a.kinds.split(",")
     results = {kd: [] for kd in kinds}
+    from_call = {kd: [] for kd in kinds}  # the same, timed from the DELETE call
     victim = 0
     # one repetition at once, while muster still writes the fill's status
     # ("busy"), then wait until every fill PodGroup shows all its members
@@ -733,6 +775,7 @@ def cmd_latency(a):
     plan = [("busy-pods", -1)]
     plan += [(kd, rep) for rep in range(a.reps) for kd in kinds]
     results["busy-pods"] = []
+    from_call["busy-pods"] = []
     for kd, rep in plan:
         if rep == 0 and kd == kinds[0]:
             t_s = time.time()
@@ -786,18 +829,25 @@ def cmd_latency(a):
             with w.lock:
                 while time.time() < t_del + limit:
                     mine = [v[0] for n, v in w.bound.items() if n.startswith(name + "-")]
-                    if len(mine) >= a.size:
+                    gone = [w.deleted[n] for n in w.deleted if n.startswith(vname + "-")]
+                    if len(mine) >= a.size and len(gone) >= a.size:
                         ok = True
                         break
                     w.lock.wait(0.05)
                 mine = sorted(v[0] for n, v in w.bound.items() if n.startswith(name + "-"))
+                gone = sorted(w.deleted[n] for n in w.deleted if n.startswith(vname + "-"))
             if ok:
-                lat = mine[-1] - t_del
+                # the room is free when the last victim pod is gone
+                t_free = gone[-1]
+                lat = mine[-1] - t_free
                 results[kd].append(lat)
-                out.write("%s %s %s %.6f %.6f %.6f %.6f\n" % (kd, name, vname, t_del, t_ret - t_del,
-                                                               mine[0] - t_del, lat))
+                from_call[kd].append(mine[-1] - t_del)
+                out.write("%s %s %s %.6f %.6f %.6f %.6f %.6f %.6f\n" % (
+                    kd, name, vname, t_del, t_ret - t_del, t_free - t_del,
+                    mine[0] - t_free, lat, mine[-1] - t_del))
             else:
                 results[kd].append(float("inf"))
+                from_call[kd].append(float("inf"))
                 out.write("%s %s %s %.6f %.6f TIMEOUT bound=%d\n" % (kd, name, vname, t_del,
                                                                   t_ret - t_del, len(mine)))
                 print("latency: %s (%s): %d of %d members bound %d s after the delete"
@@ -809,9 +859,11 @@ def cmd_latency(a):
     summ = {}
     for kd, xs in results.items():
         fin = [x for x in xs if x != float("inf")]
+        ys = from_call[kd]
         summ[kd] = {"reps": len(xs), "timeouts": len(xs) - len(fin),
                     "p50_s": pct(xs, 50), "p90_s": pct(xs, 90), "p99_s": pct(xs, 99),
-                    "max_s": max(xs) if xs else None, "min_s": min(fin) if fin else None}
+                    "max_s": max(xs) if xs else None, "min_s": min(fin) if fin else None,
+                    "from_delete_call_p50_s": pct(ys, 50), "from_delete_call_p99_s": pct(ys, 99)}
     print("LATENCY " + json.dumps(finite(summ)))
     w.stop = True
     return 0
@@ -824,6 +876,8 @@ def fmt(x, f="%.0f"):
 
 
 def cmd_summary(a):
+    if not os.path.exists(a.results):  # no throughput runs (latency only)
+        return 0
     runs = [json.loads(l) for l in open(a.results) if l.strip().startswith("{")]
     sizes = []
     for r in runs:
@@ -905,6 +959,7 @@ def main():
     p.add_argument("--fill", type=int, default=1000)
     p.add_argument("--fill-timeout", type=int, default=900)
     p.add_argument("--wave", type=int, default=50)
+    p.add_argument("--fill-mode", default="direct")  # direct | scheduled
     p.add_argument("--reps", type=int, default=25)
     p.add_argument("--kinds", default="pods,vcjob")
     p.add_argument("--settle", type=float, default=2.0)
@@ -948,8 +1003,12 @@ fi
 if [ -x "$MUSTER" ]; then
     cp -p "$MUSTER" "$D/bin/muster" && MUSTER=$D/bin/muster
 fi
+if [ -n "$MUSTER_BASE" ]; then
+    cp -p "$MUSTER_BASE" "$D/bin/muster-base" && MUSTER_BASE=$D/bin/muster-base
+fi
 {
     echo "muster: $("$MUSTER" version 2>&1 | head -1), binary built $(date -r "$MUSTER" +%FT%T) (HEAD $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD -- src 2>/dev/null || echo ', src/ modified'))"
+    [ -n "$MUSTER_BASE" ] && echo "muster (base contenders): binary built $(date -r "$MUSTER_BASE" +%FT%T)"
     echo "kube-scheduler: $("$K8S_DIR/bin/kube-scheduler" --version 2>&1 | head -1)"
     echo "etcd: v$MUSTER_ETCD_VERSION, kwok: v$MUSTER_KWOK_VERSION"
     [ -n "$VOL_DIR" ] && echo "vc-scheduler: $("$VOL_DIR/bin/vc-scheduler" --version 2>/dev/null | grep -E '^Version' | head -1)"
@@ -1027,8 +1086,8 @@ start_kube_scheduler() { # CONFIG LOG
         --authorization-kubeconfig="$D/admin.kubeconfig" \
         --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics -v="$V"
 }
-start_muster() { # LOG
-    bg muster "$1" "$MUSTER" serve --kubeconfig "$D/muster.kubeconfig" --listen "127.0.0.1:$MPORT"
+start_muster() { # LOG [BINARY]
+    bg muster "$1" "${2:-$MUSTER}" serve --kubeconfig "$D/muster.kubeconfig" --listen "127.0.0.1:$MPORT"
 }
 wait_http() { # SECONDS URL [curl opts]: until it answers 200
     local end=$(( SECONDS + $1 )) url=$2
@@ -1058,7 +1117,7 @@ run_one() {
     bp clean --timeout 180 >"$RD/clean.log" 2>&1 || { cat "$RD/clean.log" >&2; log "clean slate failed"; }
     case "$c" in
         default) kind=plain sched=default-scheduler ;;
-        muster-vcjob) kind=vcjob sched=volcano ;;
+        muster-vcjob|base-vcjob) kind=vcjob sched=volcano ;;
         *) kind=gang sched=volcano ;;
     esac
     bp create --kind "$kind" --sched "$sched" --groups "$G" --size "$SIZE" >"$RD/create.log" 2>&1 ||
@@ -1079,6 +1138,9 @@ run_one() {
         muster|muster-vcjob)
             start_muster "$RD/muster.log"
             start_kube_scheduler "$D/sched-muster.yaml" "$RD/kube-scheduler.log" ;;
+        base|base-vcjob)
+            start_muster "$RD/muster.log" "$MUSTER_BASE"
+            start_kube_scheduler "$D/sched-muster.yaml" "$RD/kube-scheduler.log" ;;
         volcano)
             bg vc-scheduler "$RD/vc-scheduler.log" "$VOL_DIR/bin/vc-scheduler" \
                 --kubeconfig="$D/admin.kubeconfig" --scheduler-conf="$VOL_DIR/volcano-scheduler.conf" \
@@ -1087,7 +1149,7 @@ run_one() {
                 --enable-metrics=true --kube-api-qps="$QPS" --kube-api-burst="$QPS" -v="$V" ;;
     esac
     local scraper=""
-    if [ "$c" = muster ] || [ "$c" = muster-vcjob ]; then
+    if [ "$c" = muster ] || [ "$c" = muster-vcjob ] || [ "$c" = base ] || [ "$c" = base-vcjob ]; then
         wait_http 60 "http://127.0.0.1:$MPORT/readyz" && mready=$(awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN{printf "%.2f", a-b}')
         ( while :; do
               printf '# t %s\n' "$EPOCHREALTIME"
@@ -1105,7 +1167,7 @@ run_one() {
         volcano) curl -s --max-time 5 "http://127.0.0.1:$VSP/metrics" >"$RD/vc-metrics.txt" ;;
         *) curl -ks --max-time 5 "https://127.0.0.1:$SPORT/metrics" >"$RD/ks-metrics.txt" ;;
     esac
-    case "$c" in muster|muster-vcjob)
+    case "$c" in muster|muster-vcjob|base|base-vcjob)
         curl -s --max-time 5 "http://127.0.0.1:$MPORT/metrics" >"$RD/muster-metrics.txt" ;;
     esac
     if [ $rc != 0 ]; then
@@ -1119,7 +1181,7 @@ run_one() {
     res=$(bp analyze --binds "$RD/binds.txt" --t0 "$t0" --contender "$c" --run "$i" --expect "$PODS" \
         --size "$SIZE" --groups "$G")
     case "$c" in
-        muster|muster-vcjob)
+        muster|muster-vcjob|base|base-vcjob)
             ms=$(bp metrics --kind muster --after "$RD/muster-metrics.txt" --samples "$RD/muster-samples.txt")
             ks=$(bp metrics --kind kube --after "$RD/ks-metrics.txt") ;;
         volcano) ms=$(bp metrics --kind volcano --after "$RD/vc-metrics.txt") ;;
@@ -1137,7 +1199,7 @@ run_one() {
 # ------------------------------------------------------------ the runs ----
 
 NONVOL=""
-for c in default noop noop-lean muster muster-vcjob; do want "$c" && NONVOL="$NONVOL $c"; done
+for c in default noop noop-lean base muster base-vcjob muster-vcjob; do want "$c" && NONVOL="$NONVOL $c"; done
 for G in ${GROUPS_LIST//,/ }; do
     for i in $(seq 1 "$RUNS"); do
         for c in $NONVOL; do run_one "$c" "$i" "$G"; done
@@ -1148,7 +1210,7 @@ done
 
 LAT=""
 if [ "$LAT_REPS" -gt 0 ]; then
-    log "gang latency: filling $NODES nodes with $NODES gangs x 8 one-GPU pods (waves of 50 gangs), then $LAT_REPS x (pods, vcjob)"
+    log "gang latency: filling $NODES nodes with $NODES gangs x 8 one-GPU pods ($LAT_FILL), then $LAT_REPS x (pods, vcjob)"
     LD=$R/latency
     mkdir -p "$LD"
     bp clean --timeout 180 >"$LD/clean.log" 2>&1
@@ -1163,7 +1225,7 @@ if [ "$LAT_REPS" -gt 0 ]; then
     LSCR=$!
     apiserver_metrics >"$LD/apiserver-before.txt"
     if timeout $(( 1200 + NODES + LAT_REPS * 80 )) "$PY" "$D/bench.py" latency --kubeconfig "$KUBECONFIG" --ns bench \
-        --fill "$NODES" --size 8 --reps "$LAT_REPS" --kinds pods,vcjob \
+        --fill "$NODES" --size 8 --reps "$LAT_REPS" --kinds pods,vcjob --fill-mode "$LAT_FILL" \
         --fill-timeout $(( 300 + NODES )) --out "$LD/latency.txt" 2>"$LD/latency.err" | tee "$LD/latency.log" >&2; then
         LAT=$(grep '^LATENCY ' "$LD/latency.log" | sed 's/^LATENCY //')
     else
@@ -1215,12 +1277,12 @@ fi
     bp summary --results "$R/runs.jsonl"
     if [ -n "$LAT" ]; then
         echo
-        echo "Gang latency with muster, capacity freed -> last member bound ($NODES gangs running):"
+        echo "Gang latency with muster, capacity freed (the victim's last pod seen deleted) -> last member bound ($NODES gangs running, fill $LAT_FILL):"
         echo
-        echo "| waiting gang | reps | timeouts | p50 | p90 | p99 | max |"
-        echo "|---|---|---|---|---|---|---|"
+        echo "| waiting gang | reps | timeouts | p50 | p90 | p99 | max | from the DELETE call p50 / p99 |"
+        echo "|---|---|---|---|---|---|---|---|"
         jq -r 'def ms: if . == null then "timeout" else "\(. * 1000 | floor) ms" end;
-            to_entries[] | "| \(.key) | \(.value.reps) | \(.value.timeouts) | \(.value.p50_s|ms) | \(.value.p90_s|ms) | \(.value.p99_s|ms) | \(.value.max_s|ms) |"' <<<"$LAT"
+            to_entries[] | "| \(.key) | \(.value.reps) | \(.value.timeouts) | \(.value.p50_s|ms) | \(.value.p90_s|ms) | \(.value.p99_s|ms) | \(.value.max_s|ms) | \(.value.from_delete_call_p50_s|ms) / \(.value.from_delete_call_p99_s|ms) |"' <<<"$LAT"
     fi
 } | tee "$R/summary.md"
 exit $FAILED
