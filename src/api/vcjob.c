@@ -1,7 +1,9 @@
 #include "api/vcjob.h"
 
+
 #include <inttypes.h>
 
+#include "api/jsonx.h"
 #include "api/object.h"
 #include "api/resource.h"
 #include "api/vcjob_plugins.h"
@@ -95,23 +97,9 @@ static void path_fmt(char *buf, size_t n, const char *fmt, ...)
     va_end(ap);
 }
 
-static json_t *must(json_t *v)
-{
-    if (!v) {
-        fputs("muster: out of memory in jansson\n", stderr);
-        abort();
-    }
-    return v;
-}
-
-static void set_str(json_t *o, const char *key, const char *v)
-{
-    json_object_set_new(o, key, must(json_string(v)));
-}
-
 static void set_int(json_t *o, const char *key, json_int_t v)
 {
-    json_object_set_new(o, key, must(json_integer(v)));
+    json_object_set_new(o, key, mu_json_must(json_integer(v)));
 }
 
 /* o[key] as an object (or array), created when absent or null. */
@@ -121,7 +109,7 @@ static json_t *child(json_t *o, const char *key, bool array)
 
     if (v && !json_is_null(v))
         return v;
-    v = must(array ? json_array() : json_object());
+    v = mu_json_must(array ? json_array() : json_object());
     json_object_set_new(o, key, v);
     return v;
 }
@@ -661,34 +649,34 @@ int mu_vcjob_default(const json_t *job, json_t **out, struct mu_err *err)
         job_release(&j);
         return rc;
     }
-    c = must(json_deep_copy(job));
-    set_str(child(c, "metadata", false), "namespace", j.ns);
+    c = mu_json_must(json_deep_copy(job));
+    mu_json_set_str(child(c, "metadata", false), "namespace", j.ns);
     spec = child(c, "spec", false);
-    set_str(spec, "schedulerName", j.sched);
-    set_str(spec, "queue", j.queue);
+    mu_json_set_str(spec, "schedulerName", j.sched);
+    mu_json_set_str(spec, "queue", j.queue);
     set_int(spec, "maxRetry", j.max_retry);
     set_int(spec, "minAvailable", j.min);
     if (j.add_svc)
         json_object_set_new(child(spec, "plugins", false), "svc",
-                            must(json_array()));
+                            mu_json_must(json_array()));
     if (j.add_ssh)
         json_object_set_new(child(spec, "plugins", false), "ssh",
-                            must(json_array()));
+                            mu_json_must(json_array()));
     tasks = json_object_get(spec, "tasks");
     for (size_t i = 0; i < j.ntask; i++) {
         json_t *t = json_array_get(tasks, i);
         json_t *ts = json_object_get(json_object_get(t, "template"), "spec");
         int32_t retry = 0;
 
-        set_str(t, "name", j.task[i].name);
+        mu_json_set_str(t, "name", j.task[i].name);
         set_int(t, "minAvailable", j.task[i].min);
         get_int(t, "", "maxRetry", 0, &retry, NULL);
         set_int(t, "maxRetry", retry ? retry : DEFAULT_MAX_RETRY);
         if (!json_string_length(json_object_get(ts, "schedulerName")))
-            set_str(ts, "schedulerName", j.sched);
+            mu_json_set_str(ts, "schedulerName", j.sched);
         if (j.pclass &&
             !json_string_length(json_object_get(ts, "priorityClassName")))
-            set_str(ts, "priorityClassName", j.pclass);
+            mu_json_set_str(ts, "priorityClassName", j.pclass);
     }
     job_release(&j);
     *out = c;
@@ -697,13 +685,13 @@ int mu_vcjob_default(const json_t *job, json_t **out, struct mu_err *err)
 
 static json_t *owner_refs(const struct job *j)
 {
-    json_t *ref = must(json_object());
-    json_t *refs = must(json_array());
+    json_t *ref = mu_json_must(json_object());
+    json_t *refs = mu_json_must(json_array());
 
-    set_str(ref, "apiVersion", "batch.volcano.sh/v1alpha1");
-    set_str(ref, "kind", "Job");
-    set_str(ref, "name", j->name);
-    set_str(ref, "uid", j->uid);
+    mu_json_set_str(ref, "apiVersion", "batch.volcano.sh/v1alpha1");
+    mu_json_set_str(ref, "kind", "Job");
+    mu_json_set_str(ref, "name", j->name);
+    mu_json_set_str(ref, "uid", j->uid);
     json_object_set_new(ref, "controller", json_true());
     json_object_set_new(ref, "blockOwnerDeletion", json_true());
     json_array_append_new(refs, ref);
@@ -732,10 +720,10 @@ static void add_env(json_t *spec, const char *key, const char *index)
         json_t *env = child(c, "env", true);
 
         for (size_t k = 0; k < MU_ARRAY_LEN(names); k++) {
-            json_t *var = must(json_object());
+            json_t *var = mu_json_must(json_object());
 
-            set_str(var, "name", names[k]);
-            set_str(var, "value", index);
+            mu_json_set_str(var, "name", names[k]);
+            mu_json_set_str(var, "value", index);
             json_array_append_new(env, var);
         }
     }
@@ -751,8 +739,8 @@ static void add_gate(json_t *spec)
         if (mu_strcmp0(json_string_value(json_object_get(g, "name")),
                        MU_GATE) == 0)
             return;
-    g = must(json_object());
-    set_str(g, "name", MU_GATE);
+    g = mu_json_must(json_object());
+    mu_json_set_str(g, "name", MU_GATE);
     json_array_append_new(gates, g);
 }
 
@@ -797,7 +785,7 @@ static void add_mount(json_t *spec, json_t *mount)
             json_t *vms = child(c, "volumeMounts", true);
 
             if (!has_item(vms, "mountPath", path))
-                json_array_append_new(vms, must(json_deep_copy(mount)));
+                json_array_append_new(vms, mu_json_must(json_deep_copy(mount)));
         }
     }
     json_decref(mount);
@@ -809,25 +797,25 @@ static void svc_pod(json_t *spec, const struct job *j)
 {
     static const char *const suffix[] = {"HOSTS", "NUM"};
     char *cm = mu_xasprintf("%s-svc", j->name);
-    json_t *env = must(json_array());
+    json_t *env = mu_json_must(json_array());
     json_t *vol, *src, *mount;
 
     for (size_t t = 0; t < j->ntask; t++) {
         for (size_t k = 0; k < MU_ARRAY_LEN(suffix); k++) {
             char *name = mu_xasprintf("VC_%s_%s", j->task[t].name, suffix[k]);
-            json_t *var = must(json_object());
-            json_t *from = must(json_object());
-            json_t *ref = must(json_object());
+            json_t *var = mu_json_must(json_object());
+            json_t *from = mu_json_must(json_object());
+            json_t *ref = mu_json_must(json_object());
 
             for (char *c = name; *c; c++)
                 if (*c == '-')
                     *c = '_';
                 else if (*c >= 'a' && *c <= 'z')
                     *c = (char)(*c - 'a' + 'A');
-            set_str(ref, "name", cm);
-            set_str(ref, "key", name);
+            mu_json_set_str(ref, "name", cm);
+            mu_json_set_str(ref, "key", name);
             json_object_set_new(from, "configMapKeyRef", ref);
-            set_str(var, "name", name);
+            mu_json_set_str(var, "name", name);
             json_object_set_new(var, "valueFrom", from);
             json_array_append_new(env, var);
             free(name);
@@ -843,20 +831,20 @@ static void svc_pod(json_t *spec, const struct job *j)
             json_t *cenv = child(c, "env", true);
 
             json_array_foreach (env, e, v)
-                json_array_append_new(cenv, must(json_deep_copy(v)));
+                json_array_append_new(cenv, mu_json_must(json_deep_copy(v)));
         }
     }
     json_decref(env);
 
-    vol = must(json_object());
-    src = must(json_object());
-    set_str(vol, "name", cm);
-    set_str(src, "name", cm);
+    vol = mu_json_must(json_object());
+    src = mu_json_must(json_object());
+    mu_json_set_str(vol, "name", cm);
+    mu_json_set_str(src, "name", cm);
     json_object_set_new(vol, "configMap", src);
     add_volume(spec, vol);
-    mount = must(json_object());
-    set_str(mount, "name", cm);
-    set_str(mount, "mountPath", MU_SVC_MOUNT_PATH);
+    mount = mu_json_must(json_object());
+    mu_json_set_str(mount, "name", cm);
+    mu_json_set_str(mount, "mountPath", MU_SVC_MOUNT_PATH);
     add_mount(spec, mount);
     free(cm);
 }
@@ -869,31 +857,31 @@ static void ssh_pod(json_t *spec, const struct job *j)
     static const char *const keys[] = {"id_rsa", "id_rsa.pub",
                                        "authorized_keys", "config"};
     char *secret = mu_xasprintf("%s-ssh", j->name);
-    json_t *vol = must(json_object());
-    json_t *src = must(json_object());
-    json_t *items = must(json_array());
-    json_t *mount = must(json_object());
+    json_t *vol = mu_json_must(json_object());
+    json_t *src = mu_json_must(json_object());
+    json_t *items = mu_json_must(json_array());
+    json_t *mount = mu_json_must(json_object());
 
     for (size_t k = 0; k < MU_ARRAY_LEN(keys); k++) {
-        json_t *item = must(json_object());
+        json_t *item = mu_json_must(json_object());
         char *path = mu_xasprintf(".ssh/%s", keys[k]);
 
-        set_str(item, "key", keys[k]);
-        set_str(item, "path", path);
+        mu_json_set_str(item, "key", keys[k]);
+        mu_json_set_str(item, "path", path);
         json_array_append_new(items, item);
         free(path);
     }
-    set_str(src, "secretName", secret);
+    mu_json_set_str(src, "secretName", secret);
     json_object_set_new(src, "items", items);
     set_int(src, "defaultMode",
             strcmp(j->ssh_args.key_path, MU_SSH_ROOT_PATH) == 0 ? 0600
                                                                  : 0644);
-    set_str(vol, "name", secret);
+    mu_json_set_str(vol, "name", secret);
     json_object_set_new(vol, "secret", src);
     add_volume(spec, vol);
-    set_str(mount, "name", secret);
-    set_str(mount, "mountPath", j->ssh_args.key_path);
-    set_str(mount, "subPath", ".ssh");
+    mu_json_set_str(mount, "name", secret);
+    mu_json_set_str(mount, "mountPath", j->ssh_args.key_path);
+    mu_json_set_str(mount, "subPath", ".ssh");
     add_mount(spec, mount);
     free(secret);
 }
@@ -911,23 +899,23 @@ static void pod_annotations(json_t *ann, const struct job *j,
             json_object_set(ann, k, v);
     copy_keys(ann, j->annotations, copied_ann, MU_ARRAY_LEN(copied_ann));
     s = mu_xasprintf("%s-%s", j->name, j->uid);
-    set_str(ann, MU_ANN_GROUP, s);
+    mu_json_set_str(ann, MU_ANN_GROUP, s);
     free(s);
-    set_str(ann, ANN_JOB_NAME, j->name);
-    set_str(ann, ANN_QUEUE, j->queue);
-    set_str(ann, MU_ANN_TASK_SPEC, t->name);
-    set_str(ann, MU_ANN_TASK_INDEX, index);
+    mu_json_set_str(ann, ANN_JOB_NAME, j->name);
+    mu_json_set_str(ann, ANN_QUEUE, j->queue);
+    mu_json_set_str(ann, MU_ANN_TASK_SPEC, t->name);
+    mu_json_set_str(ann, MU_ANN_TASK_INDEX, index);
     s = mu_xasprintf("%d", version);
-    set_str(ann, ANN_JOB_VERSION, s);
+    mu_json_set_str(ann, ANN_JOB_VERSION, s);
     free(s);
     s = mu_xasprintf("%s-%s", j->name, t->name);
-    set_str(ann, ANN_TEMPLATE_UID, s);
+    mu_json_set_str(ann, ANN_TEMPLATE_UID, s);
     free(s);
     s = mu_xasprintf("%d", retry);
-    set_str(ann, ANN_RETRY_COUNT, s);
+    mu_json_set_str(ann, ANN_RETRY_COUNT, s);
     free(s);
     if (t->topology)
-        set_str(ann, ANN_NUMA_POLICY, t->topology);
+        mu_json_set_str(ann, ANN_NUMA_POLICY, t->topology);
 }
 
 /* The pod of a parsed job; cannot fail once parse() accepted the job. */
@@ -936,44 +924,44 @@ static json_t *build_pod(const struct job *j, size_t ti, int index,
 {
     const struct task *t = &j->task[ti];
     const json_t *tmeta = json_object_get(t->tmpl, "metadata");
-    json_t *pod = must(json_object());
+    json_t *pod = mu_json_must(json_object());
     json_t *meta, *spec, *labels;
     char idx[16];
     char *name;
 
     snprintf(idx, sizeof(idx), "%d", index);
     name = mu_xasprintf("%s-%s-%s", j->name, t->name, idx);
-    meta = json_is_object(tmeta) ? must(json_deep_copy(tmeta))
-                                 : must(json_object());
+    meta = json_is_object(tmeta) ? mu_json_must(json_deep_copy(tmeta))
+                                 : mu_json_must(json_object());
     json_object_del(meta, "generateName");
-    set_str(meta, "name", name);
-    set_str(meta, "namespace", j->ns);
+    mu_json_set_str(meta, "name", name);
+    mu_json_set_str(meta, "namespace", j->ns);
     json_object_set_new(meta, "ownerReferences", owner_refs(j));
     labels = child(meta, "labels", false);
     copy_keys(labels, j->labels, copied_labels, MU_ARRAY_LEN(copied_labels));
-    set_str(labels, MU_ANN_TASK_INDEX, idx);
-    set_str(labels, ANN_JOB_NAME, j->name);
-    set_str(labels, MU_ANN_TASK_SPEC, t->name);
-    set_str(labels, ANN_JOB_NAMESPACE, j->ns);
-    set_str(labels, ANN_QUEUE, j->queue);
+    mu_json_set_str(labels, MU_ANN_TASK_INDEX, idx);
+    mu_json_set_str(labels, ANN_JOB_NAME, j->name);
+    mu_json_set_str(labels, MU_ANN_TASK_SPEC, t->name);
+    mu_json_set_str(labels, ANN_JOB_NAMESPACE, j->ns);
+    mu_json_set_str(labels, ANN_QUEUE, j->queue);
     pod_annotations(child(meta, "annotations", false), j, t, idx, version,
                     retry);
 
-    spec = must(json_deep_copy(json_object_get(t->tmpl, "spec")));
+    spec = mu_json_must(json_deep_copy(json_object_get(t->tmpl, "spec")));
     if (!json_string_length(json_object_get(spec, "schedulerName")))
-        set_str(spec, "schedulerName", j->sched);
+        mu_json_set_str(spec, "schedulerName", j->sched);
     if (j->pclass &&
         !json_string_length(json_object_get(spec, "priorityClassName")))
-        set_str(spec, "priorityClassName", j->pclass);
+        mu_json_set_str(spec, "priorityClassName", j->pclass);
     if (j->env) {
         add_env(spec, "containers", idx);
         add_env(spec, "initContainers", idx);
     }
     if (j->svc) {
         if (!json_string_length(json_object_get(spec, "hostname")))
-            set_str(spec, "hostname", name);
+            mu_json_set_str(spec, "hostname", name);
         if (!json_string_length(json_object_get(spec, "subdomain")))
-            set_str(spec, "subdomain", j->name);
+            mu_json_set_str(spec, "subdomain", j->name);
         svc_pod(spec, j);
     }
     if (j->ssh)
@@ -981,8 +969,8 @@ static json_t *build_pod(const struct job *j, size_t ti, int index,
     if (gated)
         add_gate(spec);
 
-    set_str(pod, "apiVersion", "v1");
-    set_str(pod, "kind", "Pod");
+    mu_json_set_str(pod, "apiVersion", "v1");
+    mu_json_set_str(pod, "kind", "Pod");
     json_object_set_new(pod, "metadata", meta);
     json_object_set_new(pod, "spec", spec);
     free(name);
@@ -1104,42 +1092,42 @@ int mu_vcjob_podgroup(const json_t *job, json_t **out, struct mu_err *err)
         goto out;
 
     name = mu_xasprintf("%s-%s", j.name, j.uid);
-    meta = must(json_object());
-    set_str(meta, "name", name);
-    set_str(meta, "namespace", j.ns);
+    meta = mu_json_must(json_object());
+    mu_json_set_str(meta, "name", name);
+    mu_json_set_str(meta, "namespace", j.ns);
     if (json_is_object(j.labels))
-        json_object_set_new(meta, "labels", must(json_deep_copy(j.labels)));
+        json_object_set_new(meta, "labels", mu_json_must(json_deep_copy(j.labels)));
     if (json_is_object(j.annotations))
         json_object_set_new(meta, "annotations",
-                            must(json_deep_copy(j.annotations)));
+                            mu_json_must(json_deep_copy(j.annotations)));
     json_object_set_new(meta, "ownerReferences", owner_refs(&j));
     free(name);
 
-    mtm = must(json_object());
+    mtm = mu_json_must(json_object());
     for (size_t t = 0; t < j.ntask; t++)
         set_int(mtm, j.task[t].name, j.task[t].min);
-    mres = must(json_object());
+    mres = mu_json_must(json_object());
     for (int d = 0; d < rn.n; d++) {
         char q[64];
 
         if (mu_res_has(&sum, d))
-            set_str(mres, rn.name[d],
+            mu_json_set_str(mres, rn.name[d],
                     mu_quantity_format(rn.name[d], mu_res_get(&sum, d), q,
                                        sizeof(q)));
     }
-    spec = must(json_object());
+    spec = mu_json_must(json_object());
     set_int(spec, "minMember", j.min);
     json_object_set_new(spec, "minTaskMember", mtm);
-    set_str(spec, "queue", j.queue);
+    mu_json_set_str(spec, "queue", j.queue);
     if (j.pclass)
-        set_str(spec, "priorityClassName", j.pclass);
+        mu_json_set_str(spec, "priorityClassName", j.pclass);
     json_object_set_new(spec, "minResources", mres);
-    status = must(json_object());
-    set_str(status, "phase", "Pending");
+    status = mu_json_must(json_object());
+    mu_json_set_str(status, "phase", "Pending");
 
-    pg = must(json_object());
-    set_str(pg, "apiVersion", "scheduling.volcano.sh/v1beta1");
-    set_str(pg, "kind", "PodGroup");
+    pg = mu_json_must(json_object());
+    mu_json_set_str(pg, "apiVersion", "scheduling.volcano.sh/v1beta1");
+    mu_json_set_str(pg, "kind", "PodGroup");
     json_object_set_new(pg, "metadata", meta);
     json_object_set_new(pg, "spec", spec);
     json_object_set_new(pg, "status", status);

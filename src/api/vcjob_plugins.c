@@ -10,6 +10,7 @@
 
 #include <limits.h>
 
+#include "api/jsonx.h"
 #include "api/vcjob.h"
 
 #define LBL_JOB_NAME "volcano.sh/job-name"
@@ -229,23 +230,9 @@ struct pjob {
     struct mu_ssh_args ssh_args;
 };
 
-static json_t *must(json_t *v)
-{
-    if (!v) {
-        fputs("muster: out of memory in jansson\n", stderr);
-        abort();
-    }
-    return v;
-}
-
-static void set_str(json_t *o, const char *key, const char *v)
-{
-    json_object_set_new(o, key, must(json_string(v)));
-}
-
 static void set_strn(json_t *o, const char *key, const char *v, size_t n)
 {
-    json_object_set_new(o, key, must(json_stringn(v, n)));
+    json_object_set_new(o, key, mu_json_must(json_stringn(v, n)));
 }
 
 static const char *get_str(const json_t *o, const char *key)
@@ -295,20 +282,20 @@ static int pjob_load(const json_t *job, struct pjob *p, struct mu_err *err)
 static json_t *object_new(const struct pjob *p, const char *api,
                           const char *kind, const char *suffix)
 {
-    json_t *o = must(json_object());
-    json_t *meta = must(json_object());
-    json_t *ref = must(json_object());
-    json_t *refs = must(json_array());
+    json_t *o = mu_json_must(json_object());
+    json_t *meta = mu_json_must(json_object());
+    json_t *ref = mu_json_must(json_object());
+    json_t *refs = mu_json_must(json_array());
     char *name = mu_xasprintf("%s%s", p->name, suffix);
 
-    set_str(o, "apiVersion", api);
-    set_str(o, "kind", kind);
-    set_str(meta, "name", name);
-    set_str(meta, "namespace", p->ns);
-    set_str(ref, "apiVersion", "batch.volcano.sh/v1alpha1");
-    set_str(ref, "kind", "Job");
-    set_str(ref, "name", p->name);
-    set_str(ref, "uid", p->uid);
+    mu_json_set_str(o, "apiVersion", api);
+    mu_json_set_str(o, "kind", kind);
+    mu_json_set_str(meta, "name", name);
+    mu_json_set_str(meta, "namespace", p->ns);
+    mu_json_set_str(ref, "apiVersion", "batch.volcano.sh/v1alpha1");
+    mu_json_set_str(ref, "kind", "Job");
+    mu_json_set_str(ref, "name", p->name);
+    mu_json_set_str(ref, "uid", p->uid);
     json_object_set_new(ref, "controller", json_true());
     json_object_set_new(ref, "blockOwnerDeletion", json_true());
     json_array_append_new(refs, ref);
@@ -321,10 +308,10 @@ static json_t *object_new(const struct pjob *p, const char *api,
 /* {volcano.sh/job-name: <job>, volcano.sh/job-namespace: <ns>} */
 static json_t *job_selector(const struct pjob *p)
 {
-    json_t *sel = must(json_object());
+    json_t *sel = mu_json_must(json_object());
 
-    set_str(sel, LBL_JOB_NAME, p->name);
-    set_str(sel, LBL_JOB_NAMESPACE, p->ns);
+    mu_json_set_str(sel, LBL_JOB_NAME, p->name);
+    mu_json_set_str(sel, LBL_JOB_NAMESPACE, p->ns);
     return sel;
 }
 
@@ -373,8 +360,8 @@ int mu_vcjob_svc_service(const json_t *job, json_t **out, struct mu_err *err)
         goto out;
     }
     svc = object_new(&p, "v1", "Service", "");
-    spec = must(json_object());
-    set_str(spec, "clusterIP", "None");
+    spec = mu_json_must(json_object());
+    mu_json_set_str(spec, "clusterIP", "None");
     json_object_set_new(spec, "selector", job_selector(&p));
     /* Go's omitempty: false is left out */
     if (p.svc_args.publish_not_ready)
@@ -416,7 +403,7 @@ int mu_vcjob_svc_configmap(const json_t *job, json_t **out,
         goto out;
     }
     cm = object_new(&p, "v1", "ConfigMap", "-svc");
-    data = must(json_object());
+    data = mu_json_must(json_object());
     json_array_foreach (p.tasks, i, t) {
         struct hosts h = {.n = 0};
         char *key = mu_xasprintf("%s", get_str(t, "name"));
@@ -439,7 +426,7 @@ int mu_vcjob_svc_configmap(const json_t *job, json_t **out,
         set_strn(data, k, h.list.buf ? h.list.buf : "", h.list.len);
         free(k);
         k = mu_xasprintf("VC_%s_NUM", upper);
-        json_object_set_new(data, k, must(json_sprintf("%zu", h.n)));
+        json_object_set_new(data, k, mu_json_must(json_sprintf("%zu", h.n)));
         free(k);
         free(upper);
         free(key);
@@ -467,23 +454,23 @@ int mu_vcjob_svc_networkpolicy(const json_t *job, json_t **out,
         goto out;
     }
     np = object_new(&p, "networking.k8s.io/v1", "NetworkPolicy", "");
-    spec = must(json_object());
-    sel = must(json_object());
+    spec = mu_json_must(json_object());
+    sel = mu_json_must(json_object());
     json_object_set_new(sel, "matchLabels", job_selector(&p));
     json_object_set_new(spec, "podSelector", sel);
-    sel = must(json_object());
+    sel = mu_json_must(json_object());
     json_object_set_new(sel, "matchLabels", job_selector(&p));
-    peer = must(json_object());
+    peer = mu_json_must(json_object());
     json_object_set_new(peer, "podSelector", sel);
-    from = must(json_array());
+    from = mu_json_must(json_array());
     json_array_append_new(from, peer);
-    rule = must(json_object());
+    rule = mu_json_must(json_object());
     json_object_set_new(rule, "from", from);
-    ingress = must(json_array());
+    ingress = mu_json_must(json_array());
     json_array_append_new(ingress, rule);
     json_object_set_new(spec, "ingress", ingress);
-    types = must(json_array());
-    json_array_append_new(types, must(json_string("Ingress")));
+    types = mu_json_must(json_array());
+    json_array_append_new(types, mu_json_must(json_string("Ingress")));
     json_object_set_new(spec, "policyTypes", types);
     json_object_set_new(np, "spec", spec);
     *out = np;
@@ -647,7 +634,7 @@ static void set_b64(json_t *data, const char *key, const char *s)
 {
     char *b = base64(s, strlen(s));
 
-    set_str(data, key, b);
+    mu_json_set_str(data, key, b);
     free(b);
 }
 
@@ -688,7 +675,7 @@ int mu_vcjob_ssh_secret(const json_t *job, json_t **out, struct mu_err *err)
         each_host(&p, t, add_ssh_host, &conf);
 
     secret = object_new(&p, "v1", "Secret", "-ssh");
-    data = must(json_object());
+    data = mu_json_must(json_object());
     set_b64(data, "id_rsa", priv);
     set_b64(data, "id_rsa.pub", pub);
     set_b64(data, "authorized_keys", pub);
