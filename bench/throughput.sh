@@ -7,7 +7,7 @@
 #                 plain pods (no groups)
 #   noop          kube-scheduler + bench/noop-extender with muster's own
 #                 kube-scheduler config (manifests/scheduler-config.yaml:
-#                 filter, prioritize, bind, preempt, nodeCacheCapable,
+#                 filter, bind, preempt, nodeCacheCapable,
 #                 percentageOfNodesToScore 100): the ceiling for muster
 #   noop-lean     the same no-op extender with filter + bind only and the
 #                 default adaptive node sampling (reference/extender.md §9)
