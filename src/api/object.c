@@ -36,6 +36,16 @@ const char *mu_pod_phase_name(enum mu_pod_phase p)
     return (size_t)p < MU_ARRAY_LEN(pod_phases) ? pod_phases[p] : "Unknown";
 }
 
+enum mu_pod_phase mu_pod_phase_parse(const char *s)
+{
+    if (!s)
+        return MU_POD_PENDING;
+    for (size_t i = 0; i < MU_ARRAY_LEN(pod_phases); i++)
+        if (!strcmp(s, pod_phases[i]))
+            return (enum mu_pod_phase)i;
+    return MU_POD_UNKNOWN;
+}
+
 const char *mu_pg_phase_name(enum mu_pg_phase p)
 {
     return (size_t)p < MU_ARRAY_LEN(pg_phases) ? pg_phases[p] : "Unknown";

@@ -159,6 +159,9 @@ enum mu_pod_phase {
     MU_POD_UNKNOWN,
 };
 const char *mu_pod_phase_name(enum mu_pod_phase p);
+/* status.phase as the API writes it: absent (NULL) is Pending, anything
+ * unrecognised Unknown. */
+enum mu_pod_phase mu_pod_phase_parse(const char *s);
 
 /* Parses an RFC 3339 time as the API writes it ("2006-01-02T15:04:05Z",
  * fractions and offsets accepted) into seconds since the epoch; false for

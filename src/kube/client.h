@@ -142,8 +142,8 @@ int mu_kube_new(const struct mu_kube_config *cfg,
 void mu_kube_free(struct mu_kube *k);
 
 /*
- * A pool of clients for threads that come and go and write now and then
- * (the extender's /bind threads live as long as kube-scheduler's
+ * A pool of clients (pool.c) for threads that come and go and write now
+ * and then (the extender's /bind threads live as long as kube-scheduler's
  * connections): a thread takes a client for a call or a few and puts it
  * back, so connections and TLS sessions outlive the threads, and the
  * number of clients is bounded by how many threads use one at once, not by

@@ -4,68 +4,12 @@
 #include "api/vcjob.h"
 #include "api/vcjob_plugins.h"
 #include "ctrl/jobsm.h"
+#include "serve/jobs_int.h"
 #include "serve/serve_int.h"
 
 #define JOB_API "batch.volcano.sh/v1alpha1"
 #define LABEL_JOB_NAME "volcano.sh/job-name"
 #define ANN_JOB_VERSION "volcano.sh/job-version"
-
-/* A pod of a Job, as the pod watch shows it. */
-struct jpod {
-    char *name;
-    char *uid;
-    char *task;             /* volcano.sh/task-spec */
-    int index;              /* volcano.sh/task-index, -1 if absent */
-    int version;            /* volcano.sh/job-version */
-    enum mu_pod_phase phase;
-    bool terminating;
-    bool bound;
-    bool killed;            /* this controller deleted it */
-    bool gone;              /* known deleted; dropped at the next sync */
-    bool task_failed;       /* its TaskFailed event fired */
-    int64_t created;        /* creationTimestamp, s since the epoch */
-    char *owner;            /* uid of its controller ownerReference */
-};
-
-struct jevent {
-    enum mu_jevent ev;
-    char *task;
-    char *pod;
-    int exit_code;
-};
-
-struct vjob {
-    char *key, *ns, *name, *uid;
-    json_t *obj;            /* the latest Job, NULL until the watch shows it */
-    json_t *def;            /* defaulted spec (mu_vcjob_default) */
-    int64_t generation;     /* of obj when def was made */
-    char *invalid;          /* why the Job is refused, or NULL */
-    struct mu_jstate st;
-    char *ltt;              /* state.lastTransitionTime */
-    char *reason;           /* state.reason */
-    json_t *conds;          /* status.conditions */
-    struct mu_map pods;     /* name -> struct jpod */
-    struct mu_map made;     /* names created for st.version */
-    struct mu_map done;     /* names that Succeeded in st.version -> task
-                               index + 1: never made again, counted even
-                               once deleted (Volcano #3296) */
-    int pg_version;         /* version whose PodGroup exists, -1 none */
-    bool pg_stale;          /* the spec changed: its PodGroup's spec too */
-    bool plugins_done;
-    int unknown_version;    /* version whose Unknown event fired */
-    struct jevent *evs;
-    size_t nevs;
-    enum mu_jaction *cmds;  /* from Commands, in arrival order */
-    size_t ncmds;
-    bool expire_sent;       /* the ttl delete went out */
-    bool expire_failed;     /* the ttl delete failed once (logged) */
-    json_t *written;        /* status last written */
-    bool dirty;
-};
-
-struct mu_jobctl {
-    struct mu_map jobs;     /* "ns/name" -> struct vjob */
-};
 
 struct mu_jobctl *mu_jobctl_new(void)
 {
@@ -156,7 +100,7 @@ static const char *str_at(const json_t *o, const char *a, const char *b)
     return json_string_value(json_object_get(json_object_get(o, a), b));
 }
 
-static int task_of(const struct vjob *j, const char *task)
+int mu_jc_task_of(const struct vjob *j, const char *task)
 {
     const json_t *tasks = json_object_get(json_object_get(j->def, "spec"),
                                           "tasks");
@@ -314,21 +258,6 @@ void mu_jobctl_job(struct mu_serve *sv, enum mu_watch_type type,
     j->invalid = NULL;
 }
 
-static enum mu_pod_phase pod_phase(const json_t *pod)
-{
-    const char *s = str_at(pod, "status", "phase");
-
-    if (!s || !strcmp(s, "Pending"))
-        return MU_POD_PENDING;
-    if (!strcmp(s, "Running"))
-        return MU_POD_RUNNING;
-    if (!strcmp(s, "Succeeded"))
-        return MU_POD_SUCCEEDED;
-    if (!strcmp(s, "Failed"))
-        return MU_POD_FAILED;
-    return MU_POD_UNKNOWN;
-}
-
 /* Exit code of the first container that terminated, else -1. */
 static int exit_code_of(const json_t *pod)
 {
@@ -361,7 +290,7 @@ static int int_text(const char *s, int dflt)
 
 static bool task_all_succeeded(const struct vjob *j, const char *task)
 {
-    int ti = task_of(j, task), done = 0;
+    int ti = mu_jc_task_of(j, task), done = 0;
     json_int_t reps;
 
     if (ti < 0)
@@ -385,7 +314,7 @@ static bool restarted_out(const struct vjob *j, const char *task,
 {
     const json_t *t = json_array_get(
         json_object_get(json_object_get(j->def, "spec"), "tasks"),
-        (size_t)task_of(j, task));
+        (size_t)mu_jc_task_of(j, task));
     const json_t *mr = json_object_get(t, "maxRetry");
     json_int_t max = json_is_integer(mr) && json_integer_value(mr) > 0
                          ? json_integer_value(mr)
@@ -467,7 +396,7 @@ void mu_jobctl_pod(struct mu_serve *sv, enum mu_watch_type type,
                             ann, MU_ANN_TASK_INDEX)), -1);
     p->version = int_text(json_string_value(json_object_get(
                               ann, ANN_JOB_VERSION)), 0);
-    p->phase = pod_phase(obj);
+    p->phase = mu_pod_phase_parse(str_at(obj, "status", "phase"));
     if (!mu_rfc3339_parse(json_string_value(json_object_get(
                               md, "creationTimestamp")), &p->created))
         p->created = 0;
@@ -484,9 +413,9 @@ void mu_jobctl_pod(struct mu_serve *sv, enum mu_watch_type type,
     }
     if (p->phase == old)
         return;
-    if (p->phase == MU_POD_SUCCEEDED && task_of(j, p->task) >= 0)
+    if (p->phase == MU_POD_SUCCEEDED && mu_jc_task_of(j, p->task) >= 0)
         mu_map_put(&j->done, p->name,
-                   (void *)((intptr_t)task_of(j, p->task) + 1));
+                   (void *)((intptr_t)mu_jc_task_of(j, p->task) + 1));
     if (p->phase == MU_POD_FAILED)
         push_event(j, MU_JEV_POD_FAILED, p->task, p->name, exit_code_of(obj));
     else if (p->phase == MU_POD_SUCCEEDED && task_all_succeeded(j, p->task))
@@ -495,30 +424,21 @@ void mu_jobctl_pod(struct mu_serve *sv, enum mu_watch_type type,
 
 /* ------------------------------------------------------------- actions -- */
 
-static char *job_path(const struct vjob *j)
+char *mu_jc_path(const struct vjob *j)
 {
     return mu_xasprintf("/apis/" JOB_API "/namespaces/%s/jobs/%s", j->ns,
                         j->name);
 }
 
-static void job_event(struct mu_serve *sv, const struct vjob *j,
-                      const char *type, const char *reason, const char *msg)
+void mu_jc_event(struct mu_serve *sv, const struct vjob *j, const char *type,
+                 const char *reason, const char *msg)
 {
     mu_serve_post_event(sv, JOB_API, "Job", j->ns, j->name, j->uid, type,
                         reason, msg);
 }
 
-/* What a write for a Job (a pod, its status) tells the scheduler thread
- * when it completes. */
-struct job_write {
-    struct mu_serve *sv;
-    char *job;              /* the vjob's key */
-    char *pod;
-    int version;            /* the job's version when it was sent */
-};
-
-static struct job_write *job_write_new(struct mu_serve *sv,
-                                       const struct vjob *j, const char *pod)
+struct job_write *mu_jc_write_new(struct mu_serve *sv, const struct vjob *j,
+                                  const char *pod)
 {
     struct job_write *w = mu_xcalloc(1, sizeof(*w));
 
@@ -529,7 +449,7 @@ static struct job_write *job_write_new(struct mu_serve *sv,
     return w;
 }
 
-static void job_write_free(struct job_write *w)
+void mu_jc_write_free(struct job_write *w)
 {
     free(w->job);
     free(w->pod);
@@ -554,7 +474,7 @@ static void deleted(void *ctx, int rc, const char *msg)
             j->dirty = true;
         }
     }
-    job_write_free(w);
+    mu_jc_write_free(w);
 }
 
 /* Pod deletes go through the writer (writer.h), after any write already
@@ -563,14 +483,14 @@ static void delete_pod(struct mu_serve *sv, struct vjob *j, struct jpod *p)
 {
     char *path = mu_xasprintf("/api/v1/namespaces/%s/pods/%s", j->ns,
                               p->name);
-    struct job_write *pw = job_write_new(sv, j, p->name);
+    struct job_write *pw = mu_jc_write_new(sv, j, p->name);
     struct mu_write w = {.method = "DELETE", .path = path, .done = deleted,
                          .ctx = pw};
 
     if (mu_writer_submit(sv->writer, &w) < 0) {
         mu_serve_log(sv, "vcjob %s: delete pod %s not sent: stopping",
                      j->key, p->name);
-        job_write_free(pw);
+        mu_jc_write_free(pw);
     } else {
         p->killed = true;
         p->terminating = true;
@@ -578,17 +498,26 @@ static void delete_pod(struct mu_serve *sv, struct vjob *j, struct jpod *p)
     free(path);
 }
 
-static char *group_name(const struct vjob *j)
+char *mu_jc_group_name(const struct vjob *j)
 {
     return mu_xasprintf("%s-%s", j->name, j->uid ? j->uid : "");
 }
 
-static void delete_group(struct mu_serve *sv, struct vjob *j)
+static char *group_path(const struct vjob *j)
 {
-    char *pg = group_name(j);
+    char *pg = mu_jc_group_name(j);
     char *path = mu_xasprintf(
         "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups/%s",
         j->ns, pg);
+
+    free(pg);
+    return path;
+}
+
+static void delete_group(struct mu_serve *sv, struct vjob *j)
+{
+    char *pg = mu_jc_group_name(j);
+    char *path = group_path(j);
     struct mu_err err;
     int r = mu_kube_delete(sv->kube, path, NULL, NULL, &err);
 
@@ -604,15 +533,13 @@ static int create(struct mu_serve *sv, const struct vjob *j, const char *path,
                   const json_t *obj, const char *what)
 {
     struct mu_err err;
-    int r = mu_kube_create(sv->kube, path, obj, NULL, &err);
+    int r = mu_serve_create(sv, path, obj, &err);
 
-    if (r == -EEXIST)
-        return 0;
     if (r < 0) {
         char *msg = mu_xasprintf("create %s: %s", what, err.msg);
 
         mu_serve_log(sv, "vcjob %s: %s", j->key, msg);
-        job_event(sv, j, "Warning", "FailedCreate", msg);
+        mu_jc_event(sv, j, "Warning", "FailedCreate", msg);
         free(msg);
     }
     return r;
@@ -673,7 +600,7 @@ static void created(void *ctx, int rc, const char *msg)
 
         mu_serve_log(w->sv, "vcjob %s: %s", w->job, text);
         if (j) {
-            job_event(w->sv, j, "Warning", "FailedCreate", text);
+            mu_jc_event(w->sv, j, "Warning", "FailedCreate", text);
             if (j->st.version == w->version) {
                 mu_map_del(&j->made, w->pod);
                 j->dirty = true;
@@ -681,7 +608,7 @@ static void created(void *ctx, int rc, const char *msg)
         }
         free(text);
     }
-    job_write_free(w);
+    mu_jc_write_free(w);
 }
 
 /* The plugins' objects, the PodGroup, then each missing pod, gated; the
@@ -720,10 +647,7 @@ static void make(struct mu_serve *sv, struct vjob *j)
 
         /* a scaled Job: minMember, minTaskMember and minResources follow */
         if (mu_vcjob_podgroup(j->def, &pg, &err) == 0) {
-            char *gpath = mu_xasprintf(
-                "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups/%s",
-                j->ns, json_string_value(json_object_get(
-                           json_object_get(pg, "metadata"), "name")));
+            char *gpath = group_path(j);
 
             patch = json_pack("{s:O}", "spec", json_object_get(pg, "spec"));
             if (mu_kube_merge_patch(sv->kube, gpath, patch, NULL, &err) < 0)
@@ -754,7 +678,7 @@ static void make(struct mu_serve *sv, struct vjob *j)
                 } else {
                     /* keyed by the pod, so a later delete waits for it */
                     char *key = mu_xasprintf("%s/%s", path, name);
-                    struct job_write *pw = job_write_new(sv, j, name);
+                    struct job_write *pw = mu_jc_write_new(sv, j, name);
                     struct mu_write w = {.method = "POST", .path = path,
                                          .body = pod, .key = key,
                                          .done = created, .ctx = pw};
@@ -763,7 +687,7 @@ static void make(struct mu_serve *sv, struct vjob *j)
                     if (mu_writer_submit(sv->writer, &w) < 0) {
                         mu_serve_log(sv, "vcjob %s: create %s not sent: "
                                          "stopping", j->key, name);
-                        job_write_free(pw);
+                        mu_jc_write_free(pw);
                     } else {
                         mu_map_put(&j->made, name, (void *)1);
                     }
@@ -789,7 +713,7 @@ static void trim(struct mu_serve *sv, struct vjob *j)
 
     for (size_t i = 0; i < n; i++) {
         struct jpod *p = v[i];
-        int ti = task_of(j, p->task);
+        int ti = mu_jc_task_of(j, p->task);
 
         if (p->killed)
             continue;
@@ -813,7 +737,8 @@ static void kill(struct mu_serve *sv, struct vjob *j,
 
         if (p->killed || (pod && strcmp(p->name, pod)))
             continue;
-        if (plan->kill_task >= 0 && task_of(j, p->task) != plan->kill_task)
+        if (plan->kill_task >= 0 &&
+            mu_jc_task_of(j, p->task) != plan->kill_task)
             continue;
         if (plan->kill == MU_JKILL_SOFT &&
             (p->phase == MU_POD_SUCCEEDED || p->phase == MU_POD_FAILED))
@@ -830,7 +755,7 @@ static int cmp_name(const void *a, const void *b)
 
 /* Counts this Job's pods; Succeeded pods that were deleted since still
  * count as succeeded. */
-static void count(const struct vjob *j, struct mu_jcounts *c)
+void mu_jc_count(const struct vjob *j, struct mu_jcounts *c)
 {
     struct mu_jpod *v = mu_xcalloc(j->pods.n + j->done.n + 1, sizeof(*v));
     size_t n = 0;
@@ -840,7 +765,7 @@ static void count(const struct vjob *j, struct mu_jcounts *c)
 
         if (!j->pods.slots[i].key || !p || !ours(j, p))
             continue;
-        v[n].task = task_of(j, p->task);
+        v[n].task = mu_jc_task_of(j, p->task);
         v[n].index = p->index;
         v[n].phase = p->phase;
         v[n].terminating = p->terminating;
@@ -864,8 +789,8 @@ static void count(const struct vjob *j, struct mu_jcounts *c)
     free(v);
 }
 
-static void transition(struct mu_serve *sv, struct vjob *j,
-                       enum mu_jphase to, const char *reason)
+void mu_jc_transition(struct mu_serve *sv, struct vjob *j, enum mu_jphase to,
+                      const char *reason)
 {
     char ts[32];
     json_t *c;
@@ -892,9 +817,6 @@ static void transition(struct mu_serve *sv, struct vjob *j,
                      j->reason ? ")" : "");
 }
 
-static json_t *status_json(struct mu_serve *sv, const struct vjob *j);
-static void write_status(struct mu_serve *sv, struct vjob *j, json_t *st);
-
 /* Runs one action through the state machine and carries out its plan;
  * `pod` narrows a RestartPod to that pod. */
 static void act(struct mu_serve *sv, struct vjob *j, enum mu_jaction a,
@@ -904,14 +826,14 @@ static void act(struct mu_serve *sv, struct vjob *j, enum mu_jaction a,
     struct mu_jplan plan;
     bool counted;
 
-    count(j, &c);
+    mu_jc_count(j, &c);
     mu_jobsm_step(j->def, &j->st, &c, a, task, &plan);
     mu_jobsm_counts_release(&c);
     if (a != MU_JACT_SYNC) {
         char *msg = mu_xasprintf("Start to execute action %s",
                                  mu_jaction_name(a));
 
-        job_event(sv, j, "Normal", "ExecuteAction", msg);
+        mu_jc_event(sv, j, "Normal", "ExecuteAction", msg);
         free(msg);
     }
     if (plan.kill != MU_JKILL_NONE)
@@ -929,225 +851,16 @@ static void act(struct mu_serve *sv, struct vjob *j, enum mu_jaction a,
     counted = plan.next.version != j->st.version ||
               plan.next.retry != j->st.retry;
     if (plan.next.phase != j->st.phase)
-        transition(sv, j, plan.next.phase, plan.reason);
+        mu_jc_transition(sv, j, plan.next.phase, plan.reason);
     j->st = plan.next;
     /* a new version or retry is on the API before pods carry it: a muster
      * restarted in between reads it back and does not orphan them */
     if (counted)
-        write_status(sv, j, status_json(sv, j));
+        mu_jc_write_status(sv, j, mu_jc_status_json(sv, j));
     if (plan.create) {
         make(sv, j);
         trim(sv, j);
     }
-}
-
-static json_t *counts_json(const struct vjob *j)
-{
-    static const char *const names[] = {"Pending", "Running", "Succeeded",
-                                        "Failed", "Unknown"};
-    const json_t *tasks = json_object_get(json_object_get(j->def, "spec"),
-                                          "tasks");
-    struct mu_jcounts c;
-    json_t *st, *tsc = json_object(), *t;
-    size_t ti;
-
-    count(j, &c);
-    json_array_foreach(tasks, ti, t) {
-        json_t *ph = json_object();
-
-        for (int k = 0; k < 5; k++)
-            if (c.task[ti][k])
-                json_object_set_new(ph, names[k], json_integer(c.task[ti][k]));
-        if (json_object_size(ph))
-            json_object_set_new(tsc, json_string_value(json_object_get(t,
-                                                                       "name")),
-                                json_pack("{s:o}", "phase", ph));
-        else
-            json_decref(ph);
-    }
-    st = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:o}", "minAvailable",
-                   (int)json_integer_value(json_object_get(
-                       json_object_get(j->def, "spec"), "minAvailable")),
-                   "pending", c.pending, "running", c.running, "succeeded",
-                   c.succeeded, "failed", c.failed, "terminating",
-                   c.terminating, "unknown", c.unknown, "version",
-                   j->st.version, "retryCount", j->st.retry, "taskStatusCount",
-                   tsc);
-    mu_jobsm_counts_release(&c);
-    return st;
-}
-
-/* Why a Pending Job waits: its PodGroup's Unschedulable message. */
-static const char *pending_message(struct mu_serve *sv, const struct vjob *j)
-{
-    char *pg = group_name(j);
-    const struct mu_job *cj = mu_cluster_job(&sv->cluster, j->ns, pg);
-
-    free(pg);
-    if (j->st.phase != MU_JOB_PENDING || !cj || !cj->cond.type ||
-        strcmp(cj->cond.type, "Unschedulable"))
-        return NULL;
-    return cj->cond.message;
-}
-
-static json_t *status_json(struct mu_serve *sv, const struct vjob *j)
-{
-    json_t *st = counts_json(j), *state, *cr = json_object();
-    const json_t *plugins = json_object_get(json_object_get(j->def, "spec"),
-                                            "plugins");
-    const char *msg = pending_message(sv, j);
-    const char *k;
-    json_t *v;
-
-    state = json_pack("{s:s}", "phase", mu_jphase_name(j->st.phase));
-    if (j->reason)
-        json_object_set_new(state, "reason", json_string(j->reason));
-    if (msg)
-        json_object_set_new(state, "message", json_string(msg));
-    if (j->ltt)
-        json_object_set_new(state, "lastTransitionTime", json_string(j->ltt));
-    json_object_set_new(st, "state", state);
-    json_object_set_new(st, "conditions", json_deep_copy(j->conds));
-    json_object_foreach((json_t *)plugins, k, v) {
-        char *key = mu_xasprintf("plugin-%s", k);
-
-        json_object_set_new(cr, key, json_string(k));
-        free(key);
-    }
-    if (json_object_size(cr))
-        json_object_set_new(st, "controlledResources", cr);
-    else
-        json_decref(cr);
-    return st;
-}
-
-/* RFC 7386 patch that turns old into new. */
-static json_t *merge_diff(const json_t *old, const json_t *new)
-{
-    json_t *out, *v;
-    const char *k;
-
-    if (!json_is_object(old) || !json_is_object(new))
-        return json_deep_copy(new);
-    out = json_object();
-    json_object_foreach((json_t *)new, k, v) {
-        const json_t *ov = json_object_get(old, k);
-
-        if (!ov || !json_equal(ov, v))
-            json_object_set_new(out, k, json_is_object(ov) && json_is_object(v)
-                                            ? merge_diff(ov, v)
-                                            : json_deep_copy(v));
-    }
-    json_object_foreach((json_t *)old, k, v)
-        if (!json_object_get(new, k))
-            json_object_set_new(out, k, json_null());
-    return out;
-}
-
-/* A status write that failed: the next sync writes the whole status. */
-static void status_written(void *ctx, int rc, const char *msg)
-{
-    struct job_write *w = ctx;
-    struct vjob *j = mu_map_get(&w->sv->jobctl->jobs, w->job);
-
-    if (rc < 0 && rc != -ECANCELED) {
-        mu_serve_log(w->sv, "status of vcjob %s: %s", w->job, msg);
-        if (j) {
-            json_decref(j->written);
-            j->written = NULL;
-            j->dirty = true;
-        }
-    }
-    job_write_free(w);
-}
-
-/* Status goes through the writer as a merge patch against what was last
- * sent; writes to one Job are sent in order (never coalesced: each is a
- * diff on the one before). */
-static void write_status(struct mu_serve *sv, struct vjob *j, json_t *st)
-{
-    struct job_write *pw;
-    struct mu_write w;
-    char *path;
-
-    if (j->written && json_equal(j->written, st)) {
-        json_decref(st);
-        return;
-    }
-    path = mu_xasprintf("/apis/" JOB_API "/namespaces/%s/jobs/%s/status",
-                        j->ns, j->name);
-    pw = job_write_new(sv, j, "");
-    memset(&w, 0, sizeof(w));
-    w.method = "PATCH";
-    w.path = path;
-    w.body = json_pack("{s:o}", "status", merge_diff(j->written, st));
-    w.content_type = MU_KUBE_MERGE_PATCH;
-    w.done = status_written;
-    w.ctx = pw;
-    if (mu_writer_submit(sv->writer, &w) < 0) {
-        mu_serve_log(sv, "status of vcjob %s: not sent: stopping", j->key);
-        job_write_free(pw);
-        json_decref(st);
-    } else {
-        json_decref(j->written);
-        j->written = st;
-    }
-    free(path);
-}
-
-/* An invalid Job is Failed with the reason, once; nothing is made. */
-static void refuse(struct mu_serve *sv, struct vjob *j)
-{
-    json_t *st;
-
-    if (j->st.phase != MU_JOB_FAILED) {
-        transition(sv, j, MU_JOB_FAILED, "InvalidJob");
-        j->st.phase = MU_JOB_FAILED;
-        job_event(sv, j, "Warning", "InvalidJob", j->invalid);
-    }
-    st = json_pack("{s:{s:s,s:s,s:s,s:s},s:o}", "state", "phase", "Failed",
-                   "reason", "InvalidJob", "message", j->invalid,
-                   "lastTransitionTime", j->ltt ? j->ltt : "", "conditions",
-                   json_deep_copy(j->conds));
-    write_status(sv, j, st);
-}
-
-/* A finished Job is deleted ttlSecondsAfterFinished after it finished;
- * returns true when it was. */
-static bool expire(struct mu_serve *sv, struct vjob *j)
-{
-    const json_t *ttl = json_object_get(json_object_get(j->def, "spec"),
-                                        "ttlSecondsAfterFinished");
-    int64_t at;
-    struct mu_err err;
-    json_t *opts;
-    char *path;
-    int r;
-
-    if (!json_is_integer(ttl) || !mu_jphase_final(j->st.phase) || !j->ltt ||
-        !mu_rfc3339_parse(j->ltt, &at) ||
-        (int64_t)time(NULL) < at + json_integer_value(ttl))
-        return false;
-    if (j->expire_sent)
-        return true;
-    /* the uid precondition spares a Job made again under the same name */
-    opts = json_pack("{s:s,s:s,s:s,s:{s:s}}", "kind", "DeleteOptions",
-                     "apiVersion", "v1", "propagationPolicy", "Background",
-                     "preconditions", "uid", j->uid ? j->uid : "");
-    path = job_path(j);
-    r = mu_kube_call(sv->kube, "DELETE", path, NULL, opts, NULL, NULL, &err);
-    if (r == 0 || r == -ENOENT || r == -EBUSY) {
-        j->expire_sent = true;
-        if (r == 0)
-            mu_serve_log(sv, "vcjob %s: deleted %llds after it finished",
-                         j->key, (long long)json_integer_value(ttl));
-    } else if (!j->expire_failed) {
-        mu_serve_log(sv, "vcjob %s: delete after ttl: %s", j->key, err.msg);
-        j->expire_failed = true;
-    }
-    json_decref(opts);
-    free(path);
-    return true;
 }
 
 /* A PodPending policy with a timeout fires once one of the job's pods has
@@ -1169,7 +882,7 @@ static void pending_timeouts(struct mu_serve *sv, struct vjob *j)
         if (p->phase != MU_POD_PENDING || p->terminating ||
             p->version != j->st.version || !p->created)
             continue;
-        task = task_of(j, p->task);
+        task = mu_jc_task_of(j, p->task);
         a = mu_jobsm_policy(j->def, task, MU_JEV_POD_PENDING, -1,
                             (now - p->created) * 1000);
         if (a == MU_JACT_SYNC)
@@ -1195,16 +908,16 @@ static void sync_job(struct mu_serve *sv, struct vjob *j)
     /* a Job being deleted is left to the garbage collector (Volcano) */
     if (json_object_get(json_object_get(j->obj, "metadata"),
                         "deletionTimestamp") ||
-        j->invalid || expire(sv, j)) {
+        j->invalid || mu_jc_expire(sv, j)) {
         clear_events(j);
         j->ncmds = 0;
         if (j->invalid)
-            refuse(sv, j);
+            mu_jc_refuse(sv, j);
         return;
     }
     if (!j->ltt)
-        transition(sv, j, j->st.phase, NULL); /* its first condition */
-    pg = group_name(j);
+        mu_jc_transition(sv, j, j->st.phase, NULL); /* its first condition */
+    pg = mu_jc_group_name(j);
     cj = mu_cluster_job(&sv->cluster, j->ns, pg);
     free(pg);
     if (cj && cj->phase == MU_PG_UNKNOWN &&
@@ -1217,7 +930,7 @@ static void sync_job(struct mu_serve *sv, struct vjob *j)
     j->ncmds = 0;
     for (size_t i = 0; i < j->nevs; i++) {
         struct jevent *e = &j->evs[i];
-        int task = task_of(j, e->task);
+        int task = mu_jc_task_of(j, e->task);
         enum mu_jaction a = MU_JACT_SYNC;
 
         if (j->st.phase == MU_JOB_PENDING || j->st.phase == MU_JOB_RUNNING)
@@ -1239,7 +952,7 @@ static void sync_job(struct mu_serve *sv, struct vjob *j)
         if (j->st.phase == before)
             break;
     }
-    write_status(sv, j, status_json(sv, j));
+    mu_jc_write_status(sv, j, mu_jc_status_json(sv, j));
 }
 
 void mu_jobctl_sync(struct mu_serve *sv, bool all)
@@ -1254,6 +967,12 @@ void mu_jobctl_sync(struct mu_serve *sv, bool all)
         if (!jc->jobs.slots[i].key || !j)
             continue;
         if (!j->obj && !j->pods.n && !j->ncmds && !all)
+            continue;
+        /* the tick has nothing to do for a finished Job nothing changed
+         * (unless its ttl is counting down) */
+        if (!j->dirty && j->obj && mu_jphase_final(j->st.phase) &&
+            !json_object_get(json_object_get(j->def, "spec"),
+                             "ttlSecondsAfterFinished"))
             continue;
         if (all || j->dirty)
             keys[n++] = j->key;

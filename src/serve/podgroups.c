@@ -6,13 +6,19 @@
  */
 #include "serve/serve_int.h"
 
+int mu_serve_create(struct mu_serve *sv, const char *path, const json_t *obj,
+                    struct mu_err *err)
+{
+    int r = mu_kube_create(sv->kube, path, obj, NULL, err);
+
+    return r == -EEXIST ? 0 : r;
+}
+
 static int create(struct mu_serve *sv, const char *path, const json_t *obj)
 {
     struct mu_err err;
-    int r = mu_kube_create(sv->kube, path, obj, NULL, &err);
+    int r = mu_serve_create(sv, path, obj, &err);
 
-    if (r == -EEXIST)
-        return 0;
     if (r < 0)
         mu_serve_log(sv, "create in %s: %s", path, err.msg);
     return r;

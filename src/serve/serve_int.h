@@ -102,6 +102,11 @@ struct mu_release {
 int mu_serve_release_run(struct mu_kube *k, const struct mu_write *w,
                          void *ctx, struct mu_err *err);
 
+/* POSTs obj to the collection path on the scheduler thread's client; an
+ * object that already exists counts as made (podgroups.c). 0 or -errno
+ * with err. */
+int mu_serve_create(struct mu_serve *sv, const char *path, const json_t *obj,
+                    struct mu_err *err);
 /* Posts an event on an object; failures are logged (status.c). */
 void mu_serve_post_event(struct mu_serve *sv, const char *api,
                          const char *kind, const char *ns, const char *name,

@@ -79,7 +79,8 @@ stop_muster() {
 
 # tap_up NAME: control plane, CRDs, muster's RBAC, muster as user "muster".
 tap_up() {
-    D=$(mktemp -d "/tmp/muster-$1.XXXXXX")
+    D=/tmp/muster-$1.$$
+    mkdir -m 700 "$D" || { echo "1..1"; not_ok "run dir $D is new" "it exists"; exit 1; }
     PORT=$(free_port)
     trap tap_cleanup EXIT
     echo "# run dir $D" >&2
