@@ -213,7 +213,7 @@ static double run_bytes(const char *what, const struct mu_view *v,
     for (int i = -iters / 10; i < iters; i++) {
         uint64_t t0 = clock_ns(pure_clock);
         bool bad;
-        char *r = mu_ext_filter_body(v, body, len, reply_len, &bad);
+        char *r = mu_ext_filter_body(v, body, len, reply_len, &bad, NULL);
         uint64_t dt = clock_ns(pure_clock) - t0;
 
         if (bad) {

@@ -7,6 +7,11 @@
 #include "api/vcjob.h"
 
 #define MU_ANN_RESERVED "muster.io/reserved-node"
+#define MU_ANN_WAKE "muster.io/wake"
+/* Wakes of one reservation after a /filter miss (mu_serve_filter_miss):
+ * enough for a nomination that lost a race, not a loop when kube-scheduler
+ * keeps failing the node (the release then expires and is planned again). */
+#define MU_REWAKE_MAX 3
 
 static char *pod_path(const struct mu_task *t)
 {
@@ -113,6 +118,19 @@ json_t *mu_serve_release_smp(const char *uid, const char *node)
 
 #define MU_STRATEGIC_MERGE_PATCH "application/strategic-merge-patch+json"
 
+json_t *mu_serve_wake_patch(const char *uid, const char *node,
+                            const char *wake)
+{
+    json_t *p = json_pack("{s:{s:{s:s,s:s}},s:{s:s}}", "metadata",
+                          "annotations", MU_ANN_RESERVED, node, MU_ANN_WAKE,
+                          wake, "status", "nominatedNodeName", node);
+
+    if (uid)
+        json_object_set_new(json_object_get(p, "metadata"), "uid",
+                            json_string(uid));
+    return p;
+}
+
 /* On a worker: GET the pod, then the JSON patch built from it, guarded by
  * its uid (test op): the general case, two requests. */
 static int release_read_patch(struct mu_kube *k, const char *path,
@@ -152,10 +170,18 @@ int mu_serve_release_run(struct mu_kube *k, const struct mu_write *w,
     const struct mu_release *c = ctx;
     int r;
 
-    if (!c->gated || !c->smp)
-        return c->gated ? release_read_patch(k, w->path, c, err)
-                        : mu_kube_call(k, w->method, w->path, NULL, w->body,
-                                       w->content_type, NULL, err);
+    if (!c->gated) {
+        r = mu_kube_call(k, w->method, w->path, NULL, w->body,
+                         w->content_type, NULL, err);
+        /* kube-scheduler tried the pod before its wake-up arrived, found
+         * the node and bound it: nothing left to wake (the apiserver
+         * refuses a nomination on a bound pod with this message) */
+        if (r == -EINVAL && strstr(err->msg, "already bound"))
+            r = 0;
+        return r;
+    }
+    if (!c->smp)
+        return release_read_patch(k, w->path, c, err);
     r = mu_kube_call(k, w->method, w->path, NULL, w->body, w->content_type,
                      NULL, err);
     /* refused as a whole (the pod has terms after all, or the server knows
@@ -196,9 +222,10 @@ static void release_done(void *ctx, int rc, const char *msg)
 /* Hands the release of one pod to the writer: muster's gated pods are
  * ungated and pinned (one strategic merge patch when they have no node
  * affinity term, else a read and a JSON patch), other pods are woken with
- * an annotation so kube-scheduler asks /filter again. */
+ * mu_serve_wake_patch on pods/<name>/status; wake names the wake-up. */
 static void release_pod(struct mu_serve *sv, struct mu_task *t,
-                        const char *node, const char *release)
+                        const char *node, const char *release,
+                        const char *wake)
 {
     struct mu_release *c = mu_xcalloc(1, sizeof(*c));
     char *path = pod_path(t);
@@ -219,9 +246,12 @@ static void release_pod(struct mu_serve *sv, struct mu_task *t,
         w.body = mu_serve_release_smp(c->uid, node);
         w.content_type = MU_STRATEGIC_MERGE_PATCH;
     } else if (!c->gated) {
-        /* not ours to pin: wake it so kube-scheduler asks /filter again */
-        w.body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
-                           MU_ANN_RESERVED, node);
+        /* not ours to pin: wake it so kube-scheduler asks /filter again,
+         * with the node nominated so it tries that node first */
+        free(path);
+        w.path = path = mu_xasprintf("/api/v1/namespaces/%s/pods/%s/status",
+                                     t->pod.meta.ns, t->pod.meta.name);
+        w.body = mu_serve_wake_patch(c->uid, node, wake);
         w.content_type = MU_KUBE_MERGE_PATCH;
     }
     if (mu_writer_submit(sv->writer, &w) < 0) {
@@ -236,6 +266,32 @@ static void release_pod(struct mu_serve *sv, struct mu_task *t,
         release_ctx_free(c);
     }
     free(path);
+}
+
+void mu_serve_filter_miss(struct mu_serve *sv, const char *uid)
+{
+    struct mu_map *m = &sv->resv;
+
+    for (size_t i = 0; i < m->cap; i++) {
+        struct mu_resv *r = m->slots[i].value;
+        struct mu_task *t;
+        char *wake;
+
+        if (!m->slots[i].key || !r || mu_strcmp0(r->uid, uid))
+            continue;
+        t = mu_map_get(&sv->cluster.task_by_key, r->key);
+        if (r->pinned || !t || t->pod.muster_gate || t->pod.node_name ||
+            r->wakes >= MU_REWAKE_MAX)
+            return;
+        r->wakes++;
+        wake = mu_xasprintf("%s/%d", r->release, r->wakes);
+        mu_serve_log(sv, "pod %s was tried without its node %s; waking it "
+                         "again (%d of %d)", r->key, r->node, r->wakes,
+                     MU_REWAKE_MAX);
+        release_pod(sv, t, r->node, r->release, wake);
+        free(wake);
+        return;
+    }
 }
 
 /* Deletes a pod through the writer, after any write already queued for it
@@ -305,7 +361,8 @@ static void release(struct mu_serve *sv, const struct mu_cycle_out *out)
         struct mu_resv *r = mu_map_get(&sv->resv, t->key);
 
         if (r)
-            release_pod(sv, t, t->node->spec.meta.name, r->release);
+            release_pod(sv, t, t->node->spec.meta.name, r->release,
+                        r->release);
     }
 }
 

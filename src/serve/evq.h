@@ -26,6 +26,7 @@ enum mu_src {
     MU_SRC__COUNT,
     MU_SRC_BIND_REPORT = MU_SRC__COUNT, /* from the barrier */
     MU_SRC_WRITE_DONE,                  /* writes completed (writer.h) */
+    MU_SRC_FILTER_MISS, /* /filter missed a reserved node (extender.h) */
 };
 
 struct mu_ev {
@@ -34,7 +35,7 @@ struct mu_ev {
     json_t *obj;             /* owned; NULL for LIST_BEGIN/END */
     char *release;           /* bind report: batch id (owned) */
     bool ok;                 /* bind report */
-    char *detail;            /* bind report (owned) */
+    char *detail;            /* bind report (owned); filter miss: pod uid */
     struct mu_ev *next;
 };
 

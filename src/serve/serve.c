@@ -193,6 +193,16 @@ static void report_fn(void *ctx, const struct mu_bind_report *r)
     mu_evq_push(&sv->q, ev);
 }
 
+static void miss_fn(void *ctx, const char *uid)
+{
+    struct mu_serve *sv = ctx;
+    struct mu_ev *ev = mu_xcalloc(1, sizeof(*ev));
+
+    ev->src = MU_SRC_FILTER_MISS;
+    ev->detail = mu_xstrdup(uid);
+    mu_evq_push(&sv->q, ev);
+}
+
 static char *metrics_fn(void *ctx)
 {
     struct mu_serve *sv = ctx;
@@ -370,6 +380,8 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     so.barrier = sv->barrier;
     so.metrics = metrics_fn;
     so.metrics_ctx = sv;
+    so.miss = miss_fn;
+    so.miss_ctx = sv;
     if ((r = mu_ext_server_start(&so, &sv->http, err)) < 0)
         return r;
     mu_serve_log(sv, "serving the extender on %s (port %d)", o->listen,
@@ -446,6 +458,9 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
             if (e->src == MU_SRC_BIND_REPORT) {
                 mu_serve_bind_report(&sv, e->release, e->ok, e->detail);
                 dirty = true;
+            } else if (e->src == MU_SRC_FILTER_MISS) {
+                if (was_synced)
+                    mu_serve_filter_miss(&sv, e->detail);
             } else if (e->src == MU_SRC_WRITE_DONE) {
                 size_t failed;
 

@@ -28,6 +28,7 @@ struct mu_resv {
     char *release;  /* batch id */
     int batch;      /* members of the batch */
     bool pinned;    /* released from muster's gate with a node affinity */
+    int wakes;      /* wake-ups sent again after /filter misses */
     int64_t since_ns;
 };
 
@@ -88,6 +89,21 @@ json_t *mu_serve_release_patch(const json_t *pod, const char *node);
  * for a gated pod with no required node affinity term; uid (may be NULL)
  * is sent as a precondition (enforce.c). */
 json_t *mu_serve_release_smp(const char *uid, const char *node);
+/*
+ * The wake-up of a reserved pod that muster did not gate (other operators'
+ * pods carrying the group annotation): a merge patch for pods/<name>/status
+ * that sets status.nominatedNodeName to node, so kube-scheduler tries that
+ * one node first (PreferNominatedNode) instead of a sample of all, and the
+ * annotations muster.io/reserved-node (node) and muster.io/wake (wake, a
+ * value new at every wake-up), because kube-scheduler requeues a rejected
+ * pod on a change of its metadata or spec, never of its status alone.
+ * pods/status accepts metadata changes. uid (may be NULL) is sent as a
+ * precondition. Binding clears the nomination (kube-apiserver v1.35,
+ * ClearingNominatedNodeNameAfterBinding); a failed attempt makes
+ * kube-scheduler clear it too.
+ */
+json_t *mu_serve_wake_patch(const char *uid, const char *node,
+                            const char *wake);
 /* The release of one pod as the writer sends it (enforce.c; a writer run
  * function, exposed for tests). gated: muster's gate goes and the pod is
  * pinned to node, with w->body (mu_serve_release_smp) when smp, else, or
@@ -125,6 +141,10 @@ void mu_serve_bind_report(struct mu_serve *sv, const char *release, bool ok,
 void mu_serve_expire(struct mu_serve *sv);
 /* Takes down gangs that ran below minMember for too long (enforce.c). */
 void mu_serve_partial(struct mu_serve *sv);
+/* /filter saw pod uid without its reserved node among NodeNames: a pod
+ * muster did not gate is woken again (mu_serve_wake_patch), at most a few
+ * times per reservation (enforce.c). */
+void mu_serve_filter_miss(struct mu_serve *sv, const char *uid);
 /* Nudges waiting pods once so their events carry the gang's reason. */
 void mu_serve_announce(struct mu_serve *sv);
 /* Builds and publishes the extender's view. */

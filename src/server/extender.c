@@ -31,6 +31,7 @@ enum verdict_kind {
 struct verdict {
     enum verdict_kind kind;
     const char *node; /* ONLY_NODE: borrowed from the view */
+    const char *uid;  /* ONLY_NODE: the pod's, borrowed from the request */
     char reason[REASON_MAX];
 };
 
@@ -105,6 +106,7 @@ static int decide(const struct mu_view *v, const struct pod_ref *p,
     const struct mu_view_pod *vp;
 
     out->node = NULL;
+    out->uid = NULL;
     out->reason[0] = '\0';
     if (!mu_view_serves(v, p->sched)) {
         out->kind = PASS_ALL;
@@ -126,6 +128,7 @@ static int decide(const struct mu_view *v, const struct pod_ref *p,
     } else if (vp->node) {
         out->kind = ONLY_NODE;
         out->node = vp->node;
+        out->uid = p->uid;
         set_msg(out->reason, "reserved for its gang on %s", vp->node);
     } else {
         waiting_reason(out->reason, vp);
@@ -439,7 +442,8 @@ static int body_decide(const struct mu_view *v, const char *body, size_t len,
 }
 
 char *mu_ext_filter_body(const struct mu_view *v, const char *body, size_t len,
-                         size_t *out_len, bool *bad)
+                         size_t *out_len, bool *bad,
+                         struct mu_ext_miss *miss)
 {
     struct mu_ext_args a;
     struct verdict vd;
@@ -451,6 +455,8 @@ char *mu_ext_filter_body(const struct mu_view *v, const char *body, size_t len,
     size_t node_len;
     bool first = true;
 
+    if (miss)
+        miss->missed = false;
     *bad = body_decide(v, body, len, &a, &vd, &arena, err) != 0;
     if (*bad) {
         s = filter_error_body(err, out_len);
@@ -498,6 +504,11 @@ char *mu_ext_filter_body(const struct mu_view *v, const char *body, size_t len,
     OUT_LIT(&o, "},\"NodeNames\":[");
     if (hit.p)
         out_add(&o, hit.p, hit.len);
+    else if (vd.kind == ONLY_NODE && miss &&
+             strlen(vd.uid) < sizeof(miss->uid)) {
+        miss->missed = true;
+        memcpy(miss->uid, vd.uid, strlen(vd.uid) + 1);
+    }
     OUT_LIT(&o, "]");
     OUT_LIT(&o, ",\"Error\":\"\"}");
     s = out_done(&o, out_len);

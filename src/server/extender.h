@@ -45,6 +45,22 @@ json_t *mu_ext_filter(const struct mu_view *v, const json_t *args);
  * node, 0 for the rest; every node listed. */
 json_t *mu_ext_prioritize(const struct mu_view *v, const json_t *args);
 
+/* Longest pod uid a miss names (a Kubernetes uid has 36 bytes). */
+#define MU_EXT_UID_MAX 64
+
+/*
+ * A miss: /filter was asked about a pod muster has reserved a node for,
+ * but that node was not among NodeNames (kube-scheduler sampled it out,
+ * or its own filters failed it), so this attempt of the pod fails. The
+ * HTTP server hands uid to the miss callback (mu_ext_server_opts), which
+ * wakes the pod again. missed is false otherwise, and for a uid longer
+ * than MU_EXT_UID_MAX - 1 bytes.
+ */
+struct mu_ext_miss {
+    bool missed;
+    char uid[MU_EXT_UID_MAX];
+};
+
 /*
  * The same two answers straight from the request body (len bytes), as the
  * HTTP threads serve them: no jansson tree is built; the body is validated
@@ -53,9 +69,11 @@ json_t *mu_ext_prioritize(const struct mu_view *v, const json_t *args);
  * never NULL) and set *bad when the request was malformed (the filter
  * reply then carries Error; the prioritize reply is []). Equal, as JSON,
  * to dumping mu_ext_filter / mu_ext_prioritize of the parsed body.
+ * mu_ext_filter_body also fills *miss (when miss is not NULL).
  */
 char *mu_ext_filter_body(const struct mu_view *v, const char *body, size_t len,
-                         size_t *out_len, bool *bad);
+                         size_t *out_len, bool *bad,
+                         struct mu_ext_miss *miss);
 char *mu_ext_prioritize_body(const struct mu_view *v, const char *body,
                              size_t len, size_t *out_len, bool *bad);
 
@@ -85,9 +103,9 @@ struct mu_barrier;
 
 /*
  * The /bind barrier. Members of a release batch wait for each other: when
- * the last one arrives, all are bound (by the thread of the last arrival,
- * one bind call each); if any bind fails, the ones already bound are undone
- * and every member gets the error. If not all arrive within timeout_ms of
+ * the last one arrives, all are bound at once (each member's thread makes
+ * its own bind call, so the callbacks run concurrently); if any bind fails,
+ * the ones that went through are undone and every member gets the error. If not all arrive within timeout_ms of
  * the first arrival, every waiting member gets an error and nothing of the
  * batch is bound. Each outcome is reported once through report.
  * now_ms and timeouts use CLOCK_MONOTONIC.
@@ -121,6 +139,9 @@ struct mu_ext_stats {
 /* Extra metric text (cycle duration, pending gangs per queue, queue
  * allocated and deserved, evictions), produced by the scheduler side. */
 typedef char *(*mu_metrics_fn)(void *ctx);
+/* A /filter miss (struct mu_ext_miss), called on the HTTP thread that
+ * served it: must be thread-safe and must not block. */
+typedef void (*mu_miss_fn)(void *ctx, const char *uid);
 
 struct mu_ext_server;
 
@@ -130,6 +151,8 @@ struct mu_ext_server_opts {
     struct mu_barrier *barrier;
     mu_metrics_fn metrics;    /* optional */
     void *metrics_ctx;
+    mu_miss_fn miss;          /* optional */
+    void *miss_ctx;
     const char *tls_cert_pem; /* optional: serve HTTPS */
     const char *tls_key_pem;
 };

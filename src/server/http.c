@@ -34,6 +34,8 @@ struct mu_ext_server {
     struct mu_barrier *barrier;
     mu_metrics_fn metrics;
     void *metrics_ctx;
+    mu_miss_fn miss;
+    void *miss_ctx;
     struct mu_ext_stats stats;
 };
 
@@ -161,10 +163,14 @@ static enum MHD_Result serve_filter(struct mu_ext_server *s,
     uint64_t t0 = now_ns(), dt;
     size_t len;
     bool bad;
-    char *body = prioritize ? mu_ext_prioritize_body(v, in, r->len, &len, &bad)
-                            : mu_ext_filter_body(v, in, r->len, &len, &bad);
+    struct mu_ext_miss miss = {0};
+    char *body = prioritize
+                     ? mu_ext_prioritize_body(v, in, r->len, &len, &bad)
+                     : mu_ext_filter_body(v, in, r->len, &len, &bad, &miss);
 
     mu_view_put(v);
+    if (miss.missed && s->miss)
+        s->miss(s->miss_ctx, miss.uid);
     if (!prioritize) {
         dt = now_ns() - t0;
         atomic_fetch_add(&s->stats.filter_calls, 1);
@@ -535,6 +541,8 @@ int mu_ext_server_start(const struct mu_ext_server_opts *o,
     s->barrier = o->barrier;
     s->metrics = o->metrics;
     s->metrics_ctx = o->metrics_ctx;
+    s->miss = o->miss;
+    s->miss_ctx = o->miss_ctx;
     mu_barrier_set_stats(o->barrier, &s->stats);
     s->d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,

@@ -149,6 +149,15 @@ check "kubectl describe pod shows FailedScheduling naming the gang's reason" \
     wait_for 20 bash -c "kubectl describe pod op-0 | grep FailedScheduling | grep -q 'gang default/op-gang waiting'"
 op_pod 2 | kubectl apply -f - >/dev/null
 check "operator pods: the third arrives and all three run" wait_for 60 pods_running op- 3
+woken_where_reserved() {
+    local p node ann wake
+    for p in op-0 op-1 op-2; do
+        IFS=' ' read -r node ann wake < <(kubectl get pod "$p" -o jsonpath='{.spec.nodeName} {.metadata.annotations.muster\.io/reserved-node} {.metadata.annotations.muster\.io/wake}')
+        [ -n "$node" ] && [ "$node" = "$ann" ] && [ -n "$wake" ] || { echo "$p: node '$node' reserved '$ann' wake '$wake'" >&2; return 1; }
+    done
+}
+# the wake-up is one PATCH of pods/status (annotations + nominatedNodeName)
+check "operator pods: each was woken with its reserved node and bound there" woken_where_reserved
 reset
 
 # --- lab d: fair share by weight on 18 GPUs ----------------------------------

@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "server/extender.h"
 
@@ -65,7 +66,8 @@ static json_t *filter_both(const struct mu_view *v, const char *body,
     json_t *a = in ? mu_ext_filter(v, in) : NULL, *b;
     size_t n;
     bool was_bad;
-    char *raw = mu_ext_filter_body(v, body, len, &n, &was_bad);
+    struct mu_ext_miss miss;
+    char *raw = mu_ext_filter_body(v, body, len, &n, &was_bad, &miss);
 
     ck_assert_uint_eq(n, strlen(raw));
     b = json_loadb(raw, n, 0, &je2);
@@ -219,6 +221,56 @@ START_TEST(test_filter_reserved_node_absent_from_the_list_rejects_every_node)
     assert_all_rejected(r, "reserved for its gang on gpu-99");
     json_decref(r);
     mu_view_put(v);
+}
+END_TEST
+
+/* The byte path's miss note for one request: "" when not missed, else the
+ * uid it names. */
+static char *miss_of(const struct mu_view *v, const char *sched,
+                     const char *uid, const char *const *names)
+{
+    json_t *a = args(sched, uid, names);
+    char *body = json_dumps(a, JSON_COMPACT), *raw;
+    struct mu_ext_miss miss = {.missed = true, .uid = "stale"};
+    size_t n;
+    bool bad;
+
+    raw = mu_ext_filter_body(v, body, strlen(body), &n, &bad, &miss);
+    ck_assert(!bad);
+    free(raw);
+    free(body);
+    json_decref(a);
+    return strdup(miss.missed ? miss.uid : "");
+}
+
+START_TEST(test_filter_notes_a_miss_only_for_a_reserved_node_left_out)
+{
+    static const char *const without[] = {"gpu-01", "gpu-03", NULL};
+    struct mu_view *v = view(true), *cold = view(false);
+    char *m;
+
+    /* reserved, node left out of the request: a miss naming the pod */
+    ck_assert_str_eq(m = miss_of(v, "volcano", "u-res", without), "u-res");
+    free(m);
+    ck_assert_str_eq(m = miss_of(v, "volcano", "u-far", nodes), "u-far");
+    free(m);
+    /* reserved and offered; waiting; unknown; another scheduler's pod; a
+     * view not synced; no names at all: no miss */
+    ck_assert_str_eq(m = miss_of(v, "volcano", "u-res", nodes), "");
+    free(m);
+    ck_assert_str_eq(m = miss_of(v, "volcano", "u-wait", without), "");
+    free(m);
+    ck_assert_str_eq(m = miss_of(v, "volcano", "u-nobody", without), "");
+    free(m);
+    ck_assert_str_eq(m = miss_of(v, "default-scheduler", "u-res", without), "");
+    free(m);
+    ck_assert_str_eq(m = miss_of(cold, "volcano", "u-res", without), "");
+    free(m);
+    /* an empty list leaves the reserved node out too */
+    ck_assert_str_eq(m = miss_of(v, "volcano", "u-res", NULL), "u-res");
+    free(m);
+    mu_view_put(v);
+    mu_view_put(cold);
 }
 END_TEST
 
@@ -692,6 +744,8 @@ int main(void)
         test_filter_reserved_node_passes_alone_and_the_rest_are_unresolvable);
     tcase_add_test(
         tc, test_filter_reserved_node_absent_from_the_list_rejects_every_node);
+    tcase_add_test(tc,
+                   test_filter_notes_a_miss_only_for_a_reserved_node_left_out);
     tcase_add_test(
         tc, test_filter_waiting_pod_is_rejected_everywhere_with_its_reason);
     tcase_add_test(tc, test_filter_long_view_reasons_are_cut_short);

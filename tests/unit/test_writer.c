@@ -672,8 +672,8 @@ static int release(bool gated, bool smp, struct mu_err *err)
         w.body = mu_serve_release_smp(c.uid, c.node);
         w.content_type = "application/strategic-merge-patch+json";
     } else if (!gated) {
-        w.body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
-                           "muster.io/reserved-node", "gpu-2");
+        w.path = "/api/v1/namespaces/a/pods/p/status";
+        w.body = mu_serve_wake_patch(c.uid, c.node, "a/g#1");
         w.content_type = MU_KUBE_MERGE_PATCH;
     }
     rc = mu_serve_release_run(k, &w, &c, err);
@@ -767,6 +767,43 @@ START_TEST(test_release_of_a_pod_with_terms_reads_it_first)
 }
 END_TEST
 
+START_TEST(test_wake_patch_nominates_the_node_and_changes_an_annotation)
+{
+    json_t *p = mu_serve_wake_patch("u-1", "gpu-2", "a/g#7/1");
+    json_t *want = json_loads(
+        "{\"metadata\":{\"uid\":\"u-1\",\"annotations\":"
+        "{\"muster.io/reserved-node\":\"gpu-2\",\"muster.io/wake\":"
+        "\"a/g#7/1\"}},\"status\":{\"nominatedNodeName\":\"gpu-2\"}}",
+        0, NULL);
+
+    ck_assert_ptr_nonnull(want);
+    ck_assert(json_equal(p, want));
+    json_decref(p);
+    json_decref(want);
+    p = mu_serve_wake_patch(NULL, "gpu-2", "w");
+    ck_assert_ptr_null(
+        json_object_get(json_object_get(p, "metadata"), "uid"));
+    json_decref(p);
+}
+END_TEST
+
+START_TEST(test_wake_up_of_a_pod_bound_meanwhile_is_no_failure)
+{
+    struct mu_err err;
+
+    kf_reply_body(&srv, 422,
+                  "{\"kind\":\"Status\",\"code\":422,\"reason\":"
+                  "\"Invalid\",\"message\":\"Pod \\\"p\\\" is invalid: "
+                  "status.nominatedNodeName: Forbidden: may not be set on "
+                  "pods that are already bound to a node\"}");
+    ck_assert_int_eq(release(false, false, &err), 0);
+    ck_assert_uint_eq(kf_count(&srv), 1);
+    /* any other refusal is a failure */
+    kf_reply_body(&srv, 422, status_422);
+    ck_assert_int_eq(release(false, false, &err), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_release_of_an_operators_pod_is_the_wake_up_annotation)
 {
     struct mu_err err;
@@ -778,8 +815,12 @@ START_TEST(test_release_of_an_operators_pod_is_the_wake_up_annotation)
     ck_assert_uint_eq(kf_count(&srv), 1); /* no fallback for a 404 */
     ck_assert_str_eq(kf_req(&srv, 0)->content_type,
                      "application/merge-patch+json");
+    ck_assert_str_eq(kf_req(&srv, 0)->path,
+                     "/api/v1/namespaces/a/pods/p/status");
     ck_assert_ptr_nonnull(
         strstr(kf_req(&srv, 0)->body, "muster.io/reserved-node"));
+    ck_assert_ptr_nonnull(
+        strstr(kf_req(&srv, 0)->body, "\"nominatedNodeName\":\"gpu-2\""));
 }
 END_TEST
 
@@ -798,6 +839,9 @@ int main(void)
     tcase_add_test(tc, test_kube_pool_reuses_clients_and_bounds_idle_ones);
     tcase_add_test(
         tc, test_release_of_a_plain_gated_pod_is_one_strategic_merge_patch);
+    tcase_add_test(
+        tc, test_wake_patch_nominates_the_node_and_changes_an_annotation);
+    tcase_add_test(tc, test_wake_up_of_a_pod_bound_meanwhile_is_no_failure);
     tcase_add_test(
         tc,
         test_release_refused_as_invalid_reads_the_pod_and_tightens_its_terms);
