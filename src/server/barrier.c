@@ -3,8 +3,11 @@
  *
  * A table of batches keyed by release id under one mutex, held only for
  * bookkeeping: each batch has its own condition variable, and the binds
- * themselves (apiserver round trips) run with no lock held, by the thread
- * of the last arrival, while the others sleep on their batch. A batch that
+ * themselves (apiserver round trips) run with no lock held. When the last
+ * member arrives, every member's thread binds its own pod, all at once
+ * (one round trip for the gang, not one per member); the thread whose bind
+ * completes last judges the batch: on any failure it deletes the members
+ * that were bound, then wakes everyone with the outcome. A batch that
  * is done (bound, failed or timed out) stays in the table as a tombstone
  * for TOMB_TTL_MS so late arrivals fail at once instead of waiting out a
  * new timeout; tombstones leave in FIFO order (they all live as long).
@@ -25,17 +28,20 @@
 
 enum batch_state {
     WAITING, /* members arriving */
-    BINDING, /* all here; the last arrival is binding them */
+    BINDING, /* all here; each member's thread binds its own pod */
     DONE,    /* outcome known (a tombstone once every member has left) */
 };
 
 struct member {
     char *ns, *name, *uid, *node;
+    int rc;      /* its bind: 0, or -errno (BINDING and after) */
+    char *msg;   /* why, when rc != 0 */
 };
 
 struct batch {
     char *release;
     int size, arrived;
+    int binding;      /* binds still running (BINDING) */
     struct member *m; /* size slots, arrived used; freed when DONE */
     enum batch_state state;
     bool ok;
@@ -79,6 +85,7 @@ static void free_members(struct batch *bt)
         free(bt->m[i].name);
         free(bt->m[i].uid);
         free(bt->m[i].node);
+        free(bt->m[i].msg);
     }
     free(bt->m);
     bt->m = NULL;
@@ -185,36 +192,49 @@ static char *timeout_detail(struct mu_barrier *b, struct batch *bt)
                         (long long)b->timeout_ms);
 }
 
-/* Binds every member in arrival order; on a failure deletes the ones
- * already bound. No lock held: while BINDING only this thread touches the
- * members. 0, or the failing bind's -errno with *detail set. */
-static int bind_all(struct mu_barrier *b, struct batch *bt, char **detail)
+/* Binds member i (no lock held: while BINDING a member's slot belongs to
+ * its thread). */
+static void bind_one(struct mu_barrier *b, struct member *m)
+{
+    struct mu_err e = {{0}};
+
+    m->rc = b->bind(b->ctx, m->ns, m->name, m->uid, m->node, &e);
+    if (m->rc)
+        m->msg = mu_xstrdup(e.msg[0] ? e.msg
+                                     : strerror(m->rc < 0 ? -m->rc : EIO));
+}
+
+/* Every bind has completed; when one failed, deletes the members that
+ * were bound. No lock held: the caller ran the last bind, and the other
+ * members only wait for DONE. 0, or the first failed member's -errno with
+ * *detail set. */
+static int judge(struct mu_barrier *b, struct batch *bt, char **detail)
 {
     struct mu_err e = {{0}};
     struct mu_sb sb;
-    int rc = 0, i;
+    int bad = -1, nbound = 0, rc;
 
-    for (i = 0; i < bt->size; i++) {
-        struct member *m = &bt->m[i];
-
-        e.msg[0] = '\0';
-        rc = b->bind(b->ctx, m->ns, m->name, m->uid, m->node, &e);
-        if (rc)
-            break;
+    for (int i = 0; i < bt->size; i++) {
+        if (bt->m[i].rc && bad < 0)
+            bad = i;
+        nbound += !bt->m[i].rc;
     }
-    if (!rc)
+    if (bad < 0)
         return 0;
+    rc = bt->m[bad].rc;
     mu_sb_init(&sb);
     mu_sb_addf(&sb, "gang batch %s: binding %s/%s to %s failed: %s",
-               bt->release, bt->m[i].ns, bt->m[i].name, bt->m[i].node,
-               e.msg[0] ? e.msg : strerror(-rc));
-    if (i)
-        mu_sb_addf(&sb, "; the %d member%s bound before it %s deleted", i,
-                   i == 1 ? "" : "s", i == 1 ? "was" : "were");
-    for (int j = 0; j < i; j++) {
+               bt->release, bt->m[bad].ns, bt->m[bad].name, bt->m[bad].node,
+               bt->m[bad].msg);
+    if (nbound)
+        mu_sb_addf(&sb, "; the %d member%s bound %s deleted", nbound,
+                   nbound == 1 ? "" : "s", nbound == 1 ? "was" : "were");
+    for (int j = 0; j < bt->size; j++) {
         struct member *m = &bt->m[j];
         int urc;
 
+        if (m->rc)
+            continue;
         e.msg[0] = '\0';
         urc = b->unbind(b->ctx, m->ns, m->name, m->uid, &e);
         if (urc)
@@ -251,7 +271,7 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
                     const char *node, struct mu_err *err)
 {
     struct batch *bt;
-    struct member *m;
+    struct member *m = NULL;
     int64_t now;
     bool reporter = false, timed_out = false, gone;
     int rc;
@@ -309,18 +329,13 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
     m->node = mu_xstrdup(node);
     bt->refs++;
     if (bt->arrived == bt->size) {
-        reporter = true;
         if (now >= bt->deadline) {
-            timed_out = true;
+            reporter = timed_out = true;
             finish(b, bt, false, -ETIMEDOUT, timeout_detail(b, bt), now);
         } else {
-            char *detail = NULL;
-
             bt->state = BINDING;
-            pthread_mutex_unlock(&b->lock);
-            rc = bind_all(b, bt, &detail);
-            pthread_mutex_lock(&b->lock);
-            finish(b, bt, rc == 0, rc, detail, now_ms());
+            bt->binding = bt->size;
+            pthread_cond_broadcast(&bt->cond);
         }
     }
     while (bt->state != DONE) {
@@ -331,6 +346,21 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
                 finish(b, bt, false, -ETIMEDOUT, timeout_detail(b, bt),
                        now_ms());
             }
+        } else if (m) {
+            char *detail = NULL;
+
+            /* BINDING: bind this thread's member, once */
+            pthread_mutex_unlock(&b->lock);
+            bind_one(b, m);
+            m = NULL;
+            pthread_mutex_lock(&b->lock);
+            if (--bt->binding)
+                continue;
+            pthread_mutex_unlock(&b->lock);
+            rc = judge(b, bt, &detail);
+            pthread_mutex_lock(&b->lock);
+            reporter = true;
+            finish(b, bt, rc == 0, rc, detail, now_ms());
         } else {
             pthread_cond_wait(&bt->cond, &b->lock);
         }
