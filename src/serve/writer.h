@@ -77,7 +77,7 @@
 /* Workers by default: enough to overlap the apiserver's latency, few
  * enough not to crowd a small control plane (writes are cheap for the
  * client, the apiserver and etcd do the work). */
-#define MU_WRITER_THREADS 4
+#define MU_WRITER_THREADS 16
 /* Writes waiting at most by default (a release of a 1,000-pod cycle fits
  * several times). */
 #define MU_WRITER_QUEUE_CAP 4096u
