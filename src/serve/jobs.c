@@ -86,6 +86,7 @@ static struct vjob *vjob_get(struct mu_jobctl *jc, const char *ns,
     j->ns = mu_xstrdup(ns);
     j->name = mu_xstrdup(name);
     j->pg_version = -1;
+    j->pg_making = -1;
     j->unknown_version = -1;
     j->conds = json_array();
     mu_map_init(&j->pods);
@@ -444,7 +445,7 @@ struct job_write *mu_jc_write_new(struct mu_serve *sv, const struct vjob *j,
 
     w->sv = sv;
     w->job = mu_xstrdup(j->key);
-    w->pod = mu_xstrdup(pod);
+    w->pod = mu_xstrdup_or_null(pod);
     w->version = j->st.version;
     return w;
 }
@@ -514,19 +515,45 @@ static char *group_path(const struct vjob *j)
     return path;
 }
 
+/* Through the writer, keyed by the PodGroup: after a create of it still
+ * queued, before a create made later (a restart keeps the name). */
 static void delete_group(struct mu_serve *sv, struct vjob *j)
 {
-    char *pg = mu_jc_group_name(j);
     char *path = group_path(j);
-    struct mu_err err;
-    int r = mu_kube_delete(sv->kube, path, NULL, NULL, &err);
+    struct mu_write w = {.method = "DELETE",
+                         .path = path,
+                         .flags = MU_WRITE_GONE_OK};
 
-    if (r < 0 && r != -ENOENT)
-        mu_serve_log(sv, "vcjob %s: delete podgroup %s: %s", j->key, pg,
-                     err.msg);
+    if (mu_writer_submit(sv->writer, &w) < 0)
+        mu_serve_log(sv, "vcjob %s: delete %s not sent: stopping", j->key,
+                     path);
     j->pg_version = -1;
+    j->pg_making = -1;
     free(path);
-    free(pg);
+}
+
+/* A PodGroup create completed (scheduler thread): the version it was made
+ * for now has its PodGroup, unless the Job moved on meanwhile; a failure
+ * is reported and retried at the next sync. */
+static void group_made(void *ctx, int rc, const char *msg)
+{
+    struct job_write *w = ctx;
+    struct vjob *j = mu_map_get(&w->sv->jobctl->jobs, w->job);
+
+    if (j && j->pg_making == w->version) {
+        j->pg_making = -1;
+        if (rc == 0 || rc == -EEXIST) {
+            j->pg_version = w->version;
+        } else if (rc != -ECANCELED) {
+            char *text = mu_xasprintf("create podgroup: %s", msg);
+
+            mu_serve_log(w->sv, "vcjob %s: %s", j->key, text);
+            mu_jc_event(w->sv, j, "Warning", "FailedCreate", text);
+            free(text);
+        }
+        j->dirty = true;
+    }
+    mu_jc_write_free(w);
 }
 
 static int create(struct mu_serve *sv, const struct vjob *j, const char *path,
@@ -624,22 +651,36 @@ static void make(struct mu_serve *sv, struct vjob *j)
 
     if (!make_plugin_objects(sv, j))
         return;
-    if (j->pg_version != j->st.version) {
+    if (j->pg_version != j->st.version && j->pg_making != j->st.version) {
         json_t *pg = NULL;
+        char *gpath;
+        struct job_write *gw;
+        struct mu_write w = {.method = "POST", .done = group_made};
 
         if (mu_vcjob_podgroup(j->def, &pg, &err) < 0) {
             mu_serve_log(sv, "vcjob %s: %s", j->key, err.msg);
             return;
         }
+        /* through the writer, keyed by the PodGroup (ordered with its
+         * delete); the pods go at once: gated, they wait for it */
         path = mu_xasprintf(
             "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups",
             j->ns);
-        if (create(sv, j, path, pg, "podgroup") == 0)
-            j->pg_version = j->st.version;
+        gpath = group_path(j);
+        gw = mu_jc_write_new(sv, j, NULL);
+        w.path = path;
+        w.key = gpath;
+        w.body = pg; /* stolen */
+        w.ctx = gw;
+        if (mu_writer_submit(sv->writer, &w) < 0) {
+            mu_serve_log(sv, "vcjob %s: create podgroup not sent: stopping",
+                         j->key);
+            mu_jc_write_free(gw);
+        } else {
+            j->pg_making = j->st.version;
+        }
+        free(gpath);
         free(path);
-        json_decref(pg);
-        if (j->pg_version != j->st.version)
-            return;
         j->pg_stale = false;
     }
     if (j->pg_stale) {

@@ -52,6 +52,8 @@ struct vjob {
                                index + 1: never made again, counted even
                                once deleted (Volcano #3296) */
     int pg_version;         /* version whose PodGroup exists, -1 none */
+    int pg_making;          /* version whose PodGroup create is in the
+                               writer, -1 none */
     bool pg_stale;          /* the spec changed: its PodGroup's spec too */
     bool plugins_done;
     int unknown_version;    /* version whose Unknown event fired */
