@@ -11,6 +11,11 @@
 #                 percentageOfNodesToScore 100): the ceiling for muster
 #   noop-lean     the same no-op extender with filter + bind only and the
 #                 default adaptive node sampling (reference/extender.md §9)
+#   noop-gated    noop-lean, but the pods are made inside the timed run: at
+#                 t0 the bench POSTs them gated (16 at once) and ungates each
+#                 gang as soon as its last pod exists: the API work of a
+#                 controller that gates its pods (muster-vcjob's floor on
+#                 the stock components), at no decision cost
 #   muster        kube-scheduler + `muster serve`: PodGroups (minMember SIZE)
 #                 and pods annotated with their group, schedulerName volcano,
 #                 not gated (muster wakes them with an annotation)
@@ -22,6 +27,10 @@
 #   volcano       Volcano's vc-scheduler (+ vc-controller-manager, which opens
 #                 the queue) built from its Go module (bench/volcano/build.sh);
 #                 PodGroups + annotated pods as for `muster`
+#   volcano-vcjob the same vcjobs as muster-vcjob, with Volcano's job
+#                 controller (a second vc-controller-manager) started at t0
+#                 beside vc-scheduler, as muster starts at t0: both make the
+#                 pods inside the timed run
 #
 # Each run starts from a clean slate (no pods, PodGroups, vcjobs; same
 # nodes), creates the objects with the scheduler stopped, then starts the
@@ -34,6 +43,10 @@
 # waiting gang's last member bound (also from the DELETE call); REPS times
 # with annotated pods and REPS times with vcjobs.
 #
+# Ratios: to kube-scheduler alone, to the no-op with muster's config, to
+# the lean no-op (extender.md §9), and each muster kind to Volcano on the
+# same objects (muster/volcano, muster-vcjob/volcano-vcjob).
+#
 # Usage: bench/throughput.sh [--nodes N] [--groups G] [--size S] [--runs R]
 #            [--skip-volcano] [--contenders LIST] [--latency-reps K]
 #            [--no-latency] [--latency-fill MODE] [--qps Q] [--keep]
@@ -43,7 +56,8 @@
 #                     contender at each backlog size, in the same cluster
 #   --size S          pods per gang, one GPU each (default 8)
 #   --runs R          runs per contender (default 3)
-#   --contenders L    comma list (default default,noop,noop-lean,muster,muster-vcjob,volcano)
+#   --contenders L    comma list (default default,noop,noop-lean,noop-gated,
+#                     muster,muster-vcjob,volcano,volcano-vcjob)
 #   --latency-reps K  freed-capacity repetitions per kind (default 25; 0 = none)
 #   --latency-fill M  direct (default): the fill gangs are created bound,
 #                     one per node; scheduled: through kube-scheduler and
@@ -70,7 +84,7 @@ E2E=$ROOT/tests/e2e
 . "$E2E/lib.sh"
 
 NODES=1000 GROUPS_LIST=500 SIZE=8 RUNS=3 SKIP_VOLCANO=0 KEEP=0 QPS=5000
-CONTENDERS=default,noop,noop-lean,muster,muster-vcjob,volcano
+CONTENDERS=default,noop,noop-lean,noop-gated,muster,muster-vcjob,volcano,volcano-vcjob
 LAT_REPS=25 LAT_FILL=direct
 MUSTER=$ROOT/build/src/muster
 MUSTER_BASE=""
@@ -104,7 +118,7 @@ case "$MUSTER" in /*) ;; *) MUSTER=$PWD/$MUSTER ;; esac
 
 want() { case ",$CONTENDERS," in *",$1,"*) return 0 ;; esac; return 1; }
 for c in ${CONTENDERS//,/ }; do
-    case "$c" in default|noop|noop-lean|muster|muster-vcjob|base|base-vcjob|volcano) ;;
+    case "$c" in default|noop|noop-lean|noop-gated|muster|muster-vcjob|base|base-vcjob|volcano|volcano-vcjob) ;;
         *) echo "unknown contender '$c'" >&2; usage ;; esac
 done
 if want muster || want muster-vcjob || [ "$LAT_REPS" -gt 0 ]; then
@@ -114,7 +128,7 @@ if want base || want base-vcjob; then
     case "$MUSTER_BASE" in /*) ;; ?*) MUSTER_BASE=$PWD/$MUSTER_BASE ;; esac
     [ -x "$MUSTER_BASE" ] || e2e_die "contenders base/base-vcjob need --muster-base PATH"
 fi
-[ "$SKIP_VOLCANO" = 1 ] && CONTENDERS=$(echo ",$CONTENDERS," | sed 's/,volcano,/,/; s/^,//; s/,$//')
+[ "$SKIP_VOLCANO" = 1 ] && CONTENDERS=$(echo ",$CONTENDERS," | sed 's/,volcano,/,/; s/,volcano-vcjob,/,/; s/^,//; s/,$//')
 
 PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || e2e_die "python3 not found"
 D=$(mktemp -d /tmp/bench-tput.XXXXXX)
@@ -369,6 +383,62 @@ def cmd_create(a):
     for e in errs[:5]:
         print("create error: " + e, file=sys.stderr)
     print("created %d objects in %.2f s (%d errors)" % (len(pgs) + len(pods), dt, len(errs)))
+    return 1 if errs else 0
+
+
+GATE = "bench.muster.io/gate"
+
+
+def cmd_create_gated(a):
+    """At t0, what a controller that gates its pods must ask of the stock
+    components, at no decision cost: every pod POSTed with a scheduling
+    gate (a.workers at once), and each gang ungated (one JSON patch per
+    pod) as soon as its last pod exists."""
+    k = Kube(a.kubeconfig)
+    ns = a.ns
+    names = ["%s%04d" % (a.prefix, g) for g in range(a.start, a.start + a.groups)]
+    lock = threading.Lock()
+    left = {g: a.size for g in names}
+    errs, futs = [], []
+    ex = cf.ThreadPoolExecutor(a.workers)
+    t = time.time()
+
+    def ungate(name):
+        st, body = k.req("PATCH", "/api/v1/namespaces/%s/pods/%s" % (ns, name),
+                         [{"op": "remove", "path": "/spec/schedulingGates"}],
+                         ctype="application/json-patch+json")
+        if st != 200:
+            with lock:
+                errs.append("ungate %s: HTTP %d %s" % (name, st, str(body)[:200]))
+
+    def create(g, i):
+        pod = pod_obj(ns, "%s-%d" % (g, i), g, a.sched, a.gpus, a.cpu, a.mem, True)
+        pod["spec"]["schedulingGates"] = [{"name": GATE}]
+        st, body = k.req("POST", "/api/v1/namespaces/%s/pods" % ns, pod)
+        with lock:
+            if st not in (200, 201):
+                errs.append("create %s-%d: HTTP %d %s" % (g, i, st, str(body)[:200]))
+                return
+            left[g] -= 1
+            if left[g]:
+                return
+            for j in range(a.size):
+                futs.append(ex.submit(ungate, "%s-%d" % (g, j)))
+
+    for g in names:
+        for i in range(a.size):
+            futs.append(ex.submit(create, g, i))
+    while True:
+        with lock:
+            pending = [f for f in futs if not f.done()]
+        if not pending:
+            break
+        cf.wait(pending)
+    ex.shutdown()
+    for e in errs[:5]:
+        print("create-gated error: " + e, file=sys.stderr)
+    print("created and ungated %d pods in %.2f s (%d errors)" % (
+        len(names) * a.size, time.time() - t, len(errs)))
     return 1 if errs else 0
 
 
@@ -896,16 +966,16 @@ def cmd_summary(a):
             xs = [r.get(key) for r in by.get(c, []) if r.get(key) and r.get("bound") == r.get("expect")]
             return statistics.median(xs) if xs else None
 
-        base, ceil = med("default"), med("noop")
+        base, ceil, lean = med("default"), med("noop"), med("noop-lean")
         first = by[order[0]][0]
         if gi:
             print()
         print("%s gangs x %s pods = %s pods per run:" % (g, first.get("size"), first.get("expect")))
         print()
         print("| contender | runs complete | pods/s median | min / max | first→last bind pods/s (median) "
-              "| first bind at (s) | ratio to kube-scheduler alone | ratio to no-op ceiling "
-              "| gang spread p50 / p99 (s) |")
-        print("|" + "---|" * 9)
+              "| first bind at (s) | ratio to kube-scheduler alone | ratio to no-op, muster's config "
+              "| ratio to no-op lean | gang spread p50 / p99 (s) |")
+        print("|" + "---|" * 10)
         for c in order:
             rs = by[c]
             ok = [r for r in rs if r.get("bound") == r.get("expect")]
@@ -919,12 +989,19 @@ def cmd_summary(a):
             if len(ok) < len(rs):
                 note = " (incomplete: %s)" % ", ".join("%d/%d bound" % (r.get("bound"), r.get("expect"))
                                                         for r in rs if r not in ok)
-            print("| %s | %d/%d%s | %s | %s / %s | %s | %s | %s | %s | %s / %s |" % (
+            print("| %s | %d/%d%s | %s | %s / %s | %s | %s | %s | %s | %s | %s / %s |" % (
                 c, len(ok), len(rs), note, fmt(m), fmt(min(xs) if xs else None),
                 fmt(max(xs) if xs else None), fmt(fl), fmt(fb, "%.1f"),
                 fmt(m / base if m and base else None, "%.2f×"),
                 fmt(m / ceil if m and ceil else None, "%.2f×"),
+                fmt(m / lean if m and lean else None, "%.2f×"),
                 fmt(sp50, "%.2f"), fmt(sp99, "%.2f")))
+        pairs = [(c, v) for c, v in (("muster", "volcano"), ("muster-vcjob", "volcano-vcjob"))
+                 if med(c) and med(v)]
+        if pairs:
+            print()
+            print("Against Volcano on the same objects: " + "; ".join(
+                "%s / %s = %.2f×" % (c, v, med(c) / med(v)) for c, v in pairs))
     return 0
 
 
@@ -983,17 +1060,17 @@ if ! "$E2E/build-control-plane.sh" --check; then
     "$E2E/build-control-plane.sh" >&2 || e2e_die "control plane build failed"
 fi
 VOL_DIR=""
-if want volcano; then
+if want volcano || want volcano-vcjob; then
     if VOL_DIR=$("$HERE/volcano/build.sh" 2>"$R/volcano-build.log"); then
         log "Volcano binaries in $VOL_DIR"
     else
         log "Volcano could not be built (see $R/volcano-build.log); skipping it"
         tail -5 "$R/volcano-build.log" >&2
-        CONTENDERS=$(echo ",$CONTENDERS," | sed 's/,volcano,/,/; s/^,//; s/,$//')
+        CONTENDERS=$(echo ",$CONTENDERS," | sed 's/,volcano,/,/; s/,volcano-vcjob,/,/; s/^,//; s/,$//')
         VOL_DIR=""
     fi
 fi
-if want noop || want noop-lean; then
+if want noop || want noop-lean || want noop-gated; then
     (cd "$HERE/noop-extender" && GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false \
         go build -trimpath -o "$D/bin/noop-extender" .) >"$R/noop-build.log" 2>&1 ||
         { cat "$R/noop-build.log" >&2; e2e_die "cannot build bench/noop-extender"; }
@@ -1039,6 +1116,7 @@ log "$(tail -1 "$R/nodes.log" | sed 's/^\[[^]]*\] //')"
 
 MPORT=$(pick_port) NPORT=$(pick_port) SPORT=$(pick_port)
 VSP=$(pick_port) VSH=$(pick_port) VCP=$(pick_port) VCH=$(pick_port)
+VJP=$(pick_port) VJH=$(pick_port)
 
 # ------------------------------------------------------ scheduler configs --
 
@@ -1098,7 +1176,7 @@ wait_http() { # SECONDS URL [curl opts]: until it answers 200
     done
 }
 
-if want noop || want noop-lean; then
+if want noop || want noop-lean || want noop-gated; then
     bg noop "$R/noop-extender.log" "$D/bin/noop-extender" --listen "127.0.0.1:$NPORT" \
         --kubeconfig "$D/scheduler.kubeconfig"
     wait_http 30 "http://127.0.0.1:$NPORT/healthz" || e2e_die "noop extender did not start"
@@ -1109,7 +1187,7 @@ fi
 FAILED=0
 # run_one CONTENDER RUN GROUPS
 run_one() {
-    local c=$1 i=$2 G=$3 RD kind sched t0 rc mready="" PODS RUN_TIMEOUT
+    local c=$1 i=$2 G=$3 RD kind sched t0 rc mready="" PODS RUN_TIMEOUT cpid=""
     PODS=$(( G * SIZE ))
     RUN_TIMEOUT=${MUSTER_BENCH_RUN_TIMEOUT:-$(( 120 + PODS / 10 ))}
     RD=$R/$c-g$G-$i
@@ -1117,11 +1195,13 @@ run_one() {
     bp clean --timeout 180 >"$RD/clean.log" 2>&1 || { cat "$RD/clean.log" >&2; log "clean slate failed"; }
     case "$c" in
         default) kind=plain sched=default-scheduler ;;
-        muster-vcjob|base-vcjob) kind=vcjob sched=volcano ;;
+        muster-vcjob|base-vcjob|volcano-vcjob) kind=vcjob sched=volcano ;;
         *) kind=gang sched=volcano ;;
     esac
-    bp create --kind "$kind" --sched "$sched" --groups "$G" --size "$SIZE" >"$RD/create.log" 2>&1 ||
-        { cat "$RD/create.log" >&2; log "$c run $i: create failed"; FAILED=1; return; }
+    if [ "$c" != noop-gated ]; then
+        bp create --kind "$kind" --sched "$sched" --groups "$G" --size "$SIZE" >"$RD/create.log" 2>&1 ||
+            { cat "$RD/create.log" >&2; log "$c run $i: create failed"; FAILED=1; return; }
+    fi
     rm -f "$RD/ready"
     "$PY" "$D/bench.py" watch --kubeconfig "$KUBECONFIG" --ns bench --expect "$PODS" \
         --timeout "$RUN_TIMEOUT" --out "$RD/binds.txt" --ready "$RD/ready" >"$RD/watch.log" 2>&1 &
@@ -1135,13 +1215,24 @@ run_one() {
         default) start_kube_scheduler "$D/sched-default.yaml" "$RD/kube-scheduler.log" ;;
         noop) start_kube_scheduler "$D/sched-noop.yaml" "$RD/kube-scheduler.log" ;;
         noop-lean) start_kube_scheduler "$D/sched-noop-lean.yaml" "$RD/kube-scheduler.log" ;;
+        noop-gated)
+            start_kube_scheduler "$D/sched-noop-lean.yaml" "$RD/kube-scheduler.log"
+            bp create_gated --sched "$sched" --groups "$G" --size "$SIZE" --workers 16 \
+                >"$RD/create.log" 2>&1 &
+            cpid=$! ;;
         muster|muster-vcjob)
             start_muster "$RD/muster.log"
             start_kube_scheduler "$D/sched-muster.yaml" "$RD/kube-scheduler.log" ;;
         base|base-vcjob)
             start_muster "$RD/muster.log" "$MUSTER_BASE"
             start_kube_scheduler "$D/sched-muster.yaml" "$RD/kube-scheduler.log" ;;
-        volcano)
+        volcano|volcano-vcjob)
+            [ "$c" = volcano-vcjob ] &&
+                bg vc-job-controller "$RD/vc-job-controller.log" "$VOL_DIR/bin/vc-controller-manager" \
+                    --kubeconfig="$D/admin.kubeconfig" --leader-elect=false --scheduler-name=volcano \
+                    --controllers=job-controller \
+                    --listen-address="127.0.0.1:$VJP" --healthz-address="127.0.0.1:$VJH" \
+                    --kube-api-qps="$QPS" --kube-api-burst="$QPS" -v="$V"
             bg vc-scheduler "$RD/vc-scheduler.log" "$VOL_DIR/bin/vc-scheduler" \
                 --kubeconfig="$D/admin.kubeconfig" --scheduler-conf="$VOL_DIR/volcano-scheduler.conf" \
                 --scheduler-name=volcano --leader-elect=false \
@@ -1160,11 +1251,15 @@ run_one() {
     fi
     wait $wpid
     rc=$?
+    if [ -n "$cpid" ] && ! wait "$cpid"; then
+        log "$c run $i: creating the gated pods failed: $(tail -3 "$RD/create.log")"
+        FAILED=1
+    fi
     [ -n "$scraper" ] && { kill "$scraper" 2>/dev/null; wait "$scraper" 2>/dev/null; }
     cpu_snapshot >"$RD/cpu-after.txt"
     apiserver_metrics >"$RD/apiserver-after.txt"
     case "$c" in
-        volcano) curl -s --max-time 5 "http://127.0.0.1:$VSP/metrics" >"$RD/vc-metrics.txt" ;;
+        volcano|volcano-vcjob) curl -s --max-time 5 "http://127.0.0.1:$VSP/metrics" >"$RD/vc-metrics.txt" ;;
         *) curl -ks --max-time 5 "https://127.0.0.1:$SPORT/metrics" >"$RD/ks-metrics.txt" ;;
     esac
     case "$c" in muster|muster-vcjob|base|base-vcjob)
@@ -1176,7 +1271,7 @@ run_one() {
         kubectl get pods -n bench -o wide >"$RD/pods-at-timeout.txt" 2>&1
         kubectl get podgroups -n bench -o wide >"$RD/podgroups-at-timeout.txt" 2>&1
     fi
-    stop kube-scheduler; stop muster; stop vc-scheduler
+    stop kube-scheduler; stop muster; stop vc-scheduler; stop vc-job-controller
     local res ms="{}" ks="{}" as
     res=$(bp analyze --binds "$RD/binds.txt" --t0 "$t0" --contender "$c" --run "$i" --expect "$PODS" \
         --size "$SIZE" --groups "$G")
@@ -1184,13 +1279,13 @@ run_one() {
         muster|muster-vcjob|base|base-vcjob)
             ms=$(bp metrics --kind muster --after "$RD/muster-metrics.txt" --samples "$RD/muster-samples.txt")
             ks=$(bp metrics --kind kube --after "$RD/ks-metrics.txt") ;;
-        volcano) ms=$(bp metrics --kind volcano --after "$RD/vc-metrics.txt") ;;
+        volcano|volcano-vcjob) ms=$(bp metrics --kind volcano --after "$RD/vc-metrics.txt") ;;
         *) ks=$(bp metrics --kind kube --after "$RD/ks-metrics.txt") ;;
     esac
     as=$(bp metrics --kind apiserver --before "$RD/apiserver-before.txt" --after "$RD/apiserver-after.txt")
     res=$(jq -c --argjson ms "$ms" --argjson ks "$ks" --argjson api "$as" \
         --argjson cpu "$(cpu_json "$RD/cpu-before.txt" "$RD/cpu-after.txt")" \
-        --arg mr "$mready" '. + {(if .contender == "volcano" then "volcano" else "muster" end): $ms, kube_scheduler: $ks, apiserver: $api, cpu_s: $cpu} + (if $mr == "" then {} else {muster_ready_s: ($mr|tonumber)} end)' <<<"$res")
+        --arg mr "$mready" '. + {(if (.contender | startswith("volcano")) then "volcano" else "muster" end): $ms, kube_scheduler: $ks, apiserver: $api, cpu_s: $cpu} + (if $mr == "" then {} else {muster_ready_s: ($mr|tonumber)} end)' <<<"$res")
     echo "$res" >>"$R/runs.jsonl"
     echo "$res"
     log "$c ($G gangs) run $i: $(jq -r '"\(.bound)/\(.expect) bound, \(.pods_per_s // 0 | floor) pods/s (first bind at \(.first_bind_s // 0 | .*10|floor/10) s), gang spread p50 \(.spread_p50_s // 0 | .*1000|floor) ms p99 \(.spread_p99_s // 0 | .*1000|floor) ms"' <<<"$res")"
@@ -1199,7 +1294,7 @@ run_one() {
 # ------------------------------------------------------------ the runs ----
 
 NONVOL=""
-for c in default noop noop-lean base muster base-vcjob muster-vcjob; do want "$c" && NONVOL="$NONVOL $c"; done
+for c in default noop noop-lean noop-gated base muster base-vcjob muster-vcjob; do want "$c" && NONVOL="$NONVOL $c"; done
 for G in ${GROUPS_LIST//,/ }; do
     for i in $(seq 1 "$RUNS"); do
         for c in $NONVOL; do run_one "$c" "$i" "$G"; done
@@ -1243,7 +1338,7 @@ fi
 
 # ------------------------------------------------------------- Volcano ----
 
-if want volcano; then
+if want volcano || want volcano-vcjob; then
     log "Volcano: applying its CRDs (they replace muster's) and starting vc-controller-manager"
     bp clean --timeout 180 >"$R/clean-volcano.log" 2>&1
     kubectl apply --server-side --force-conflicts -f "$VOL_DIR/crd/volcano/" -f "$VOL_DIR/crd/jobflow/" \
@@ -1256,7 +1351,9 @@ if want volcano; then
         --kube-api-qps="$QPS" --kube-api-burst="$QPS" -v="$V"
     if kubectl wait --for=jsonpath='{.status.state}'=Open queue/default --timeout=90s >/dev/null 2>&1; then
         for G in ${GROUPS_LIST//,/ }; do
-            for i in $(seq 1 "$RUNS"); do run_one volcano "$i" "$G"; done
+            for i in $(seq 1 "$RUNS"); do
+                for c in volcano volcano-vcjob; do want "$c" && run_one "$c" "$i" "$G"; done
+            done
         done
     else
         log "Volcano: queue default never became Open; skipping (log: $R/vc-controller-manager.log)"
