@@ -231,6 +231,7 @@ static void release_pod(struct mu_serve *sv, struct mu_task *t,
     char *path = pod_path(t);
     struct mu_write w = {.method = "PATCH",
                          .path = path,
+                         .flags = MU_WRITE_URGENT, /* a gang waits on it */
                          .run = mu_serve_release_run,
                          .done = release_done,
                          .ctx = c};

@@ -1,7 +1,8 @@
 /*
  * writer.c - asynchronous API writes (writer.h).
  *
- * One lock guards everything: the queue (a FIFO of items), the set of keys
+ * One lock guards everything: the queue (a FIFO of items, the urgent ones
+ * first: urgent_tail ends that prefix), the set of keys
  * being sent (busy), the newest queued item per key (for coalescing) and
  * the completions waiting for the owner. Workers hold it only to pick and
  * to hand back; requests run without it. A worker picks the oldest queued
@@ -40,6 +41,7 @@ struct mu_writer {
     atomic_bool cancel; /* requests in flight give up (free) */
     bool stopping;
     struct item *head, *tail; /* queued, oldest first */
+    struct item *urgent_tail; /* the last urgent item, NULL: none */
     size_t nqueued, nrunning;
     struct mu_map busy;   /* key -> (void *)1 while an item of it runs */
     struct mu_map newest; /* key -> newest queued item with that key */
@@ -72,6 +74,8 @@ static void item_free(struct item *it)
 
 static void unlink_item(struct mu_writer *w, struct item *it)
 {
+    if (w->urgent_tail == it) /* urgent items are a prefix */
+        w->urgent_tail = it->prev;
     if (it->prev)
         it->prev->next = it->next;
     else
@@ -322,9 +326,10 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
     it->w.key = it->key;
 
     pthread_mutex_lock(&w->lock);
-    old = (wr->flags & MU_WRITE_COALESCE) ? mu_map_get(&w->newest, it->key)
-                                          : NULL;
-    if (old && (old->w.flags & MU_WRITE_COALESCE) && !w->stopping) {
+    old = mu_map_get(&w->newest, it->key);
+    if (old && (old->w.flags & MU_WRITE_COALESCE) &&
+        (wr->flags & MU_WRITE_COALESCE) &&
+        !((old->w.flags ^ wr->flags) & MU_WRITE_URGENT) && !w->stopping) {
         /* the newer write takes the older one's place in the queue */
         bool tell;
 
@@ -338,6 +343,8 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
             it->next->prev = it;
         else
             w->tail = it;
+        if (w->urgent_tail == old)
+            w->urgent_tail = it;
         old->prev = old->next = NULL;
         mu_map_put(&w->newest, it->key, it);
         w->st.submitted++;
@@ -356,12 +363,29 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
         item_free(it);
         return -ECANCELED;
     }
-    it->prev = w->tail;
-    if (w->tail)
-        w->tail->next = it;
-    else
-        w->head = it;
-    w->tail = it;
+    if ((wr->flags & MU_WRITE_URGENT) &&
+        (!old || (old->w.flags & MU_WRITE_URGENT))) {
+        /* after the urgent ones, ahead of the rest */
+        it->prev = w->urgent_tail;
+        it->next = w->urgent_tail ? w->urgent_tail->next : w->head;
+        if (it->prev)
+            it->prev->next = it;
+        else
+            w->head = it;
+        if (it->next)
+            it->next->prev = it;
+        else
+            w->tail = it;
+        w->urgent_tail = it;
+    } else {
+        it->w.flags &= ~MU_WRITE_URGENT; /* behind its key's queued write */
+        it->prev = w->tail;
+        if (w->tail)
+            w->tail->next = it;
+        else
+            w->head = it;
+        w->tail = it;
+    }
     w->nqueued++;
     mu_map_put(&w->newest, it->key, it);
     w->st.submitted++;

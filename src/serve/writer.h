@@ -30,6 +30,12 @@
  * and complete in any order. So "patch pod p, then delete pod p" is safe;
  * "release the gang" runs its eight pod patches at once.
  *
+ * Urgency: a write flagged MU_WRITE_URGENT goes ahead of every queued write
+ * that is not (after the urgent ones already queued), unless a write with
+ * its key is queued and not urgent: then it waits its turn, as above. For
+ * the writes a gang waits on (releases), which must not queue behind a
+ * burst of pod creates or status writes.
+ *
  * Coalescing: a write flagged MU_WRITE_COALESCE replaces the newest write
  * with the same key that is still queued (not started) if that one was
  * flagged too: the newer content is sent in the older one's place, and the
@@ -90,6 +96,7 @@
 /* struct mu_write.flags */
 #define MU_WRITE_COALESCE 0x1u /* may replace a queued write, see above */
 #define MU_WRITE_GONE_OK 0x2u  /* -ENOENT (404) counts as success */
+#define MU_WRITE_URGENT 0x4u   /* ahead of writes that are not, see above */
 
 struct mu_writer;
 

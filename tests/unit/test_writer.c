@@ -396,6 +396,39 @@ START_TEST(test_writer_sends_different_objects_concurrently)
 }
 END_TEST
 
+START_TEST(test_writer_sends_urgent_writes_first_but_never_before_their_key)
+{
+    struct mu_writer *w;
+
+    rec_init();
+    w = writer(1, 0, NULL, NULL);
+    /* 0 blocks the only worker; then a burst, then urgent writes */
+    ck_assert_int_eq(submit_tw(w, 0, "k/0", 0, true, 0, 0), 0);
+    wait_started(1);
+    ck_assert_int_eq(submit_tw(w, 1, "k/1", 0, false, 0, 0), 0);
+    ck_assert_int_eq(submit_tw(w, 2, "k/2", 0, false, 0, 0), 0);
+    ck_assert_int_eq(submit_tw(w, 3, "k/3", MU_WRITE_URGENT, false, 0, 0), 0);
+    ck_assert_int_eq(submit_tw(w, 4, "k/4", MU_WRITE_URGENT, false, 0, 0), 0);
+    /* k/2 has a queued write that is not urgent: 5 waits behind it, and 6
+     * (k/2 again, urgent) behind 5 */
+    ck_assert_int_eq(submit_tw(w, 5, "k/2", MU_WRITE_URGENT, false, 0, 0), 0);
+    ck_assert_int_eq(submit_tw(w, 6, "k/2", MU_WRITE_URGENT, false, 0, 0), 0);
+    ck_assert_int_eq(submit_tw(w, 7, "k/7", MU_WRITE_URGENT, false, 0, 0), 0);
+    open_gate();
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_uint_eq(mu_writer_drain(w, NULL), 8);
+    ck_assert_int_eq(R.norder, 8);
+    {
+        static const int want[] = {0, 3, 4, 7, 1, 2, 5, 6};
+
+        for (int i = 0; i < 8; i++)
+            ck_assert_msg(R.order[i] == want[i], "position %d: %d, not %d",
+                          i, R.order[i], want[i]);
+    }
+    mu_writer_free(w);
+}
+END_TEST
+
 /* ---------------------------------------------------------- coalescing -- */
 
 START_TEST(test_writer_coalesces_queued_state_writes_only)
@@ -837,6 +870,8 @@ int main(void)
         tc, test_writer_maps_http_errors_and_logs_fire_and_forget_failures);
     tcase_add_test(tc, test_writer_posts_events_under_its_own_names);
     tcase_add_test(tc, test_kube_pool_reuses_clients_and_bounds_idle_ones);
+    tcase_add_test(
+        tc, test_writer_sends_urgent_writes_first_but_never_before_their_key);
     tcase_add_test(
         tc, test_release_of_a_plain_gated_pod_is_one_strategic_merge_patch);
     tcase_add_test(
