@@ -125,8 +125,8 @@ static void status_written(void *ctx, int rc, const char *msg)
 }
 
 /* Status goes through the writer as a merge patch against what was last
- * sent; writes to one Job are sent in order (never coalesced: each is a
- * diff on the one before). */
+ * sent; writes to one Job are sent in order, and the diffs still queued
+ * are folded into one (MU_WRITE_MERGE). */
 void mu_jc_write_status(struct mu_serve *sv, struct vjob *j, json_t *st)
 {
     struct job_write *pw;
@@ -145,6 +145,7 @@ void mu_jc_write_status(struct mu_serve *sv, struct vjob *j, json_t *st)
     w.path = path;
     w.body = json_pack("{s:o}", "status", merge_diff(j->written, st));
     w.content_type = MU_KUBE_MERGE_PATCH;
+    w.flags = MU_WRITE_MERGE;
     w.done = status_written;
     w.ctx = pw;
     if (mu_writer_submit(sv->writer, &w) < 0) {

@@ -306,9 +306,42 @@ void mu_writer_free(struct mu_writer *w)
     destroy(w);
 }
 
+/*
+ * The merge patch that does what a then b do (RFC 7386), or NULL when no
+ * merge patch can: b sets an object member that a deletes (applied after
+ * the delete it builds a new object; composed it would merge into the old
+ * one). Both must be objects.
+ */
+static json_t *merge_compose(const json_t *a, const json_t *b)
+{
+    json_t *out = json_deep_copy(a), *bv;
+    const char *k;
+
+    json_object_foreach((json_t *)b, k, bv) {
+        json_t *av = json_object_get(out, k);
+
+        if (json_is_object(bv) && json_is_object(av)) {
+            json_t *c = merge_compose(av, bv);
+
+            if (!c)
+                goto fail;
+            json_object_set_new(out, k, c);
+        } else if (json_is_object(bv) && json_is_null(av)) {
+            goto fail;
+        } else {
+            json_object_set_new(out, k, json_deep_copy(bv));
+        }
+    }
+    return out;
+fail:
+    json_decref(out);
+    return NULL;
+}
+
 int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
 {
     struct item *it, *old;
+    bool replace = false;
 
     if (!wr->path || (!wr->method && !wr->run)) {
         json_decref(wr->body);
@@ -327,9 +360,23 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
 
     pthread_mutex_lock(&w->lock);
     old = mu_map_get(&w->newest, it->key);
-    if (old && (old->w.flags & MU_WRITE_COALESCE) &&
-        (wr->flags & MU_WRITE_COALESCE) &&
-        !((old->w.flags ^ wr->flags) & MU_WRITE_URGENT) && !w->stopping) {
+    if (old && !((old->w.flags ^ wr->flags) & MU_WRITE_URGENT) &&
+        !w->stopping) {
+        if (old->w.flags & wr->flags & MU_WRITE_COALESCE) {
+            replace = true;
+        } else if ((old->w.flags & wr->flags & MU_WRITE_MERGE) &&
+                   json_is_object(old->w.body) &&
+                   json_is_object(it->w.body)) {
+            json_t *c = merge_compose(old->w.body, it->w.body);
+
+            if (c) { /* the composed body replaces both */
+                json_decref(it->w.body);
+                it->w.body = c;
+                replace = true;
+            }
+        }
+    }
+    if (replace) {
         /* the newer write takes the older one's place in the queue */
         bool tell;
 

@@ -42,6 +42,16 @@
  * older one completes with -ECANCELED. Use it for writes that set a whole
  * state (a status), never for ones that do something (a delete, an event).
  *
+ * Merging: a write flagged MU_WRITE_MERGE is a JSON merge patch (RFC 7386)
+ * whose body may be folded with the newest queued (not started) write with
+ * the same key, if that one is flagged too: the newer write takes the older
+ * one's place with a body that does what the two did one after the other,
+ * and the older one completes with -ECANCELED. When the two cannot be
+ * composed into one merge patch (the older one deletes a member the newer
+ * one sets to an object), the newer write queues behind the older one.
+ * Use it for a series of diffs of one state (each written against the one
+ * before), where coalescing would lose the older diff.
+ *
  * Errors: a write's outcome is 0 or a negative errno: the request's
  * (client.h; HTTP errors mapped by mu_kube_http_errno(), e.g. -ENOENT for
  * 404) with its one-line message, or the run function's. The writer never
@@ -97,6 +107,7 @@
 #define MU_WRITE_COALESCE 0x1u /* may replace a queued write, see above */
 #define MU_WRITE_GONE_OK 0x2u  /* -ENOENT (404) counts as success */
 #define MU_WRITE_URGENT 0x4u   /* ahead of writes that are not, see above */
+#define MU_WRITE_MERGE 0x8u    /* a merge patch foldable with the last one */
 
 struct mu_writer;
 

@@ -470,6 +470,73 @@ START_TEST(test_writer_coalesces_queued_state_writes_only)
 }
 END_TEST
 
+/* Submits a PATCH of pods/x with body (taken) and flags, done -> tws[id]. */
+static void submit_patch(struct mu_writer *w, int id, const char *body,
+                         unsigned flags)
+{
+    struct mu_write wr = {.method = "PATCH",
+                          .path = "/api/v1/namespaces/a/pods/x/status",
+                          .key = "pod/x",
+                          .content_type = MU_KUBE_MERGE_PATCH,
+                          .flags = flags,
+                          .done = test_done};
+
+    wr.body = json_loads(body, 0, NULL);
+    ck_assert_ptr_nonnull(wr.body);
+    tws[id] = (struct tw){.id = id};
+    wr.ctx = &tws[id];
+    ck_assert_int_eq(mu_writer_submit(w, &wr), 0);
+}
+
+static void assert_body(int i, const char *want)
+{
+    const struct kf_request *r = kf_req(&srv, i);
+    json_t *got = json_loadb(r->body, r->body_len, 0, NULL);
+    json_t *w = json_loads(want, 0, NULL);
+
+    ck_assert_msg(got && w && json_equal(got, w), "request %d: %.*s", i,
+                  (int)r->body_len, r->body);
+    json_decref(got);
+    json_decref(w);
+}
+
+START_TEST(test_writer_folds_queued_merge_patches_into_one)
+{
+    struct mu_writer *w;
+
+    rec_init();
+    for (int i = 0; i < 3; i++)
+        kf_reply_body(&srv, 200, "{}");
+    w = writer(1, 0, NULL, NULL);
+    /* 0 holds pod/x's turn; the diffs queue behind it */
+    ck_assert_int_eq(submit_tw(w, 0, "pod/x", 0, true, 0, 0), 0);
+    wait_started(1);
+    submit_patch(w, 1, "{\"status\":{\"a\":1,\"s\":{\"x\":1},\"b\":2}}",
+                 MU_WRITE_MERGE);
+    submit_patch(w, 2, "{\"status\":{\"s\":{\"y\":2},\"b\":null}}",
+                 MU_WRITE_MERGE);
+    submit_patch(w, 3, "{\"status\":{\"t\":null}}", MU_WRITE_MERGE);
+    /* t deleted, then set to an object: no one merge patch says that */
+    submit_patch(w, 4, "{\"status\":{\"t\":{\"z\":3}}}", MU_WRITE_MERGE);
+    /* not flagged: never folded */
+    submit_patch(w, 5, "{\"status\":{\"c\":5}}", 0);
+    open_gate();
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_uint_eq(mu_writer_drain(w, NULL), 6);
+    ck_assert_uint_eq(kf_count(&srv), 3);
+    assert_body(0, "{\"status\":{\"a\":1,\"s\":{\"x\":1,\"y\":2},"
+                   "\"b\":null,\"t\":null}}");
+    assert_body(1, "{\"status\":{\"t\":{\"z\":3}}}");
+    assert_body(2, "{\"status\":{\"c\":5}}");
+    ck_assert_int_eq(R.done_rc[1], -ECANCELED);
+    ck_assert_int_eq(R.done_rc[2], -ECANCELED);
+    ck_assert_int_eq(R.done_rc[3], 0);
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_eq(R.ndone[i], 1);
+    mu_writer_free(w);
+}
+END_TEST
+
 /* ------------------------------------------------------ bounds, errors -- */
 
 struct submitter {
@@ -872,6 +939,7 @@ int main(void)
     tcase_add_test(tc, test_kube_pool_reuses_clients_and_bounds_idle_ones);
     tcase_add_test(
         tc, test_writer_sends_urgent_writes_first_but_never_before_their_key);
+    tcase_add_test(tc, test_writer_folds_queued_merge_patches_into_one);
     tcase_add_test(
         tc, test_release_of_a_plain_gated_pod_is_one_strategic_merge_patch);
     tcase_add_test(
