@@ -228,7 +228,7 @@ static void release_pod(struct mu_serve *sv, struct mu_task *t,
                         const char *wake)
 {
     struct mu_release *c = mu_xcalloc(1, sizeof(*c));
-    char *path = pod_path(t);
+    char *path = pod_path(t), *status = NULL;
     struct mu_write w = {.method = "PATCH",
                          .path = path,
                          .flags = MU_WRITE_URGENT, /* a gang waits on it */
@@ -249,9 +249,9 @@ static void release_pod(struct mu_serve *sv, struct mu_task *t,
     } else if (!c->gated) {
         /* not ours to pin: wake it so kube-scheduler asks /filter again,
          * with the node nominated so it tries that node first */
-        free(path);
-        w.path = path = mu_xasprintf("/api/v1/namespaces/%s/pods/%s/status",
-                                     t->pod.meta.ns, t->pod.meta.name);
+        status = mu_xasprintf("%s/status", path);
+        w.path = status;
+        w.key = path; /* in order with the pod's other writes */
         w.body = mu_serve_wake_patch(c->uid, node, wake);
         w.content_type = MU_KUBE_MERGE_PATCH;
     }
@@ -267,6 +267,7 @@ static void release_pod(struct mu_serve *sv, struct mu_task *t,
         release_ctx_free(c);
     }
     free(path);
+    free(status);
 }
 
 void mu_serve_filter_miss(struct mu_serve *sv, const char *uid)
