@@ -72,6 +72,23 @@ static void item_free(struct item *it)
     free(it);
 }
 
+/* Puts it into the queue between prev and next (neighbours; NULL: the
+ * head or the tail) (lock held). */
+static void link_item(struct mu_writer *w, struct item *it, struct item *prev,
+                      struct item *next)
+{
+    it->prev = prev;
+    it->next = next;
+    if (prev)
+        prev->next = it;
+    else
+        w->head = it;
+    if (next)
+        next->prev = it;
+    else
+        w->tail = it;
+}
+
 static void unlink_item(struct mu_writer *w, struct item *it)
 {
     if (w->urgent_tail == it) /* urgent items are a prefix */
@@ -380,16 +397,7 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
         /* the newer write takes the older one's place in the queue */
         bool tell;
 
-        it->prev = old->prev;
-        it->next = old->next;
-        if (it->prev)
-            it->prev->next = it;
-        else
-            w->head = it;
-        if (it->next)
-            it->next->prev = it;
-        else
-            w->tail = it;
+        link_item(w, it, old->prev, old->next);
         if (w->urgent_tail == old)
             w->urgent_tail = it;
         old->prev = old->next = NULL;
@@ -413,25 +421,12 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
     if ((wr->flags & MU_WRITE_URGENT) &&
         (!old || (old->w.flags & MU_WRITE_URGENT))) {
         /* after the urgent ones, ahead of the rest */
-        it->prev = w->urgent_tail;
-        it->next = w->urgent_tail ? w->urgent_tail->next : w->head;
-        if (it->prev)
-            it->prev->next = it;
-        else
-            w->head = it;
-        if (it->next)
-            it->next->prev = it;
-        else
-            w->tail = it;
+        link_item(w, it, w->urgent_tail,
+                  w->urgent_tail ? w->urgent_tail->next : w->head);
         w->urgent_tail = it;
     } else {
         it->w.flags &= ~MU_WRITE_URGENT; /* behind its key's queued write */
-        it->prev = w->tail;
-        if (w->tail)
-            w->tail->next = it;
-        else
-            w->head = it;
-        w->tail = it;
+        link_item(w, it, w->tail, NULL);
     }
     w->nqueued++;
     mu_map_put(&w->newest, it->key, it);

@@ -247,28 +247,33 @@ START_TEST(test_filter_notes_a_miss_only_for_a_reserved_node_left_out)
 {
     static const char *const without[] = {"gpu-01", "gpu-03", NULL};
     struct mu_view *v = view(true), *cold = view(false);
-    char *m;
+    const struct {
+        const struct mu_view *v;
+        const char *sched, *uid;
+        const char *const *names;
+        const char *want; /* the uid missed, "" for none */
+    } cases[] = {
+        /* reserved, its node left out of the request (or no names) */
+        {v, "volcano", "u-res", without, "u-res"},
+        {v, "volcano", "u-far", nodes, "u-far"},
+        {v, "volcano", "u-res", NULL, "u-res"},
+        /* reserved and offered; waiting; unknown; another scheduler's
+         * pod; a view not synced */
+        {v, "volcano", "u-res", nodes, ""},
+        {v, "volcano", "u-wait", without, ""},
+        {v, "volcano", "u-nobody", without, ""},
+        {v, "default-scheduler", "u-res", without, ""},
+        {cold, "volcano", "u-res", without, ""},
+    };
 
-    /* reserved, node left out of the request: a miss naming the pod */
-    ck_assert_str_eq(m = miss_of(v, "volcano", "u-res", without), "u-res");
-    free(m);
-    ck_assert_str_eq(m = miss_of(v, "volcano", "u-far", nodes), "u-far");
-    free(m);
-    /* reserved and offered; waiting; unknown; another scheduler's pod; a
-     * view not synced; no names at all: no miss */
-    ck_assert_str_eq(m = miss_of(v, "volcano", "u-res", nodes), "");
-    free(m);
-    ck_assert_str_eq(m = miss_of(v, "volcano", "u-wait", without), "");
-    free(m);
-    ck_assert_str_eq(m = miss_of(v, "volcano", "u-nobody", without), "");
-    free(m);
-    ck_assert_str_eq(m = miss_of(v, "default-scheduler", "u-res", without), "");
-    free(m);
-    ck_assert_str_eq(m = miss_of(cold, "volcano", "u-res", without), "");
-    free(m);
-    /* an empty list leaves the reserved node out too */
-    ck_assert_str_eq(m = miss_of(v, "volcano", "u-res", NULL), "u-res");
-    free(m);
+    for (size_t i = 0; i < MU_ARRAY_LEN(cases); i++) {
+        char *m = miss_of(cases[i].v, cases[i].sched, cases[i].uid,
+                          cases[i].names);
+
+        ck_assert_msg(!strcmp(m, cases[i].want), "case %zu: '%s', not '%s'",
+                      i, m, cases[i].want);
+        free(m);
+    }
     mu_view_put(v);
     mu_view_put(cold);
 }
