@@ -153,6 +153,7 @@ void mu_qctl_wrote(struct mu_qctl_q *e, bool with_state, enum mu_queue_state s,
                    int64_t now_ms)
 {
     e->status_written = true;
+    e->status_at_ms = now_ms;
     e->requested = false;
     e->by[0] = '\0';
     if (!with_state)

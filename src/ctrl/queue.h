@@ -96,6 +96,8 @@ struct mu_qctl_q {
     bool pending;              /* state `wrote` not yet seen back */
     enum mu_queue_state wrote; /* the state muster last wrote */
     int64_t at_ms;             /* when */
+    int64_t status_at_ms;      /* the last status write of any kind */
+    int status_npg;            /* the PodGroups it counted */
 };
 
 /*

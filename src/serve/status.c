@@ -7,6 +7,11 @@
 
 #include "ctrl/queue.h"
 
+/* A queue's figures (allocated, PodGroup counts) are written at most this
+ * often: they change with every gang placed, and each write is a request
+ * on the scheduler thread. State changes and Commands are written at once. */
+#define MU_QUEUE_FIGURES_MS 1000
+
 void mu_serve_post_event(struct mu_serve *sv, const char *api,
                          const char *kind, const char *ns, const char *name,
                          const char *uid, const char *type, const char *reason,
@@ -199,6 +204,7 @@ static void write_queue(struct mu_serve *sv, const struct mu_cqueue *q,
     struct mu_qctl_q *e;
     enum mu_queue_state s;
     bool with_state, requested;
+    int total;
     json_t *alloc, *st, *patch;
     char *wkey, *sig, *path, *text;
     const char *old;
@@ -207,8 +213,9 @@ static void write_queue(struct mu_serve *sv, const struct mu_cqueue *q,
     for (size_t k = 0; k < q->njobs; k++)
         if (!q->jobs[k]->implicit)
             mu_queue_counts_add(&n, q->jobs[k]->phase);
+    total = mu_queue_counts_total(&n);
     e = mu_qctl_get(&sv->written, name, q->spec.meta.uid);
-    s = mu_qctl_step(e, q->spec.state, mu_queue_counts_total(&n), now_ms);
+    s = mu_qctl_step(e, q->spec.state, total, now_ms);
     with_state = mu_qctl_state_due(e, q->spec.state, s);
     requested = e->requested;
     alloc = allocated_patch(&sv->cluster, q);
@@ -219,7 +226,14 @@ static void write_queue(struct mu_serve *sv, const struct mu_cqueue *q,
                        mu_queue_state_name(s), n.pending, n.running,
                        n.inqueue, n.unknown, n.completed, text ? text : "");
     old = mu_map_get(&sv->written, wkey);
-    if (old && !strcmp(old, sig) && !requested) {
+    /* unchanged; or only its figures changed, neither to nor from no
+     * PodGroup at all (what the deletion policy in crds/ reads), and they
+     * were written less than MU_QUEUE_FIGURES_MS ago (a later cycle, at the
+     * latest the periodic one, writes them) */
+    if (old && !requested &&
+        (!strcmp(old, sig) ||
+         (!with_state && (total > 0) == (e->status_npg > 0) &&
+          now_ms - e->status_at_ms < MU_QUEUE_FIGURES_MS))) {
         json_decref(alloc);
         goto out;
     }
@@ -242,6 +256,7 @@ static void write_queue(struct mu_serve *sv, const struct mu_cqueue *q,
         if (requested)
             queue_event(sv, q, e, s, &n);
         mu_qctl_wrote(e, with_state, s, now_ms);
+        e->status_npg = total;
         free(mu_map_put(&sv->written, wkey, sig));
         sig = NULL;
     }
