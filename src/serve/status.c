@@ -83,15 +83,18 @@ static bool remember(struct mu_serve *sv, const char *key, const char *text)
 }
 
 /* Writes a PodGroup's status when what it says changed, and an event when
- * its condition changed. */
+ * its condition's type or reason changed. */
 static void write_pg(struct mu_serve *sv, const struct mu_job *j)
 {
     char *sig = mu_xasprintf("%s|%d|%d|%d|%s|%s", mu_pg_phase_name(j->phase),
                              j->running, j->succeeded, j->failed,
                              j->cond.type ? j->cond.type : "",
                              j->cond.message ? j->cond.message : "");
+    /* an event per kind of condition (type and reason), not per message:
+     * the message's figures move with every member made or GPU freed, and
+     * the status above carries the newest one */
     char *cond = mu_xasprintf("%s|%s", j->cond.type ? j->cond.type : "",
-                              j->cond.message ? j->cond.message : "");
+                              j->cond.reason ? j->cond.reason : "");
     char *wkey = mu_xasprintf("pg/%s", j->key);
     char *ckey = mu_xasprintf("pgc/%s", j->key);
     const char *old = mu_map_get(&sv->written, wkey);
