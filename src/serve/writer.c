@@ -325,9 +325,9 @@ void mu_writer_free(struct mu_writer *w)
 
 /*
  * The merge patch that does what a then b do (RFC 7386), or NULL when no
- * merge patch can: b sets an object member that a deletes (applied after
- * the delete it builds a new object; composed it would merge into the old
- * one). Both must be objects.
+ * merge patch can: b sets an object member that a deletes or sets to
+ * something other than an object (after a, b builds a new object there;
+ * composed it would merge into what the target had). Both must be objects.
  */
 static json_t *merge_compose(const json_t *a, const json_t *b)
 {
@@ -343,7 +343,9 @@ static json_t *merge_compose(const json_t *a, const json_t *b)
             if (!c)
                 goto fail;
             json_object_set_new(out, k, c);
-        } else if (json_is_object(bv) && json_is_null(av)) {
+        } else if (json_is_object(bv) && av) {
+            /* a deleted or replaced k (null, a string, an array): b then
+             * builds a new object there, which no merge patch can say */
             goto fail;
         } else {
             json_object_set_new(out, k, json_deep_copy(bv));

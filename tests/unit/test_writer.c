@@ -505,7 +505,7 @@ START_TEST(test_writer_folds_queued_merge_patches_into_one)
     struct mu_writer *w;
 
     rec_init();
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 5; i++)
         kf_reply_body(&srv, 200, "{}");
     w = writer(1, 0, NULL, NULL);
     /* 0 holds pod/x's turn; the diffs queue behind it */
@@ -520,18 +520,23 @@ START_TEST(test_writer_folds_queued_merge_patches_into_one)
     submit_patch(w, 4, "{\"status\":{\"t\":{\"z\":3}}}", MU_WRITE_MERGE);
     /* not flagged: never folded */
     submit_patch(w, 5, "{\"status\":{\"c\":5}}", 0);
+    /* u set to a string, then to an object: not one merge patch either */
+    submit_patch(w, 6, "{\"status\":{\"u\":\"v\"}}", MU_WRITE_MERGE);
+    submit_patch(w, 7, "{\"status\":{\"u\":{\"w\":1}}}", MU_WRITE_MERGE);
     open_gate();
     ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
-    ck_assert_uint_eq(mu_writer_drain(w, NULL), 6);
-    ck_assert_uint_eq(kf_count(&srv), 3);
+    ck_assert_uint_eq(mu_writer_drain(w, NULL), 8);
+    ck_assert_uint_eq(kf_count(&srv), 5);
     assert_body(0, "{\"status\":{\"a\":1,\"s\":{\"x\":1,\"y\":2},"
                    "\"b\":null,\"t\":null}}");
     assert_body(1, "{\"status\":{\"t\":{\"z\":3}}}");
     assert_body(2, "{\"status\":{\"c\":5}}");
+    assert_body(3, "{\"status\":{\"u\":\"v\"}}");
+    assert_body(4, "{\"status\":{\"u\":{\"w\":1}}}");
     ck_assert_int_eq(R.done_rc[1], -ECANCELED);
     ck_assert_int_eq(R.done_rc[2], -ECANCELED);
     ck_assert_int_eq(R.done_rc[3], 0);
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 8; i++)
         ck_assert_int_eq(R.ndone[i], 1);
     mu_writer_free(w);
 }
