@@ -539,8 +539,11 @@ static void group_made(void *ctx, int rc, const char *msg)
 {
     struct job_write *w = ctx;
     struct vjob *j = mu_map_get(&w->sv->jobctl->jobs, w->job);
+    char *pg = j ? mu_jc_group_name(j) : NULL;
 
-    if (j && j->pg_making == w->version) {
+    /* the same Job (its PodGroup's name carries the uid: a Job made again
+     * under the name is another) and the same version */
+    if (j && !mu_strcmp0(pg, w->pod) && j->pg_making == w->version) {
         j->pg_making = -1;
         if (rc == 0 || rc == -EEXIST) {
             j->pg_version = w->version;
@@ -553,6 +556,7 @@ static void group_made(void *ctx, int rc, const char *msg)
         }
         j->dirty = true;
     }
+    free(pg);
     mu_jc_write_free(w);
 }
 
@@ -653,7 +657,7 @@ static void make(struct mu_serve *sv, struct vjob *j)
         return;
     if (j->pg_version != j->st.version && j->pg_making != j->st.version) {
         json_t *pg = NULL;
-        char *gpath;
+        char *gpath, *pgname;
         struct job_write *gw;
         struct mu_write w = {.method = "POST", .done = group_made};
 
@@ -667,7 +671,9 @@ static void make(struct mu_serve *sv, struct vjob *j)
             "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups",
             j->ns);
         gpath = group_path(j);
-        gw = mu_jc_write_new(sv, j, NULL);
+        pgname = mu_jc_group_name(j);
+        gw = mu_jc_write_new(sv, j, pgname); /* pod: the PodGroup's name */
+        free(pgname);
         w.path = path;
         w.key = gpath;
         w.body = pg; /* stolen */
@@ -683,7 +689,7 @@ static void make(struct mu_serve *sv, struct vjob *j)
         free(path);
         j->pg_stale = false;
     }
-    if (j->pg_stale) {
+    if (j->pg_stale && j->pg_version == j->st.version) {
         json_t *pg = NULL, *patch;
 
         /* a scaled Job: minMember, minTaskMember and minResources follow */

@@ -77,7 +77,7 @@ struct mu_jobctl {
 struct job_write {
     struct mu_serve *sv;
     char *job;              /* the vjob's key */
-    char *pod;
+    char *pod;              /* the pod; for a PodGroup create, its name */
     int version;            /* the job's version when it was sent */
 };
 

@@ -160,6 +160,8 @@ static int unbind_fn(void *ctx, const char *ns, const char *name,
     char *path = mu_xasprintf("/api/v1/namespaces/%s/pods/%s", ns, name);
     int r = k ? mu_kube_delete(k, path, NULL, NULL, err) : -ENOMEM;
 
+    if (r == -ENOENT) /* gone already: nothing bound to undo */
+        r = 0;
     (void)uid;
     mu_kube_pool_put(sv->bind_pool, k);
     free(path);

@@ -379,8 +379,11 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
 
     pthread_mutex_lock(&w->lock);
     old = mu_map_get(&w->newest, it->key);
+    /* replaced or folded only by a write of the same request */
     if (old && !((old->w.flags ^ wr->flags) & MU_WRITE_URGENT) &&
-        !w->stopping) {
+        !w->stopping && !strcmp(old->path, it->path) &&
+        !mu_strcmp0(old->method, it->method) &&
+        !mu_strcmp0(old->content_type, it->content_type)) {
         if (old->w.flags & wr->flags & MU_WRITE_COALESCE) {
             replace = true;
         } else if ((old->w.flags & wr->flags & MU_WRITE_MERGE) &&
@@ -420,6 +423,9 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
         item_free(it);
         return -ECANCELED;
     }
+    /* the wait let go of the lock: the write seen before may be sent and
+     * freed by now */
+    old = mu_map_get(&w->newest, it->key);
     if ((wr->flags & MU_WRITE_URGENT) &&
         (!old || (old->w.flags & MU_WRITE_URGENT))) {
         /* after the urgent ones, ahead of the rest */

@@ -204,10 +204,19 @@ static void bind_one(struct mu_barrier *b, struct member *m)
                                      : strerror(m->rc < 0 ? -m->rc : EIO));
 }
 
+/* A failed bind that surely bound nothing: the apiserver refused it, or
+ * the pod is gone. Anything else (a timeout, a reset, a 5xx, a conflict)
+ * may have bound the pod. */
+static bool surely_unbound(int rc)
+{
+    return rc == -EINVAL || rc == -ENOENT || rc == -EPERM || rc == -EACCES ||
+           rc == -EOPNOTSUPP;
+}
+
 /* Every bind has completed; when one failed, deletes the members that
- * were bound. No lock held: the caller ran the last bind, and the other
- * members only wait for DONE. 0, or the first failed member's -errno with
- * *detail set. */
+ * were bound, or may have been. No lock held: the caller ran the last
+ * bind, and the other members only wait for DONE. 0, or the first failed
+ * member's -errno with *detail set. */
 static int judge(struct mu_barrier *b, struct batch *bt, char **detail)
 {
     struct mu_err e = {{0}};
@@ -217,7 +226,7 @@ static int judge(struct mu_barrier *b, struct batch *bt, char **detail)
     for (int i = 0; i < bt->size; i++) {
         if (bt->m[i].rc && bad < 0)
             bad = i;
-        nbound += !bt->m[i].rc;
+        nbound += !bt->m[i].rc || !surely_unbound(bt->m[i].rc);
     }
     if (bad < 0)
         return 0;
@@ -227,13 +236,14 @@ static int judge(struct mu_barrier *b, struct batch *bt, char **detail)
                bt->release, bt->m[bad].ns, bt->m[bad].name, bt->m[bad].node,
                bt->m[bad].msg);
     if (nbound)
-        mu_sb_addf(&sb, "; the %d member%s bound %s deleted", nbound,
-                   nbound == 1 ? "" : "s", nbound == 1 ? "was" : "were");
+        mu_sb_addf(&sb, "; the %d member%s bound or maybe bound %s deleted",
+                   nbound, nbound == 1 ? "" : "s",
+                   nbound == 1 ? "was" : "were");
     for (int j = 0; j < bt->size; j++) {
         struct member *m = &bt->m[j];
         int urc;
 
-        if (m->rc)
+        if (m->rc && surely_unbound(m->rc))
             continue;
         e.msg[0] = '\0';
         urc = b->unbind(b->ctx, m->ns, m->name, m->uid, &e);

@@ -22,6 +22,7 @@ struct fake {
     struct call calls[MAX_CALLS];
     int n_calls;
     const char *fail_uid; /* bind of this uid fails */
+    int fail_rc;          /* -ETIMEDOUT: maybe bound; else refused */
     int bind_delay_ms;
     int in_bind, max_in_bind; /* concurrent binds seen */
     int n_reports, n_reports_ok;
@@ -75,7 +76,10 @@ static int fake_bind(void *ctx, const char *ns, const char *name,
     pthread_mutex_unlock(&fk.mu);
     record('b', uid, node);
     if (fk.fail_uid && !strcmp(uid, fk.fail_uid))
-        return mu_err_set(err, -EPROTO, "pods \"%s\" is forbidden", name);
+        return fk.fail_rc == -ETIMEDOUT
+                   ? mu_err_set(err, -ETIMEDOUT, "binding %s timed out", name)
+                   : mu_err_set(err, -EPERM, "pods \"%s\" is forbidden",
+                                name);
     return 0;
 }
 
@@ -303,7 +307,8 @@ START_TEST(test_barrier_failed_bind_undoes_the_bound_ones_and_fails_all)
                                          "failed: pods \"g-w1\" is "
                                          "forbidden"),
                       "%s", m[i].error);
-        ck_assert_msg(strstr(m[i].error, "the 2 members bound were deleted"),
+        ck_assert_msg(strstr(m[i].error, "the 2 members bound or maybe "
+                                         "bound were deleted"),
                       "%s", m[i].error);
     }
     /* all three bound at once, g-1 failed; the two others undone after */
@@ -314,6 +319,33 @@ START_TEST(test_barrier_failed_bind_undoes_the_bound_ones_and_fails_all)
     ck_assert_ptr_null(call_of('u', "g-1"));
     for (int i = 3; i < 5; i++)
         ck_assert_int_eq(fk.calls[i].op, 'u');
+    ck_assert_int_eq(fk.n_reports, 1);
+    ck_assert_int_eq(fk.n_reports_ok, 0);
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_barrier_undoes_a_member_whose_bind_may_have_gone_through)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(5000);
+    struct member m[3];
+
+    add_gang(v, "g", 3);
+    fk.fail_uid = "g-1";
+    fk.fail_rc = -ETIMEDOUT; /* the apiserver may have bound it */
+    for (int i = 0; i < 3; i++)
+        start_member(&m[i], b, v, "g", i, 30 * i);
+    for (int i = 0; i < 3; i++)
+        pthread_join(m[i].t, NULL);
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(strstr(m[i].error, "the 3 members bound or maybe "
+                                         "bound were deleted"),
+                      "%s", m[i].error);
+    ck_assert_int_eq(count('u'), 3);
+    for (int i = 0; i < 3; i++)
+        ck_assert_ptr_nonnull(call_of('u', m[i].uid));
     ck_assert_int_eq(fk.n_reports, 1);
     ck_assert_int_eq(fk.n_reports_ok, 0);
     mu_barrier_free(b);
@@ -534,6 +566,8 @@ int main(void)
     tcase_add_test(tc, test_barrier_late_arrival_after_a_timeout_fails_at_once);
     tcase_add_test(
         tc, test_barrier_failed_bind_undoes_the_bound_ones_and_fails_all);
+    tcase_add_test(
+        tc, test_barrier_undoes_a_member_whose_bind_may_have_gone_through);
     tcase_add_test(tc, test_barrier_serves_many_batches_at_once);
     tcase_add_test(tc, test_barrier_second_bind_of_a_waiting_pod_is_refused);
     tcase_add_test(tc, test_barrier_batch_of_one_binds_at_once_and_is_reported);

@@ -159,7 +159,7 @@ static int submit_tw(struct mu_writer *w, int id, const char *key,
     char path[64];
 
     tws[id] = (struct tw){id, wait_gate, sleep, rc};
-    snprintf(path, sizeof(path), "/test/%d", id);
+    snprintf(path, sizeof(path), "/test/%s", key); /* one object, one path */
     wr.path = path;
     wr.ctx = &tws[id];
     return mu_writer_submit(w, &wr);
@@ -590,6 +590,51 @@ START_TEST(test_writer_submit_blocks_while_the_queue_is_full)
 }
 END_TEST
 
+static void *submit_urgent_main(void *arg)
+{
+    struct submitter *s = arg;
+
+    /* the same object as the fire-and-forget write queued before it */
+    s->rc = submit_tw(s->w, 9, "pod/x", MU_WRITE_URGENT, false, 0, 0);
+    atomic_store(&s->done, true);
+    return NULL;
+}
+
+/* An urgent write that waited for room behind a queued write to its own
+ * object goes out after it and completes. (Before it goes, the writer
+ * looks that queued write up again: it may have been sent and freed during
+ * the wait. This test cannot force that interleaving; helper-17 saw it
+ * under ASan with a delayed server.) */
+START_TEST(test_writer_urgent_submit_after_waiting_for_room)
+{
+    struct submitter s = {0};
+    struct mu_write ff = {.method = "DELETE",
+                          .path = "/api/v1/namespaces/a/pods/x",
+                          .key = "pod/x"};
+    pthread_t th;
+
+    rec_init();
+    kf_reply_body(&srv, 200, "{}");
+    s.w = writer(1, 1, NULL, NULL);
+    ck_assert_int_eq(submit_tw(s.w, 0, "k/0", 0, true, 0, 0), 0);
+    wait_started(1);
+    ck_assert_int_eq(mu_writer_submit(s.w, &ff), 0); /* fills the queue */
+    atomic_init(&s.done, false);
+    ck_assert_int_eq(pthread_create(&th, NULL, submit_urgent_main, &s), 0);
+    sleep_ms(50);
+    ck_assert(!atomic_load(&s.done)); /* full: it waits */
+    open_gate();
+    pthread_join(th, NULL);
+    ck_assert_int_eq(s.rc, 0);
+    ck_assert_int_eq(mu_writer_flush(s.w, 5000), 0);
+    ck_assert_uint_eq(kf_count(&srv), 1); /* the DELETE */
+    ck_assert_uint_eq(mu_writer_drain(s.w, NULL), 2); /* 0 and 9 */
+    ck_assert_int_eq(R.ndone[9], 1);
+    ck_assert_int_eq(R.done_rc[9], 0);
+    mu_writer_free(s.w);
+}
+END_TEST
+
 START_TEST(test_writer_refuses_bad_writes_without_calling_done)
 {
     struct mu_writer *w;
@@ -945,6 +990,7 @@ int main(void)
     tcase_add_test(
         tc, test_writer_sends_urgent_writes_first_but_never_before_their_key);
     tcase_add_test(tc, test_writer_folds_queued_merge_patches_into_one);
+    tcase_add_test(tc, test_writer_urgent_submit_after_waiting_for_room);
     tcase_add_test(
         tc, test_release_of_a_plain_gated_pod_is_one_strategic_merge_patch);
     tcase_add_test(
