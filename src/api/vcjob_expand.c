@@ -25,21 +25,6 @@ static const char *const copied_ann[] = {
 static const char *const copied_labels[] = {MU_ANN_PREEMPTABLE,
                                             ANN_COOLDOWN};
 
-static json_t *owner_refs(const struct job *j)
-{
-    json_t *ref = mu_json_must(json_object());
-    json_t *refs = mu_json_must(json_array());
-
-    mu_json_set_str(ref, "apiVersion", "batch.volcano.sh/v1alpha1");
-    mu_json_set_str(ref, "kind", "Job");
-    mu_json_set_str(ref, "name", j->name);
-    mu_json_set_str(ref, "uid", j->uid);
-    json_object_set_new(ref, "controller", json_true());
-    json_object_set_new(ref, "blockOwnerDeletion", json_true());
-    json_array_append_new(refs, ref);
-    return refs;
-}
-
 static void copy_keys(json_t *dst, const json_t *src,
                       const char *const *keys, size_t n)
 {
@@ -278,7 +263,7 @@ static json_t *build_pod(const struct job *j, size_t ti, int index,
     json_object_del(meta, "generateName");
     mu_json_set_str(meta, "name", name);
     mu_json_set_str(meta, "namespace", j->ns);
-    json_object_set_new(meta, "ownerReferences", owner_refs(j));
+    json_object_set_new(meta, "ownerReferences", mu_vcjob_owner_refs(j->name, j->uid));
     labels = mu_json_child(meta, "labels", false);
     copy_keys(labels, j->labels, copied_labels, MU_ARRAY_LEN(copied_labels));
     mu_json_set_str(labels, MU_ANN_TASK_INDEX, idx);
@@ -442,7 +427,7 @@ int mu_vcjob_podgroup(const json_t *job, json_t **out, struct mu_err *err)
     if (json_is_object(j.annotations))
         json_object_set_new(meta, "annotations",
                             mu_json_must(json_deep_copy(j.annotations)));
-    json_object_set_new(meta, "ownerReferences", owner_refs(&j));
+    json_object_set_new(meta, "ownerReferences", mu_vcjob_owner_refs(j.name, j.uid));
     free(name);
 
     mtm = mu_json_must(json_object());

@@ -278,28 +278,35 @@ static int pjob_load(const json_t *job, struct pjob *p, struct mu_err *err)
     return 0;
 }
 
+json_t *mu_vcjob_owner_refs(const char *name, const char *uid)
+{
+    json_t *ref = mu_json_must(json_object());
+    json_t *refs = mu_json_must(json_array());
+
+    mu_json_set_str(ref, "apiVersion", "batch.volcano.sh/v1alpha1");
+    mu_json_set_str(ref, "kind", "Job");
+    mu_json_set_str(ref, "name", name);
+    mu_json_set_str(ref, "uid", uid);
+    json_object_set_new(ref, "controller", json_true());
+    json_object_set_new(ref, "blockOwnerDeletion", json_true());
+    json_array_append_new(refs, ref);
+    return refs;
+}
+
 /* metadata {name, namespace, ownerReferences} of an object of the job. */
 static json_t *object_new(const struct pjob *p, const char *api,
                           const char *kind, const char *suffix)
 {
     json_t *o = mu_json_must(json_object());
     json_t *meta = mu_json_must(json_object());
-    json_t *ref = mu_json_must(json_object());
-    json_t *refs = mu_json_must(json_array());
     char *name = mu_xasprintf("%s%s", p->name, suffix);
 
     mu_json_set_str(o, "apiVersion", api);
     mu_json_set_str(o, "kind", kind);
     mu_json_set_str(meta, "name", name);
     mu_json_set_str(meta, "namespace", p->ns);
-    mu_json_set_str(ref, "apiVersion", "batch.volcano.sh/v1alpha1");
-    mu_json_set_str(ref, "kind", "Job");
-    mu_json_set_str(ref, "name", p->name);
-    mu_json_set_str(ref, "uid", p->uid);
-    json_object_set_new(ref, "controller", json_true());
-    json_object_set_new(ref, "blockOwnerDeletion", json_true());
-    json_array_append_new(refs, ref);
-    json_object_set_new(meta, "ownerReferences", refs);
+    json_object_set_new(meta, "ownerReferences",
+                        mu_vcjob_owner_refs(p->name, p->uid));
     json_object_set_new(o, "metadata", meta);
     free(name);
     return o;

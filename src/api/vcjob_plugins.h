@@ -86,6 +86,10 @@ int mu_vcjob_svc_args(const json_t *args, struct mu_svc_args *out,
 int mu_vcjob_ssh_args(const json_t *args, struct mu_ssh_args *out,
                       struct mu_err *err);
 
+/* The ownerReferences of an object a Job controls (its pods, PodGroup and
+ * plugin objects): the Job, as controller, blocking owner deletion. */
+json_t *mu_vcjob_owner_refs(const char *name, const char *uid);
+
 /*
  * The builders. `job` is a Job as submitted or as mu_vcjob_default()
  * returns it; it is checked and defaulted the same way first (so the svc
