@@ -27,7 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "server/extender.h"
+#include "extender/extender.h"
 
 #define HIST_US 100000 /* 1 us buckets below 100 ms */
 #define TARGET_P99_US 200

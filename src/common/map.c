@@ -1,6 +1,7 @@
 #include "common/map.h"
 
 #include "common/mu.h"
+#include "common/sort.h"
 
 static char tomb_key;
 #define MU_MAP_TOMB (&tomb_key)
@@ -116,4 +117,45 @@ void *mu_map_del(struct mu_map *m, const char *key)
     s->value = NULL;
     m->n--;
     return v;
+}
+
+bool mu_map_next(const struct mu_map *m, size_t *it, const char **key,
+                 void **value)
+{
+    for (; *it < m->cap; (*it)++) {
+        const struct mu_map_slot *s = &m->slots[*it];
+
+        if (!s->key || s->key == MU_MAP_TOMB)
+            continue;
+        if (key)
+            *key = s->key;
+        if (value)
+            *value = s->value;
+        (*it)++;
+        return true;
+    }
+    return false;
+}
+
+static int key_cmp(const void *a, const void *b, void *ctx)
+{
+    (void)ctx;
+    return strcmp(a, b);
+}
+
+const char **mu_map_sorted_keys(const struct mu_map *m, size_t *n)
+{
+    const char **keys;
+    const char *k;
+    size_t it = 0, i = 0;
+
+    *n = 0;
+    if (!m->n)
+        return NULL;
+    keys = mu_xmalloc(m->n * sizeof(*keys));
+    while (mu_map_next(m, &it, &k, NULL))
+        keys[i++] = k;
+    mu_sort_ptrs((void **)keys, i, key_cmp, NULL);
+    *n = i;
+    return keys;
 }

@@ -8,6 +8,7 @@
 #ifndef MU_COMMON_MAP_H
 #define MU_COMMON_MAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,26 @@ void *mu_map_get(const struct mu_map *m, const char *key);
 void *mu_map_put(struct mu_map *m, const char *key, void *value);
 /* Removes key; returns its value or NULL. */
 void *mu_map_del(struct mu_map *m, const char *key);
+
+/*
+ * Iteration: `size_t it = 0; const char *k; void *v;
+ * while (mu_map_next(m, &it, &k, &v)) ...` visits every live entry once,
+ * in table order (unspecified: see above). *it is the cursor, 0 to start.
+ * The map may not be changed during the walk, except that the entry just
+ * returned may be removed with mu_map_del (removal leaves a tombstone and
+ * never moves another entry). key and value (either may be NULL) are set
+ * when it returns true.
+ */
+bool mu_map_next(const struct mu_map *m, size_t *it, const char **key,
+                 void **value);
+
+/*
+ * The keys of m in strcmp order, for walks whose order must be
+ * deterministic: returns a malloc'd array of *n borrowed key pointers
+ * (valid until m changes), or NULL when m is empty. The caller frees the
+ * array (not the keys).
+ */
+const char **mu_map_sorted_keys(const struct mu_map *m, size_t *n);
 
 uint64_t mu_hash_str(const char *s);
 

@@ -2,6 +2,8 @@
 
 #include <curl/curl.h>
 
+#include "common/clock.h"
+
 struct mu_kube {
     CURL *curl;
     struct mu_kube_config cfg;
@@ -40,12 +42,9 @@ struct req {
 
 int64_t mu_kube_clock_now(const struct mu_kube_clock *c)
 {
-    struct timespec ts;
-
     if (c && c->now_ns)
         return c->now_ns(c->ctx);
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    return mu_now_ns();
 }
 
 void mu_kube_clock_sleep(const struct mu_kube_clock *c, int64_t ns)

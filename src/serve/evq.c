@@ -2,25 +2,13 @@
 
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/mu.h"
-
-int64_t mu_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 void mu_evq_init(struct mu_evq *q)
 {
-    pthread_condattr_t a;
-
     pthread_mutex_init(&q->lock, NULL);
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&q->cond, &a);
-    pthread_condattr_destroy(&a);
+    mu_cond_init_monotonic(&q->cond);
     q->head = q->tail = NULL;
     q->n = 0;
 }
@@ -61,7 +49,7 @@ void mu_evq_push(struct mu_evq *q, struct mu_ev *ev)
 
 struct mu_ev *mu_evq_take(struct mu_evq *q, int64_t deadline_ns)
 {
-    struct timespec ts = {deadline_ns / 1000000000, deadline_ns % 1000000000};
+    struct timespec ts = mu_ns_to_timespec(deadline_ns);
     struct mu_ev *all;
 
     pthread_mutex_lock(&q->lock);

@@ -8,6 +8,7 @@
 #ifndef MU_SERVE_EVQ_H
 #define MU_SERVE_EVQ_H
 
+#include "common/clock.h"
 #include <jansson.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -55,7 +56,5 @@ void mu_evq_push(struct mu_evq *q, struct mu_ev *ev);
  * then returns the whole list (owned, oldest first) or NULL. */
 struct mu_ev *mu_evq_take(struct mu_evq *q, int64_t deadline_ns);
 void mu_ev_free(struct mu_ev *ev);
-
-int64_t mu_now_ns(void);
 
 #endif

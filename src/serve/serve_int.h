@@ -16,9 +16,9 @@
 #include "serve/evq.h"
 #include "serve/jobs.h"
 #include "serve/serve.h"
-#include "serve/writer.h"
-#include "server/extender.h"
-#include "server/view.h"
+#include "kube/writer.h"
+#include "extender/extender.h"
+#include "extender/view.h"
 
 /* A pod muster has released and is waiting to see bound. */
 struct mu_resv {

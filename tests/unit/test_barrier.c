@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "server/extender.h"
+#include "extender/extender.h"
 
 #define MAX_CALLS 4096
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/extender.h"
+#include "extender/extender.h"
 
 #define GANG "team-a/pytorch-dist-8gpu-5f0c"
 #define WHY "3/8 members pending: the cluster is 5 GPUs short"

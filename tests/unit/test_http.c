@@ -13,7 +13,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "server/extender.h"
+#include "extender/extender.h"
 
 static struct mu_view_slot slot;
 static struct mu_barrier *bar;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/view.h"
+#include "extender/view.h"
 
 START_TEST(test_view_new_is_empty_unsynced_and_serves_volcano)
 {

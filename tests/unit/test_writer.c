@@ -1,4 +1,4 @@
-/* The asynchronous API writer (src/serve/writer.h), against the fake API
+/* The asynchronous API writer (src/kube/writer.h), against the fake API
  * server of the kube tests for the requests it sends, and with run
  * functions that block on a gate for ordering, concurrency, coalescing,
  * backpressure and shutdown. Also the client pool and shared limiter it
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "serve/serve_int.h"
-#include "serve/writer.h"
+#include "kube/writer.h"
 #include "test_kube_fake.h"
 
 static struct kf_server srv;

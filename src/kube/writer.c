@@ -9,12 +9,13 @@
  * item whose key is not busy, which is what keeps writes of one object in
  * order while other objects go ahead.
  */
-#include "serve/writer.h"
+#include "kube/writer.h"
 
 #include <pthread.h>
 #include <time.h>
 
 #include "common/map.h"
+#include "common/clock.h"
 
 struct item {
     struct mu_write w; /* strings owned (the copies below), body owned */
@@ -52,14 +53,6 @@ struct mu_writer {
     struct mu_writer_stats st;
     unsigned event_seq;
 };
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void item_free(struct item *it)
 {
@@ -245,7 +238,6 @@ int mu_writer_new(const struct mu_kube_config *cfg,
                   struct mu_err *err)
 {
     struct mu_writer *w = mu_xcalloc(1, sizeof(*w));
-    pthread_condattr_t ca;
 
     *out = NULL;
     if (opts)
@@ -256,12 +248,9 @@ int mu_writer_new(const struct mu_kube_config *cfg,
         w->o.cap = MU_WRITER_QUEUE_CAP;
     w->o.kube.shared_limiter = NULL;
     pthread_mutex_init(&w->lock, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&w->work, &ca);
-    pthread_cond_init(&w->space, &ca);
-    pthread_cond_init(&w->settled, &ca);
-    pthread_condattr_destroy(&ca);
+    mu_cond_init_monotonic(&w->work);
+    mu_cond_init_monotonic(&w->space);
+    mu_cond_init_monotonic(&w->settled);
     atomic_init(&w->cancel, false);
     mu_map_init(&w->busy);
     mu_map_init(&w->newest);
@@ -506,8 +495,8 @@ size_t mu_writer_drain(struct mu_writer *w, size_t *failed)
 
 int mu_writer_flush(struct mu_writer *w, long timeout_ms)
 {
-    int64_t end = mono_ns() + (int64_t)timeout_ms * 1000000;
-    struct timespec ts = {(time_t)(end / 1000000000), (long)(end % 1000000000)};
+    struct timespec ts =
+        mu_ns_to_timespec(mu_now_ns() + (int64_t)timeout_ms * 1000000);
     int rc = 0;
 
     pthread_mutex_lock(&w->lock);

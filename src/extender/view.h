@@ -11,8 +11,8 @@
  * mu_view_get just long enough to bump the count), so readers never wait
  * for the scheduler's work; readers holding the old view keep it valid.
  */
-#ifndef MU_SERVER_VIEW_H
-#define MU_SERVER_VIEW_H
+#ifndef MU_EXTENDER_VIEW_H
+#define MU_EXTENDER_VIEW_H
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -79,8 +79,8 @@
  * cycle decides. Completions waiting for drain are at most the writes
  * submitted, so they are bounded by the owner draining.
  */
-#ifndef MU_SERVE_WRITER_H
-#define MU_SERVE_WRITER_H
+#ifndef MU_KUBE_WRITER_H
+#define MU_KUBE_WRITER_H
 
 #include <jansson.h>
 #include <stdatomic.h>

@@ -1,4 +1,4 @@
-#include "server/view.h"
+#include "extender/view.h"
 
 #include "common/mu.h"
 

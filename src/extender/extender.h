@@ -15,15 +15,15 @@
  * connection, since /bind blocks). Handlers read the published view
  * (view.h) and meet in the barrier; they never touch scheduler state.
  */
-#ifndef MU_SERVER_EXTENDER_H
-#define MU_SERVER_EXTENDER_H
+#ifndef MU_EXTENDER_EXTENDER_H
+#define MU_EXTENDER_EXTENDER_H
 
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "common/mu.h"
-#include "server/view.h"
+#include "extender/view.h"
 
 /* Largest request body accepted; larger ones get 413 and are not read. */
 #define MU_EXT_MAX_BODY (8u << 20)

@@ -9,7 +9,7 @@
  * once more when the request is complete, which calls the pure handler of
  * extender.c and queues its reply. The completed callback frees *req_cls.
  */
-#include "server/extender.h"
+#include "extender/extender.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -20,7 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/internal.h"
+#include "extender/internal.h"
+#include "common/clock.h"
 
 /* Seconds an idle keep-alive connection (and its thread) is kept. */
 #define IDLE_TIMEOUT_S 120
@@ -132,14 +133,6 @@ static enum MHD_Result reply_json(struct MHD_Connection *c, json_t *j)
                  NULL);
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The bucket of a duration: the smallest i with ns < 2^i microseconds
  * (the last bucket also takes everything longer). */
 static unsigned bucket_of(uint64_t ns)
@@ -160,7 +153,7 @@ static enum MHD_Result serve_filter(struct mu_ext_server *s,
 {
     struct mu_view *v = mu_view_get(s->views);
     const char *in = r->body ? r->body : ""; /* an empty body */
-    uint64_t t0 = now_ns(), dt;
+    uint64_t t0 = (uint64_t)mu_now_ns(), dt;
     size_t len;
     bool bad;
     struct mu_ext_miss miss = {0};
@@ -172,7 +165,7 @@ static enum MHD_Result serve_filter(struct mu_ext_server *s,
     if (miss.missed && s->miss)
         s->miss(s->miss_ctx, miss.uid);
     if (!prioritize) {
-        dt = now_ns() - t0;
+        dt = (uint64_t)mu_now_ns() - t0;
         atomic_fetch_add(&s->stats.filter_calls, 1);
         atomic_fetch_add(&s->stats.filter_ns_total, dt);
         atomic_fetch_add(&s->stats.filter_hist[bucket_of(dt)], 1);

@@ -7,7 +7,7 @@
  * validates the whole body in one pass, keeps pointers to the tokens it
  * needs, and lets the reply echo node names byte for byte.
  */
-#include "server/internal.h"
+#include "extender/internal.h"
 
 #include <pthread.h>
 #include <strings.h>

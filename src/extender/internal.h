@@ -1,19 +1,19 @@
 /*
- * internal.h - what the files of src/server share and nobody else uses:
+ * internal.h - what the files of src/extender share and nobody else uses:
  * the request scanner behind the fast /filter and /prioritize paths, the
  * two halves of /bind (so the HTTP thread drops its view reference before
  * it blocks), and the barrier's entry point.
  */
-#ifndef MU_SERVER_INTERNAL_H
-#define MU_SERVER_INTERNAL_H
+#ifndef MU_EXTENDER_INTERNAL_H
+#define MU_EXTENDER_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/mu.h"
-#include "server/extender.h"
-#include "server/view.h"
+#include "extender/extender.h"
+#include "extender/view.h"
 
 /* Deepest nesting the scanner accepts (jansson's limit). */
 #define MU_SCAN_MAX_DEPTH 2048

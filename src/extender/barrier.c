@@ -16,7 +16,8 @@
  * different batches: the callbacks must be thread-safe.
  */
 #include "common/map.h"
-#include "server/internal.h"
+#include "common/clock.h"
+#include "extender/internal.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -56,7 +57,6 @@ struct batch {
 
 struct mu_barrier {
     pthread_mutex_t lock;
-    pthread_condattr_t cattr;
     struct mu_map batches; /* release -> struct batch * */
     struct batch *tomb_head, *tomb_tail;
     size_t n_tombs;
@@ -68,13 +68,6 @@ struct mu_barrier {
     _Atomic(struct mu_ext_stats *) stats;
 };
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void free_members(struct batch *bt)
 {
@@ -110,8 +103,6 @@ struct mu_barrier *mu_barrier_new(int64_t timeout_ms, mu_bind_fn bind,
      * if that happens on two HTTP threads at once: seed it here, before */
     json_object_seed(0);
     pthread_mutex_init(&b->lock, NULL);
-    pthread_condattr_init(&b->cattr);
-    pthread_condattr_setclock(&b->cattr, CLOCK_MONOTONIC);
     mu_map_init(&b->batches);
     b->timeout_ms = timeout_ms;
     b->bind = bind;
@@ -130,7 +121,6 @@ void mu_barrier_free(struct mu_barrier *b)
         if (b->batches.slots[i].key && b->batches.slots[i].value)
             free_batch(b->batches.slots[i].value);
     mu_map_release(&b->batches);
-    pthread_condattr_destroy(&b->cattr);
     pthread_mutex_destroy(&b->lock);
     free(b);
 }
@@ -271,7 +261,7 @@ static int bind_alone(struct mu_barrier *b, const char *ns, const char *name,
 static void wait_until(struct batch *bt, pthread_mutex_t *lock, int64_t ms,
                        int *rc)
 {
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+    struct timespec ts = mu_ns_to_timespec(ms * 1000000);
 
     *rc = pthread_cond_timedwait(&bt->cond, lock, &ts);
 }
@@ -289,7 +279,7 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
     if (!release)
         return bind_alone(b, ns, name, uid, node, err);
     pthread_mutex_lock(&b->lock);
-    now = now_ms();
+    now = mu_now_ms();
     prune(b, now);
     bt = mu_map_get(&b->batches, release);
     if (bt && bt->state == DONE) {
@@ -313,7 +303,7 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
         bt->state = WAITING;
         bt->deadline = now + b->timeout_ms;
         bt->refs = 1;
-        pthread_cond_init(&bt->cond, &b->cattr);
+        mu_cond_init_monotonic(&bt->cond);
         mu_map_put(&b->batches, release, bt);
     }
     for (int i = 0; i < bt->arrived; i++) {
@@ -354,7 +344,7 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
             if (rc == ETIMEDOUT && bt->state == WAITING) {
                 reporter = timed_out = true;
                 finish(b, bt, false, -ETIMEDOUT, timeout_detail(b, bt),
-                       now_ms());
+                       mu_now_ms());
             }
         } else if (m) {
             char *detail = NULL;
@@ -370,7 +360,7 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
             rc = judge(b, bt, &detail);
             pthread_mutex_lock(&b->lock);
             reporter = true;
-            finish(b, bt, rc == 0, rc, detail, now_ms());
+            finish(b, bt, rc == 0, rc, detail, mu_now_ms());
         } else {
             pthread_cond_wait(&bt->cond, &b->lock);
         }

@@ -8,11 +8,11 @@
  * echoed as they came). test_extender checks that both give the same
  * answers.
  */
-#include "server/extender.h"
+#include "extender/extender.h"
 
 #include <strings.h>
 
-#include "server/internal.h"
+#include "extender/internal.h"
 
 /* Longest view reason quoted in a rejection (bytes, then "..."). */
 #define VIEW_REASON_CAP 200
