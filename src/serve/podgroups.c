@@ -4,6 +4,7 @@
  * controlling owner (so a Deployment's ReplicaSet shares one), and the
  * default queue is made when it is missing.
  */
+#include "api/implicit.h"
 #include "serve/serve_int.h"
 
 int mu_serve_create(struct mu_serve *sv, const char *path, const json_t *obj,
@@ -24,29 +25,19 @@ static int create(struct mu_serve *sv, const char *path, const json_t *obj)
     return r;
 }
 
-#define ANN_MIN_MEMBER "scheduling.volcano.sh/group-min-member"
-
 /* The annotations of a pod's controlling owner when it is an apps/v1
  * workload (the Deployment's annotations reach its ReplicaSet), else NULL. */
 static json_t *owner_annotations(struct mu_serve *sv, const struct mu_pod *p)
 {
-    static const struct {
-        const char *kind, *plural;
-    } kinds[] = {{"ReplicaSet", "replicasets"},
-                 {"StatefulSet", "statefulsets"},
-                 {"Deployment", "deployments"}};
+    const char *plural = mu_implicit_owner_plural(p);
     json_t *obj = NULL, *ann;
     struct mu_err err;
-    char *path = NULL;
+    char *path;
 
-    for (size_t i = 0; i < MU_ARRAY_LEN(kinds); i++)
-        if (p->meta.owner_kind && p->meta.owner_name &&
-            !strcmp(p->meta.owner_kind, kinds[i].kind))
-            path = mu_xasprintf("/apis/apps/v1/namespaces/%s/%s/%s",
-                                p->meta.ns, kinds[i].plural,
-                                p->meta.owner_name);
-    if (!path)
+    if (!plural)
         return NULL;
+    path = mu_xasprintf("/apis/apps/v1/namespaces/%s/%s/%s", p->meta.ns,
+                        plural, p->meta.owner_name);
     if (mu_kube_get(sv->kube, path, NULL, &obj, &err) < 0)
         mu_serve_log(sv, "owner of pod %s/%s: %s", p->meta.ns, p->meta.name,
                      err.msg);
@@ -57,66 +48,15 @@ static json_t *owner_annotations(struct mu_serve *sv, const struct mu_pod *p)
     return ann;
 }
 
-/*
- * Volcano's podgroup controller (volcano-api.md §3.6): PodGroup
- * podgroup-<owner uid> (or podgroup-<pod uid>) with minMember 1, or the
- * owner's scheduling.volcano.sh/group-min-member; minResources = the pod's
- * request times minMember; the pod's queue annotation and priority class;
- * the owner's volcano.sh/ annotations; an ownerReference to the owner.
- */
-static json_t *bare_group(struct mu_serve *sv, const struct mu_pod *p,
-                          const char *name)
+static json_t *bare_group(struct mu_serve *sv, const struct mu_pod *p)
 {
-    const struct mu_cluster *c = &sv->cluster;
-    const char *q = mu_kvs_get(&p->meta.annotations, MU_ANN_QUEUE_NAME);
-    json_t *oann = owner_annotations(sv, p), *minres = json_object(), *pg;
-    json_t *ann = json_object(), *v;
-    const char *k;
-    long min = 1;
+    json_t *oann = owner_annotations(sv, p), *pg;
+    struct mu_err warn;
 
-    json_object_foreach(oann, k, v) {
-        if (!strcmp(k, ANN_MIN_MEMBER) && json_is_string(v)) {
-            char *end;
-            long m = strtol(json_string_value(v), &end, 10);
-
-            if (*end || m < 1 || m > 1000000)
-                mu_serve_log(sv, "pod %s/%s: owner annotation %s=\"%s\" is "
-                                 "not a positive integer; using 1",
-                             p->meta.ns, p->meta.name, k,
-                             json_string_value(v));
-            else
-                min = m;
-        } else if (!strncmp(k, "volcano.sh/", 11)) {
-            json_object_set(ann, k, v);
-        }
-    }
+    pg = mu_implicit_podgroup(p, oann, &sv->cluster.rn, &warn);
+    if (warn.msg[0])
+        mu_serve_log(sv, "%s", warn.msg);
     json_decref(oann);
-    for (int d = 0; d < c->rn.n; d++) {
-        char buf[64];
-
-        if (p->req.v[d] > 0)
-            json_object_set_new(
-                minres, c->rn.name[d],
-                json_string(mu_quantity_format(c->rn.name[d],
-                                               p->req.v[d] * min, buf,
-                                               sizeof(buf))));
-    }
-    pg = json_pack("{s:s,s:s,s:{s:s,s:s,s:o},s:{s:I,s:s,s:o},s:{s:s}}",
-                   "apiVersion", "scheduling.volcano.sh/v1beta1", "kind",
-                   "PodGroup", "metadata", "name", name, "namespace",
-                   p->meta.ns, "annotations", ann, "spec", "minMember",
-                   (json_int_t)min, "queue", q ? q : "default", "minResources",
-                   minres, "status", "phase", "Pending");
-    if (p->priority_class)
-        json_object_set_new(json_object_get(pg, "spec"), "priorityClassName",
-                            json_string(p->priority_class));
-    json_object_set_new(
-        json_object_get(pg, "metadata"), "ownerReferences",
-        json_pack("[{s:s,s:s,s:s,s:s}]", "apiVersion",
-                  p->meta.owner_kind ? "apps/v1" : "v1", "kind",
-                  p->meta.owner_kind ? p->meta.owner_kind : "Pod", "name",
-                  p->meta.owner_name ? p->meta.owner_name : p->meta.name,
-                  "uid", p->meta.owner_uid ? p->meta.owner_uid : p->meta.uid));
     return pg;
 }
 
@@ -136,12 +76,11 @@ void mu_serve_group_bare_pods(struct mu_serve *sv)
         if (p->group || p->node_name || !p->meta.uid ||
             strcmp(p->scheduler_name, "volcano") || p->phase != MU_POD_PENDING)
             continue;
-        name = mu_xasprintf("podgroup-%s",
-                            p->meta.owner_uid ? p->meta.owner_uid : p->meta.uid);
+        name = mu_implicit_group_name(p);
         mkey = mu_xasprintf("pg:%s/%s", p->meta.ns, name);
         if (!mu_map_get(&sv->jobs_made, mkey) &&
             !mu_cluster_job(c, p->meta.ns, name)) {
-            pg = bare_group(sv, p, name);
+            pg = bare_group(sv, p);
             path = mu_xasprintf(
                 "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups",
                 p->meta.ns);
@@ -171,9 +110,7 @@ void mu_serve_default_queue(struct mu_serve *sv)
 
     if (mu_cluster_queue(&sv->cluster, "default"))
         return;
-    q = json_pack("{s:s,s:s,s:{s:s},s:{s:i,s:b}}", "apiVersion",
-                  "scheduling.volcano.sh/v1beta1", "kind", "Queue", "metadata",
-                  "name", "default", "spec", "weight", 1, "reclaimable", 1);
+    q = mu_default_queue();
     if (create(sv, "/apis/scheduling.volcano.sh/v1beta1/queues", q) == 0)
         mu_serve_log(sv, "created queue default");
     json_decref(q);
