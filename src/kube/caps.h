@@ -49,4 +49,9 @@
 /* Items per LIST page (the `limit` query parameter). */
 #define MU_WATCH_PAGE_SIZE 500u
 
+/* Idle clients a pool keeps by default (pool.h). When that many are idle,
+ * a client put back is freed (its connections closed); clients taken at
+ * once are not capped. */
+#define MU_KUBE_POOL_MAX_IDLE 16u
+
 #endif

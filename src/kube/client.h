@@ -11,8 +11,8 @@
  * Threads: a client is NOT thread-safe. One thread uses a client at a
  * time; the simplest is one client per thread, made, used and freed on it.
  * A client may also be handed from thread to thread when the hand-over
- * synchronizes (a mutex), which is what a pool does (struct mu_kube_pool
- * below). (A watch has its own client, see watch.h.) Nothing here has
+ * synchronizes (a mutex), which is what a pool does (pool.h, built on
+ * this client). (A watch has its own client, see watch.h.) Nothing here has
  * global state except libcurl's global init, which mu_kube_new() performs
  * once (thread-safe with curl >= 7.84).
  *
@@ -140,34 +140,6 @@ int mu_kube_new(const struct mu_kube_config *cfg,
                 struct mu_err *err) MU_WARN_UNUSED;
 /* Frees k and closes its connections. NULL is a no-op. */
 void mu_kube_free(struct mu_kube *k);
-
-/*
- * A pool of clients (pool.c) for threads that come and go and write now
- * and then (the extender's /bind threads live as long as kube-scheduler's
- * connections): a thread takes a client for a call or a few and puts it
- * back, so connections and TLS sessions outlive the threads, and the
- * number of clients is bounded by how many threads use one at once, not by
- * how many threads ever existed. Every client of the pool is made with the
- * pool's options and shares one rate limit (qps/burst of those options).
- * get and put are thread-safe; a client taken is used by that thread only
- * until it is put back.
- */
-struct mu_kube_pool;
-
-/* Creates an empty pool (clients are made on demand). max_idle: clients
- * kept for reuse; more are freed when put back (0: 16). opts may be NULL. */
-int mu_kube_pool_new(const struct mu_kube_config *cfg,
-                     const struct mu_kube_opts *opts, size_t max_idle,
-                     struct mu_kube_pool **out,
-                     struct mu_err *err) MU_WARN_UNUSED;
-/* An idle client, or a new one. NULL with err (mu_kube_new's errors). */
-struct mu_kube *mu_kube_pool_get(struct mu_kube_pool *p, struct mu_err *err);
-/* Gives k back (NULL is a no-op). A client whose last call failed with a
- * transport error may be put back too: libcurl reconnects. */
-void mu_kube_pool_put(struct mu_kube_pool *p, struct mu_kube *k);
-/* Frees the pool and its idle clients; every client taken must be back.
- * NULL is a no-op. */
-void mu_kube_pool_free(struct mu_kube_pool *p);
 
 /*
  * A flag, owned by the caller, that interrupts a transfer in progress when

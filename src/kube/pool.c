@@ -1,5 +1,5 @@
-/* A pool of Kubernetes clients sharing one rate limit (client.h). */
-#include "kube/client.h"
+/* A pool of Kubernetes clients sharing one rate limit (pool.h). */
+#include "kube/pool.h"
 
 #include <pthread.h>
 
@@ -34,7 +34,7 @@ int mu_kube_pool_new(const struct mu_kube_config *cfg,
     mu_kube_shared_limiter_init(&p->lim, p->opts.qps, p->opts.burst,
                                 mu_kube_clock_now(&p->opts.clock));
     p->opts.shared_limiter = &p->lim;
-    p->max_idle = max_idle ? max_idle : 16;
+    p->max_idle = max_idle ? max_idle : MU_KUBE_POOL_MAX_IDLE;
     p->idle = mu_xcalloc(p->max_idle, sizeof(*p->idle));
     *out = p;
     return 0;

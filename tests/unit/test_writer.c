@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "serve/serve_int.h"
+#include "kube/pool.h"
 #include "kube/writer.h"
 #include "test_kube_fake.h"
 
