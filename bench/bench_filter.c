@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "extender/extender.h"
+#include "extender/http.h"
 
 #define HIST_US 100000 /* 1 us buckets below 100 ms */
 #define TARGET_P99_US 200

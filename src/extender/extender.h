@@ -1,6 +1,7 @@
 /*
  * extender.h - muster as kube-scheduler's extender (extender.md): the pure
- * request handlers, the /bind barrier, and the HTTP server around them.
+ * request handlers and the /bind barrier. The HTTP server that serves
+ * them sits on top, in http.h.
  *
  * Wire format: JSON keys are the capitalised Go field names (Pod, NodeNames,
  * FailedNodes, FailedAndUnresolvableNodes, Error, Host, Score, PodName,
@@ -11,9 +12,11 @@
  * same on every node (so kube-scheduler's message aggregates and default
  * preemption never acts).
  *
- * Threads: libmicrohttpd calls handlers on its own threads (a thread per
- * connection, since /bind blocks). Handlers read the published view
- * (view.h) and meet in the barrier; they never touch scheduler state.
+ * Threads: the handlers are called on the server's connection threads,
+ * several at once. They read the published view (view.h) and meet in the
+ * barrier; they never touch scheduler state. The pure handlers (filter,
+ * prioritize, preempt) take no lock and never block; /bind blocks in the
+ * barrier.
  */
 #ifndef MU_EXTENDER_EXTENDER_H
 #define MU_EXTENDER_EXTENDER_H
@@ -24,11 +27,6 @@
 
 #include "common/mu.h"
 #include "extender/view.h"
-
-/* Largest request body accepted; larger ones get 413 and are not read. */
-#define MU_EXT_MAX_BODY (8u << 20)
-/* Most connections served at once (each blocked /bind holds one). */
-#define MU_EXT_MAX_CONNS 1024
 
 /*
  * /filter. args is the decoded ExtenderArgs. Pass-through for pods whose
@@ -52,8 +50,8 @@ json_t *mu_ext_prioritize(const struct mu_view *v, const json_t *args);
  * A miss: /filter was asked about a pod muster has reserved a node for,
  * but that node was not among NodeNames (kube-scheduler sampled it out,
  * or its own filters failed it), so this attempt of the pod fails. The
- * HTTP server hands uid to the miss callback (mu_ext_server_opts), which
- * wakes the pod again. missed is false otherwise, and for a uid longer
+ * HTTP server hands uid to the miss callback (http.h, mu_ext_server_opts),
+ * which wakes the pod again. missed is false otherwise, and for a uid longer
  * than MU_EXT_UID_MAX - 1 bytes.
  */
 struct mu_ext_miss {
@@ -125,46 +123,20 @@ void mu_barrier_free(struct mu_barrier *b);
 json_t *mu_ext_bind(struct mu_barrier *b, const struct mu_view *v,
                     const json_t *args);
 
-/* Counters exported on /metrics (updated with atomics by handlers; the
- * scheduler thread fills the rest through mu_ext_metrics_text's callback).
- */
+/* Buckets of the /filter latency histogram (the last one also takes
+ * everything slower): fixed, so the counters never grow. */
+#define MU_EXT_FILTER_BUCKETS 24
+
+/* Counters exported on /metrics, owned by the HTTP server (http.h) and
+ * updated with atomics on its threads (the barrier counts timed-out
+ * batches, mu_barrier_set_stats); the scheduler side adds its own text
+ * through the server's metrics callback. */
 struct mu_ext_stats {
     atomic_ullong filter_calls, filter_ns_total;
     atomic_ullong bind_calls, bind_ok, bind_failed, batches_timed_out;
     atomic_ullong bad_requests;
     /* filter latency histogram: bucket i counts calls < 2^i microseconds */
-    atomic_ullong filter_hist[24];
+    atomic_ullong filter_hist[MU_EXT_FILTER_BUCKETS];
 };
-
-/* Extra metric text (cycle duration, pending gangs per queue, queue
- * allocated and deserved, evictions), produced by the scheduler side. */
-typedef char *(*mu_metrics_fn)(void *ctx);
-/* A /filter miss (struct mu_ext_miss), called on the HTTP thread that
- * served it: must be thread-safe and must not block. */
-typedef void (*mu_miss_fn)(void *ctx, const char *uid);
-
-struct mu_ext_server;
-
-struct mu_ext_server_opts {
-    const char *listen;       /* "HOST:PORT"; port 0 picks a free one */
-    struct mu_view_slot *views;
-    struct mu_barrier *barrier;
-    mu_metrics_fn metrics;    /* optional */
-    void *metrics_ctx;
-    mu_miss_fn miss;          /* optional */
-    void *miss_ctx;
-    const char *tls_cert_pem; /* optional: serve HTTPS */
-    const char *tls_key_pem;
-};
-
-/* Starts serving /filter /prioritize /bind /preempt /healthz /readyz
- * /metrics. /readyz answers 200 once the published view is synced, 503
- * before. Returns 0 and *out, or -errno with err. */
-int mu_ext_server_start(const struct mu_ext_server_opts *o,
-                        struct mu_ext_server **out, struct mu_err *err);
-/* The port actually bound. */
-int mu_ext_server_port(const struct mu_ext_server *s);
-struct mu_ext_stats *mu_ext_server_stats(struct mu_ext_server *s);
-void mu_ext_server_stop(struct mu_ext_server *s);
 
 #endif

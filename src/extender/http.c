@@ -1,5 +1,5 @@
 /*
- * http.c - the extender's HTTP server (libmicrohttpd, a thread per
+ * http.c - the extender's HTTP server (http.h; libmicrohttpd, a thread per
  * connection since /bind blocks).
  *
  * libmicrohttpd calls the access handler several times per request: once
@@ -9,7 +9,7 @@
  * once more when the request is complete, which calls the pure handler of
  * extender.c and queues its reply. The completed callback frees *req_cls.
  */
-#include "extender/extender.h"
+#include "extender/http.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -22,11 +22,6 @@
 
 #include "extender/internal.h"
 #include "common/clock.h"
-
-/* Seconds an idle keep-alive connection (and its thread) is kept. */
-#define IDLE_TIMEOUT_S 120
-#define LISTEN_BACKLOG 512
-#define N_BUCKETS 24
 
 struct mu_ext_server {
     struct MHD_Daemon *d;
@@ -144,7 +139,7 @@ static unsigned bucket_of(uint64_t ns)
         us >>= 1;
         i++;
     }
-    return i < N_BUCKETS ? i : N_BUCKETS - 1;
+    return i < MU_EXT_FILTER_BUCKETS ? i : MU_EXT_FILTER_BUCKETS - 1;
 }
 
 static enum MHD_Result serve_filter(struct mu_ext_server *s,
@@ -231,9 +226,9 @@ static char *metrics_text(struct mu_ext_server *s)
     metric(&sb, h, "histogram",
            "Time to answer a filter request (read, decide, write), "
            "seconds.");
-    for (unsigned i = 0; i < N_BUCKETS; i++) {
+    for (unsigned i = 0; i < MU_EXT_FILTER_BUCKETS; i++) {
         cum += atomic_load(&st->filter_hist[i]);
-        if (i < N_BUCKETS - 1) /* the last bucket is the overflow */
+        if (i < MU_EXT_FILTER_BUCKETS - 1) /* the last is the overflow */
             mu_sb_addf(&sb, "%s_bucket{le=\"%.6f\"} %llu\n", h,
                        (double)(1u << i) / 1e6, cum);
     }
@@ -453,7 +448,8 @@ static int listen_on(const char *listen_addr, struct mu_err *err)
                           strerror(-rc));
     }
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, LISTEN_BACKLOG) ||
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) ||
+        listen(fd, MU_EXT_LISTEN_BACKLOG) ||
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)) {
         rc = -errno;
         close(fd);
@@ -540,7 +536,7 @@ int mu_ext_server_start(const struct mu_ext_server_opts *o,
     s->d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)MU_EXT_MAX_CONNS,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)MU_EXT_IDLE_TIMEOUT_S,
         MHD_OPTION_NOTIFY_COMPLETED, on_done, s, MHD_OPTION_ARRAY, tls_opts,
         MHD_OPTION_END);
     if (!s->d) {

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 
 #include "api/vcjob.h"
+#include "extender/http.h"
 #include "kube/pool.h"
 
 void mu_serve_opts_init(struct mu_serve_opts *o)

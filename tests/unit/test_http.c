@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "extender/extender.h"
+#include "extender/http.h"
 
 static struct mu_view_slot slot;
 static struct mu_barrier *bar;

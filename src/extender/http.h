@@ -1,0 +1,98 @@
+/*
+ * http.h - the extender's HTTP server (libmicrohttpd): kube-scheduler's
+ * /filter /prioritize /bind /preempt, and /healthz /readyz /metrics.
+ *
+ * The server sits on top of the pure handlers (extender.h) and the /bind
+ * barrier: it reads the request, takes a reference to the published view
+ * (view.h), calls the handler and writes its reply. Nothing below it
+ * knows it exists.
+ *
+ * Threads: a thread per connection (MHD_USE_THREAD_PER_CONNECTION), since
+ * a /bind blocks in the barrier until its batch completes; plus
+ * libmicrohttpd's listening thread. start and stop are called by the
+ * owner (muster serve: the main thread); port and stats from any thread.
+ * The callbacks of struct mu_ext_server_opts run on connection threads,
+ * several at once.
+ *
+ * Ownership: the server borrows views, barrier and the TLS PEM strings
+ * (they must outlive it, until mu_ext_server_stop returns); it owns its
+ * stats, which it hands to the barrier for its timeout counter while it
+ * runs (mu_barrier_set_stats).
+ *
+ * Errors: start returns 0 or a negative errno with err: -EINVAL (bad
+ * options, a bad listen address, a key or certificate that is not PEM),
+ * -ENOTSUP (TLS asked of a libmicrohttpd without it), the socket's errno,
+ * -EIO (libmicrohttpd refused to start). Once running, every verb reply
+ * is HTTP 200 with problems in its Error (extender.h); only the transport
+ * is refused with a status:
+ *   404 an unknown path           405 a wrong method (with Allow)
+ *   413 a body over MU_EXT_MAX_BODY (the connection is then closed)
+ *   503 /readyz before the view is synced
+ *
+ * Bounds (what happens when full):
+ *   MU_EXT_MAX_BODY        a request body buffer: an announced larger body
+ *                          gets 413 before it is read; an unannounced
+ *                          (chunked) one is drained, dropped, then 413.
+ *   MU_EXT_MAX_CONNS       connections (and their threads) at once; each
+ *                          blocked /bind holds one. libmicrohttpd closes
+ *                          a connection accepted beyond the cap.
+ *   MU_EXT_LISTEN_BACKLOG  the kernel's queue of connections not yet
+ *                          accepted; beyond it the kernel drops (SYN) or
+ *                          refuses new connections.
+ *   MU_EXT_IDLE_TIMEOUT_S  an idle keep-alive connection (and its thread)
+ *                          is closed after this long.
+ */
+#ifndef MU_EXTENDER_HTTP_H
+#define MU_EXTENDER_HTTP_H
+
+#include "common/mu.h"
+#include "extender/extender.h"
+#include "extender/view.h"
+
+/* Largest request body accepted; larger ones get 413 (see above). */
+#define MU_EXT_MAX_BODY (8u << 20)
+/* Most connections served at once (each blocked /bind holds one). */
+#define MU_EXT_MAX_CONNS 1024
+/* The listening socket's backlog (listen(2)). */
+#define MU_EXT_LISTEN_BACKLOG 512
+/* Seconds an idle keep-alive connection (and its thread) is kept. */
+#define MU_EXT_IDLE_TIMEOUT_S 120
+
+/* Extra metric text (cycle duration, pending gangs per queue, queue
+ * allocated and deserved, evictions), produced by the scheduler side:
+ * a malloc'd string the server frees, or NULL. Called on the connection
+ * thread serving /metrics: must be thread-safe. */
+typedef char *(*mu_metrics_fn)(void *ctx);
+/* A /filter miss (struct mu_ext_miss), called on the HTTP thread that
+ * served it: must be thread-safe and must not block. */
+typedef void (*mu_miss_fn)(void *ctx, const char *uid);
+
+struct mu_ext_server;
+
+struct mu_ext_server_opts {
+    const char *listen;       /* "HOST:PORT"; port 0 picks a free one */
+    struct mu_view_slot *views;
+    struct mu_barrier *barrier;
+    mu_metrics_fn metrics;    /* optional */
+    void *metrics_ctx;
+    mu_miss_fn miss;          /* optional */
+    void *miss_ctx;
+    const char *tls_cert_pem; /* optional: serve HTTPS */
+    const char *tls_key_pem;
+};
+
+/* Starts serving /filter /prioritize /bind /preempt /healthz /readyz
+ * /metrics. /readyz answers 200 once the published view is synced, 503
+ * before. Returns 0 and *out, or -errno with err (see Errors). */
+int mu_ext_server_start(const struct mu_ext_server_opts *o,
+                        struct mu_ext_server **out,
+                        struct mu_err *err) MU_WARN_UNUSED;
+/* The port actually bound. */
+int mu_ext_server_port(const struct mu_ext_server *s);
+/* The server's counters (owned by s, valid until stop). */
+struct mu_ext_stats *mu_ext_server_stats(struct mu_ext_server *s);
+/* Stops serving: waits for every connection thread, blocked binds
+ * included, then frees s. NULL is a no-op. */
+void mu_ext_server_stop(struct mu_ext_server *s);
+
+#endif
