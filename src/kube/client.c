@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 
 #include "common/clock.h"
+#include "kube/paths.h"
 
 struct mu_kube {
     CURL *curl;
@@ -676,29 +677,14 @@ int mu_kube_status_patch(struct mu_kube *k, const char *path,
     return status_call(k, "PATCH", path, patch, MU_KUBE_MERGE_PATCH, resp, err);
 }
 
-/* A path segment (namespace or name) percent-encoded; NULL if empty. */
-static char *segment(struct mu_kube *k, const char *s)
-{
-    char *e, *d;
-
-    if (!s || !*s)
-        return NULL;
-    e = curl_easy_escape(k->curl, s, 0);
-    if (!e)
-        return NULL;
-    d = mu_xstrdup(e);
-    curl_free(e);
-    return d;
-}
-
 int mu_kube_bind(struct mu_kube *k, const char *ns, const char *name,
                  const char *uid, const char *node, struct mu_err *err)
 {
-    char *ens = segment(k, ns), *ename = segment(k, name), *path = NULL;
+    char *path = NULL;
     json_t *b = NULL, *meta;
     int rc;
 
-    if (!ens || !ename || !node || !*node) {
+    if (!ns || !*ns || !name || !*name || !node || !*node) {
         rc = mu_err_set(err, -EINVAL, "bind %s/%s to %s: missing argument",
                         ns ? ns : "", name ? name : "", node ? node : "");
         goto out;
@@ -714,13 +700,11 @@ int mu_kube_bind(struct mu_kube *k, const char *ns, const char *name,
                         name);
         goto out;
     }
-    path = mu_xasprintf("/api/v1/namespaces/%s/pods/%s/binding", ens, ename);
+    path = mu_api_path(MU_API_POD, ns, name, "binding");
     rc = mu_kube_call(k, "POST", path, NULL, b, NULL, NULL, err);
 out:
     json_decref(b);
     free(path);
-    free(ens);
-    free(ename);
     return rc;
 }
 
@@ -795,22 +779,18 @@ int mu_kube_event_post(struct mu_kube *k, const struct mu_kube_event *ev,
     const char *ns = ev->involved.namespace && *ev->involved.namespace
                          ? ev->involved.namespace
                          : "default";
-    char *ens = segment(k, ns), *path;
     json_t *e = mu_kube_event_build(ev, k->event_seq++);
+    char *path;
     int rc;
 
     if (resp)
         *resp = NULL;
-    if (!e || !ens) {
-        json_decref(e);
-        free(ens);
+    if (!e)
         return mu_err_set(err, -ENOMEM, "event %s: cannot build",
                           ev->reason ? ev->reason : "");
-    }
-    path = mu_xasprintf("/api/v1/namespaces/%s/events", ens);
+    path = mu_api_path(MU_API_EVENT, ns, NULL, NULL);
     rc = mu_kube_call(k, "POST", path, NULL, e, NULL, resp, err);
     free(path);
-    free(ens);
     json_decref(e);
     return rc;
 }

@@ -227,8 +227,10 @@ int mu_kube_status_patch(struct mu_kube *k, const char *path,
 
 /*
  * Binds pod namespace/name to node: POST
- * /api/v1/namespaces/NS/pods/NAME/binding with a v1 Binding. uid (may be
- * NULL) is sent as metadata.uid, which the server checks, so a pod deleted
+ * /api/v1/namespaces/NS/pods/NAME/binding with a v1 Binding (the path from
+ * paths.h: NS and NAME percent-escaped). ns, name and node must not be
+ * NULL or empty (-EINVAL, nothing sent). uid (may be NULL) is sent as
+ * metadata.uid, which the server checks, so a pod deleted
  * and recreated under the same name is not bound by mistake (as
  * kube-scheduler's binder does). -EEXIST/-EBUSY (409) when already bound.
  */
@@ -266,7 +268,7 @@ struct mu_kube_event {
  * seq makes generated names unique. Pure; exposed for tests. */
 json_t *mu_kube_event_build(const struct mu_kube_event *ev, unsigned seq);
 
-/* POST the event to /api/v1/namespaces/NS/events. */
+/* POST the event to /api/v1/namespaces/NS/events (paths.h; NS escaped). */
 int mu_kube_event_post(struct mu_kube *k, const struct mu_kube_event *ev,
                        json_t **resp, struct mu_err *err) MU_WARN_UNUSED;
 

@@ -16,6 +16,7 @@
 
 #include "common/map.h"
 #include "common/clock.h"
+#include "kube/paths.h"
 
 struct item {
     struct mu_write w; /* strings owned (the copies below), body owned */
@@ -452,7 +453,7 @@ int mu_writer_event(struct mu_writer *w, const struct mu_kube_event *ev)
     wr.body = mu_kube_event_build(ev, seq);
     if (!wr.body)
         return -ENOMEM;
-    path = mu_xasprintf("/api/v1/namespaces/%s/events", ns);
+    path = mu_api_path(MU_API_EVENT, ns, NULL, NULL);
     wr.path = path;
     /* each event is its own object: no ordering behind other events */
     wr.key = json_string_value(

@@ -189,9 +189,10 @@ void mu_writer_free(struct mu_writer *w);
 int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr);
 
 /*
- * POSTs a core/v1 Event (client.h, struct mu_kube_event; copied) through
- * the writer, named as the writer names events (MU_WRITER_EVENT_SEQ0). Fire
- * and forget: a failure is logged. Returns what mu_writer_submit() does.
+ * POSTs a core/v1 Event (client.h, struct mu_kube_event; copied) to
+ * /api/v1/namespaces/NS/events (paths.h, NS escaped) through the writer,
+ * named as the writer names events (MU_WRITER_EVENT_SEQ0). Fire and
+ * forget: a failure is logged. Returns what mu_writer_submit() does.
  */
 int mu_writer_event(struct mu_writer *w, const struct mu_kube_event *ev);
 

@@ -207,6 +207,27 @@ START_TEST(test_kube_bind_posts_binding_with_uid)
 }
 END_TEST
 
+/* The binding path is built by paths.h: a name cannot add or climb a
+ * segment. */
+START_TEST(test_kube_bind_escapes_namespace_and_name)
+{
+    struct mu_kube *k = client();
+    struct mu_err err = {{0}};
+
+    kf_reply_file(&srv, 201, "status_success.json");
+    ck_assert_int_eq(
+        mu_kube_bind(k, "team a", "../nodes/n1", "u0", "gpu-01", &err), 0);
+    ck_assert_str_eq(kf_req(&srv, 0)->uri,
+                     "/api/v1/namespaces/team%20a/pods/..%2Fnodes%2Fn1/"
+                     "binding");
+    ck_assert_int_eq(mu_kube_bind(k, NULL, "p", NULL, "gpu-01", &err),
+                     -EINVAL);
+    ck_assert_int_eq(mu_kube_bind(k, "team-a", "p", NULL, "", &err), -EINVAL);
+    ck_assert_uint_eq(kf_count(&srv), 1);
+    mu_kube_free(k);
+}
+END_TEST
+
 START_TEST(test_kube_bind_conflict_is_ebusy_with_message)
 {
     struct mu_kube *k = client();
@@ -785,6 +806,7 @@ int main(void)
     tcase_add_test(tc, test_kube_get_sends_exact_request_and_parses_reply);
     tcase_add_test(tc, test_kube_handle_is_reused_across_methods);
     tcase_add_test(tc, test_kube_bind_posts_binding_with_uid);
+    tcase_add_test(tc, test_kube_bind_escapes_namespace_and_name);
     tcase_add_test(tc, test_kube_bind_conflict_is_ebusy_with_message);
     tcase_add_test(tc, test_kube_status_subresource_put_and_patch);
     tcase_add_test(tc, test_kube_event_post);

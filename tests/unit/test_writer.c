@@ -325,6 +325,30 @@ START_TEST(test_writer_posts_events_under_its_own_names)
 }
 END_TEST
 
+/* The events path comes from paths.h: the namespace is one escaped
+ * segment. */
+START_TEST(test_writer_event_path_escapes_the_namespace)
+{
+    struct mu_writer *w;
+    struct mu_kube_event ev = {
+        .involved = {"v1", "Pod", "team a/x", "p", "u1"},
+        .reason = "Evict",
+        .message = "m",
+        .first_time = 1000,
+    };
+
+    kf_reply_body(&srv, 201, "{}");
+    w = writer(1, 0, NULL, NULL);
+    ck_assert_int_eq(mu_writer_event(w, &ev), 0);
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_uint_eq(mu_writer_drain(w, NULL), 0);
+    ck_assert_uint_eq(kf_count(&srv), 1);
+    ck_assert_str_eq(kf_req(&srv, 0)->path,
+                     "/api/v1/namespaces/team%20a%2Fx/events");
+    mu_writer_free(w);
+}
+END_TEST
+
 /* ------------------------------------------------------------ ordering -- */
 
 START_TEST(test_writer_keeps_one_objects_writes_in_order_one_at_a_time)
@@ -987,6 +1011,7 @@ int main(void)
     tcase_add_test(
         tc, test_writer_maps_http_errors_and_logs_fire_and_forget_failures);
     tcase_add_test(tc, test_writer_posts_events_under_its_own_names);
+    tcase_add_test(tc, test_writer_event_path_escapes_the_namespace);
     tcase_add_test(tc, test_kube_pool_reuses_clients_and_bounds_idle_ones);
     tcase_add_test(
         tc, test_writer_sends_urgent_writes_first_but_never_before_their_key);
