@@ -115,11 +115,13 @@ struct mu_barrier *mu_barrier_new(int64_t timeout_ms, mu_bind_fn bind,
 
 void mu_barrier_free(struct mu_barrier *b)
 {
+    size_t it = 0;
+    void *bt;
+
     if (!b)
         return;
-    for (size_t i = 0; i < b->batches.cap; i++)
-        if (b->batches.slots[i].key && b->batches.slots[i].value)
-            free_batch(b->batches.slots[i].value);
+    while (mu_map_next(&b->batches, &it, NULL, &bt))
+        free_batch(bt);
     mu_map_release(&b->batches);
     pthread_mutex_destroy(&b->lock);
     free(b);

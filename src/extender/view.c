@@ -113,13 +113,11 @@ bool mu_view_serves(const struct mu_view *v, const char *sched_name)
 
 static void view_free(struct mu_view *v)
 {
-    for (size_t i = 0; i < v->pods.cap; i++) {
-        struct mu_map_slot *s = &v->pods.slots[i];
+    size_t it = 0;
+    void *pod;
 
-        /* live slots have a key and a value (deleted ones have no value) */
-        if (s->key && s->value)
-            free_pod(s->value);
-    }
+    while (mu_map_next(&v->pods, &it, NULL, &pod))
+        free_pod(pod);
     mu_map_release(&v->pods);
     free_names(v->sched_names);
     free(v);
