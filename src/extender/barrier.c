@@ -9,8 +9,9 @@
  * completes last judges the batch: on any failure it deletes the members
  * that were bound, then wakes everyone with the outcome. A batch that
  * is done (bound, failed or timed out) stays in the table as a tombstone
- * for TOMB_TTL_MS so late arrivals fail at once instead of waiting out a
- * new timeout; tombstones leave in FIFO order (they all live as long).
+ * for MU_BARRIER_TOMB_TTL_MS (extender.h) so late arrivals fail at once
+ * instead of waiting out a new timeout; tombstones leave in FIFO order
+ * (they all live as long), and the oldest go beyond MU_BARRIER_TOMB_MAX.
  *
  * bind, unbind and report run on HTTP threads, several at once for
  * different batches: the callbacks must be thread-safe.
@@ -22,10 +23,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
-
-/* How long a finished batch is remembered, and how many at most. */
-#define TOMB_TTL_MS (5 * 60 * 1000)
-#define TOMB_MAX 65536
 
 enum batch_state {
     WAITING, /* members arriving */
@@ -138,11 +135,12 @@ static bool unref(struct batch *bt)
     return --bt->refs == 0;
 }
 
-/* Forgets tombstones past their time, or beyond TOMB_MAX (lock held). */
+/* Forgets tombstones past their time, or beyond MU_BARRIER_TOMB_MAX (lock
+ * held). */
 static void prune(struct mu_barrier *b, int64_t now)
 {
-    while (b->tomb_head &&
-           (b->tomb_head->forget_at <= now || b->n_tombs > TOMB_MAX)) {
+    while (b->tomb_head && (b->tomb_head->forget_at <= now ||
+                            b->n_tombs > MU_BARRIER_TOMB_MAX)) {
         struct batch *bt = b->tomb_head;
 
         b->tomb_head = bt->next;
@@ -166,7 +164,7 @@ static void finish(struct mu_barrier *b, struct batch *bt, bool ok, int code,
     bt->detail = detail;
     free_members(bt);
     pthread_cond_broadcast(&bt->cond);
-    bt->forget_at = now + TOMB_TTL_MS;
+    bt->forget_at = now + MU_BARRIER_TOMB_TTL_MS;
     bt->next = NULL;
     if (b->tomb_tail)
         b->tomb_tail->next = bt;

@@ -14,10 +14,9 @@
 
 #include "extender/internal.h"
 
-/* Longest view reason quoted in a rejection (bytes, then "..."). */
-#define VIEW_REASON_CAP 200
-/* Longest reason or error message produced. */
-#define REASON_MAX 1024
+/* The caps of extender.h, by their short names here. */
+#define VIEW_REASON_CAP MU_EXT_VIEW_REASON_CAP
+#define REASON_MAX MU_EXT_REASON_MAX
 
 #define R_STARTING "muster is starting (caches not synced)"
 #define R_UNKNOWN "not yet placed by muster"

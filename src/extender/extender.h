@@ -43,6 +43,13 @@ json_t *mu_ext_filter(const struct mu_view *v, const json_t *args);
  * node, 0 for the rest; every node listed. */
 json_t *mu_ext_prioritize(const struct mu_view *v, const json_t *args);
 
+/* Longest reason or error message a handler writes (bytes, with the
+ * NUL); a longer one is cut, on a UTF-8 boundary, and ends with "...". */
+#define MU_EXT_REASON_MAX 1024
+/* Longest part of a view pod's reason quoted in a rejection (bytes); a
+ * longer one is cut the same way. */
+#define MU_EXT_VIEW_REASON_CAP 200
+
 /* Longest pod uid a miss names (a Kubernetes uid has 36 bytes). */
 #define MU_EXT_UID_MAX 64
 
@@ -68,6 +75,9 @@ struct mu_ext_miss {
  * reply then carries Error; the prioritize reply is []). Equal, as JSON,
  * to dumping mu_ext_filter / mu_ext_prioritize of the parsed body.
  * mu_ext_filter_body also fills *miss (when miss is not NULL).
+ * The reply is as large as the request makes it (each rejected name with
+ * the reason beside it), so the server's body cap (http.h,
+ * MU_EXT_MAX_BODY) and MU_EXT_REASON_MAX bound it.
  */
 char *mu_ext_filter_body(const struct mu_view *v, const char *body, size_t len,
                          size_t *out_len, bool *bad,
@@ -99,14 +109,28 @@ typedef void (*mu_report_fn)(void *ctx, const struct mu_bind_report *r);
 
 struct mu_barrier;
 
+/* A finished batch (bound, failed or timed out) is remembered this long,
+ * so its late arrivals fail at once instead of waiting out a new timeout. */
+#define MU_BARRIER_TOMB_TTL_MS (5 * 60 * 1000)
+/* Tombstones kept at most. Beyond it the oldest are forgotten (at the next
+ * arrival of any batch): a late member of a forgotten batch then starts a
+ * new batch and waits for the others, as a first arrival does. */
+#define MU_BARRIER_TOMB_MAX 65536
+
 /*
  * The /bind barrier. Members of a release batch wait for each other: when
  * the last one arrives, all are bound at once (each member's thread makes
  * its own bind call, so the callbacks run concurrently); if any bind fails,
- * the ones that went through are undone and every member gets the error. If not all arrive within timeout_ms of
- * the first arrival, every waiting member gets an error and nothing of the
- * batch is bound. Each outcome is reported once through report.
- * now_ms and timeouts use CLOCK_MONOTONIC.
+ * the ones that went through are undone and every member gets the error.
+ * If not all arrive within timeout_ms of the first arrival, every waiting
+ * member gets an error and nothing of the batch is bound. Each outcome is
+ * reported once through report. now_ms and timeouts use CLOCK_MONOTONIC.
+ *
+ * Bounds: a batch being gathered or bound lives as long as its members
+ * wait, and each waiting member holds an HTTP connection, so the server's
+ * connection cap (http.h, MU_EXT_MAX_CONNS) bounds them; a batch's member
+ * slots are its batch_size (from the view). A finished batch stays as a
+ * tombstone (see below).
  */
 struct mu_barrier *mu_barrier_new(int64_t timeout_ms, mu_bind_fn bind,
                                   mu_unbind_fn unbind, mu_report_fn report,

@@ -15,7 +15,9 @@
 #include "extender/extender.h"
 #include "extender/view.h"
 
-/* Deepest nesting the scanner accepts (jansson's limit). */
+/* Deepest nesting the scanner accepts (jansson's limit; the scanner's
+ * stack is this many bytes). Deeper input is malformed: -EINVAL, and the
+ * request is answered with Error. */
 #define MU_SCAN_MAX_DEPTH 2048
 
 /* A JSON string token exactly as it appears in the input, quotes
@@ -37,7 +39,8 @@ struct mu_ext_args {
     bool node_names;                /* "NodeNames" is an array */
     const char *names_raw;          /* its text, '[' to ']' */
     size_t names_raw_len;
-    struct mu_js_name *names; /* its elements (owned array) */
+    struct mu_js_name *names; /* its elements (owned array; grows with the
+                                 body, so MU_EXT_MAX_BODY bounds it) */
     size_t n_names, cap_names;
 };
 

@@ -14,7 +14,10 @@
 #define MU_KUBE_MAX_BODY (64u << 20)
 
 /* Largest file read for credentials: CA bundle, client certificate, client
- * key, token file, namespace file. Larger files are refused with -EFBIG. */
+ * key, token file, namespace file. Larger files are refused with -EFBIG.
+ * (The kubeconfig files themselves are parsed by mu_yaml_parse_file, which
+ * has no cap yet; the lists built from them grow only with what they
+ * hold.) */
 #define MU_KUBE_MAX_FILE (1u << 20)
 
 /* Longest single watch event (one line of the JSON stream, without its

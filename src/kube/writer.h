@@ -95,7 +95,9 @@
  * client, the apiserver and etcd do the work). */
 #define MU_WRITER_THREADS 16
 /* Writes waiting at most by default (a release of a 1,000-pod cycle fits
- * several times). */
+ * several times). When that many wait, mu_writer_submit() blocks until a
+ * worker takes one (a coalesced or merged write, which takes a queued
+ * one's place, never waits); see Bounds. */
 #define MU_WRITER_QUEUE_CAP 4096u
 /* Events posted through a writer are named "<object>.<16 hex digits>" from
  * their time and a sequence that starts here, so they never take the name

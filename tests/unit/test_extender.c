@@ -314,6 +314,30 @@ START_TEST(test_filter_long_view_reasons_are_cut_short)
 }
 END_TEST
 
+/* The whole reason is capped at MU_EXT_REASON_MAX (extender.h), however
+ * long the gang name. */
+START_TEST(test_filter_reasons_fit_the_reason_cap)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    char gang[3 * MU_EXT_REASON_MAX];
+    const char *got;
+    json_t *r;
+
+    memset(gang, 'g', sizeof(gang) - 1);
+    gang[sizeof(gang) - 1] = '\0';
+    mu_view_add_pod(v, "u-1", "ns", "p", gang, NULL, NULL, 0, "why");
+    r = filter(v, args("volcano", "u-1", nodes));
+    got = json_string_value(json_object_get(
+        json_object_get(r, "FailedAndUnresolvableNodes"), "gpu-01"));
+    ck_assert_ptr_nonnull(got);
+    ck_assert_uint_lt(strlen(got), MU_EXT_REASON_MAX);
+    ck_assert(strstr(got, "gang ggg") == got);
+    ck_assert_str_eq(got + strlen(got) - 4, "g...");
+    json_decref(r);
+    mu_view_put(v);
+}
+END_TEST
+
 START_TEST(test_filter_unknown_pod_is_rejected_everywhere)
 {
     struct mu_view *v = view(true);
@@ -754,6 +778,7 @@ int main(void)
     tcase_add_test(
         tc, test_filter_waiting_pod_is_rejected_everywhere_with_its_reason);
     tcase_add_test(tc, test_filter_long_view_reasons_are_cut_short);
+    tcase_add_test(tc, test_filter_reasons_fit_the_reason_cap);
     tcase_add_test(tc, test_filter_unknown_pod_is_rejected_everywhere);
     tcase_add_loop_test(tc, test_filter_malformed_requests_get_an_error, 0,
                         (int)MU_ARRAY_LEN(malformed));
