@@ -354,6 +354,56 @@ START_TEST(test_jobctl_ttl_deletes_the_job_once)
 }
 END_TEST
 
+/* 409 Conflict: the uid precondition met another Job under the name,
+ * which is not this one's to delete: done, never sent again. */
+START_TEST(test_jobctl_ttl_delete_of_another_job_is_not_retried)
+{
+    kf_reply_file(&srv, 409, "status_409_conflict.json");
+    job(MU_WATCH_ADDED, "j", 1, 2, "\"ttlSecondsAfterFinished\":0,",
+        DONE_STATUS);
+    mu_jobctl_sync(jc, false);
+    settle();
+    expect(1, "DELETE " JOBS "/j");
+    mu_jobctl_sync(jc, true);
+    settle();
+    expect(0);
+    ck_assert_ptr_null(strstr(logs, "delete after ttl"));
+}
+END_TEST
+
+/* The PodGroup in the cache is Unschedulable: the Pending Job says why. */
+START_TEST(test_jobctl_pending_status_carries_the_podgroup_message)
+{
+    json_t *pgj = parse("{\"metadata\":{\"name\":\"j-j-uid\","
+                        "\"namespace\":\"" NS "\"},\"spec\":"
+                        "{\"minMember\":2,\"queue\":\"default\"}}");
+    struct mu_podgroup pg;
+    struct mu_err err;
+    struct mu_job *cj;
+    size_t first;
+    json_t *b;
+
+    ck_assert_int_eq(mu_podgroup_decode(pgj, &cl.rn, &pg, &err), 0);
+    json_decref(pgj);
+    cj = mu_cluster_update_job(&cl, &pg);
+    mu_podgroup_release(&pg);
+    ck_assert_ptr_nonnull(cj);
+    cj->cond.type = mu_xstrdup("Unschedulable"); /* the cluster frees them */
+    cj->cond.message = mu_xstrdup("2/2 tasks in gang unschedulable");
+    replies(4, 201, "{}");
+    job(MU_WATCH_ADDED, "j", 1, 2, "", "");
+    mu_jobctl_sync(jc, false);
+    settle();
+    first = expect(4, "POST " PG_COLL, "POST " POD_COLL, "POST " POD_COLL,
+                   "PATCH " JOBS "/j/status");
+    b = body(first + 3);
+    ck_assert_str_eq(str(b, "status.state.phase"), "Pending");
+    ck_assert_str_eq(str(b, "status.state.message"),
+                     "2/2 tasks in gang unschedulable");
+    json_decref(b);
+}
+END_TEST
+
 #define SVC "\"plugins\":{\"svc\":[]},"
 #define SERVICES "/api/v1/namespaces/" NS "/services"
 #define CONFIGMAPS "/api/v1/namespaces/" NS "/configmaps"
@@ -455,6 +505,30 @@ START_TEST(test_jobctl_scaled_job_patches_its_podgroup_spec)
 }
 END_TEST
 
+/* A change while the spec patch is in the writer goes after it, once. */
+START_TEST(test_jobctl_podgroup_patches_one_at_a_time)
+{
+    size_t first;
+    json_t *b;
+
+    start_job("");
+    replies(4, 200, "{}");
+    job(MU_WATCH_MODIFIED, "j", 2, 3, "", "");
+    mu_jobctl_sync(jc, false);
+    job(MU_WATCH_MODIFIED, "j", 3, 3, "\"queue\":\"q2\",", "");
+    mu_jobctl_sync(jc, false); /* the first patch is still in the writer */
+    settle();
+    expect(3, "PATCH " PG_COLL "/j-j-uid", "POST " POD_COLL,
+           "PATCH " JOBS "/j/status");
+    mu_jobctl_sync(jc, false);
+    settle();
+    first = expect(1, "PATCH " PG_COLL "/j-j-uid");
+    b = body(first);
+    ck_assert_str_eq(str(b, "spec.queue"), "q2");
+    json_decref(b);
+}
+END_TEST
+
 START_TEST(test_jobctl_failed_podgroup_patch_is_retried)
 {
     start_job("");
@@ -511,9 +585,12 @@ int main(void)
     tcase_add_test(tc, test_jobctl_new_job_makes_podgroup_gated_pods_and_status);
     tcase_add_test(tc, test_jobctl_failed_pod_restarts_the_job);
     tcase_add_test(tc, test_jobctl_ttl_deletes_the_job_once);
+    tcase_add_test(tc, test_jobctl_ttl_delete_of_another_job_is_not_retried);
+    tcase_add_test(tc, test_jobctl_pending_status_carries_the_podgroup_message);
     tcase_add_test(tc, test_jobctl_svc_objects_first_and_409_counts_as_made);
     tcase_add_test(tc, test_jobctl_failed_create_is_retried_at_the_next_sync);
     tcase_add_test(tc, test_jobctl_scaled_job_patches_its_podgroup_spec);
+    tcase_add_test(tc, test_jobctl_podgroup_patches_one_at_a_time);
     tcase_add_test(tc, test_jobctl_failed_podgroup_patch_is_retried);
     tcase_add_test(tc, test_jobctl_command_aborts_the_job);
     suite_add_tcase(s, tc);
