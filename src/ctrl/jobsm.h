@@ -2,7 +2,7 @@
  * jobsm.h - the vcjob lifecycle as pure functions: which action a pod or
  * group event asks for (the Job's lifecycle policies), and what each action
  * does in each phase (volcano-api.md §3.4, Volcano's
- * pkg/controllers/job/state/). No I/O: the controller (src/serve/jobs.c)
+ * pkg/controllers/job/state/). No I/O: the controller (ctrl/jobctl.h)
  * counts the job's pods, asks mu_jobsm_step() for a plan, carries it out
  * against the API server and writes the status it returns.
  *

@@ -61,7 +61,7 @@ static bool apply_pod(struct mu_serve *sv, struct mu_ev *ev)
     struct mu_err err;
     struct mu_task *t;
 
-    mu_jobctl_pod(sv, ev->type, ev->obj);
+    mu_jobctl_pod(sv->jobctl, ev->type, ev->obj);
     if (ev->type == MU_WATCH_DELETED) {
         char *k = key_of(ev->obj);
 
@@ -220,7 +220,7 @@ bool mu_serve_apply(struct mu_serve *sv, struct mu_ev *ev)
     case MU_SRC_QUEUE: changed = apply_queue(sv, ev); break;
     case MU_SRC_PRIORITYCLASS: changed = apply_pc(sv, ev); break;
     case MU_SRC_JOB:
-        mu_jobctl_job(sv, ev->type, ev->obj);
+        mu_jobctl_job(sv->jobctl, ev->type, ev->obj);
         break;
     case MU_SRC_COMMAND:
         changed = mu_serve_command(sv, ev);
@@ -255,10 +255,10 @@ void mu_serve_list_end(struct mu_serve *sv, enum mu_src s)
                 mu_cluster_remove_node(c, c->nodes[i]);
         break;
     case MU_SRC_JOB:
-        mu_jobctl_list_end(sv, false, &sv->listed[s]);
+        mu_jobctl_list_end(sv->jobctl, false, &sv->listed[s]);
         break;
     case MU_SRC_POD:
-        mu_jobctl_list_end(sv, true, &sv->listed[s]);
+        mu_jobctl_list_end(sv->jobctl, true, &sv->listed[s]);
         for (size_t i = c->ntasks; i-- > 0;)
             if (!listed(sv, s, c->tasks[i]->pod.meta.ns,
                         c->tasks[i]->pod.meta.name)) {

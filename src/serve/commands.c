@@ -91,7 +91,7 @@ static bool job_command(struct mu_serve *sv, const struct mu_command *c)
                         c->target, c->target_uid, "Normal", "CommandIssued",
                         msg);
     free(msg);
-    mu_serve_job_command(sv, c->meta.ns, c->target, c->action);
+    mu_jobctl_command(sv->jobctl, c->meta.ns, c->target, c->action);
     return true;
 }
 

@@ -344,7 +344,6 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     mu_map_init(&sv->resv);
     mu_map_init(&sv->written);
     mu_map_init(&sv->jobs_made);
-    sv->jobctl = mu_jobctl_new();
     mu_map_init(&sv->announced);
     for (int s = 0; s < MU_SRC__COUNT; s++)
         mu_map_init(&sv->listed[s]);
@@ -375,6 +374,9 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
         if ((r = mu_writer_new(&sv->cfg, &wo, &sv->writer, err)) < 0)
             return r;
     }
+    sv->ctl = (struct mu_ctl){.cluster = &sv->cluster, .writer = sv->writer,
+                              .log = writer_log, .log_ctx = sv};
+    sv->jobctl = mu_jobctl_new(&sv->ctl);
     mu_view_publish(&sv->views, mu_view_new(++sv->view_gen, false));
     sv->barrier = mu_barrier_new(o->bind_timeout_ms, bind_fn, unbind_fn,
                                  report_fn, sv);
@@ -489,12 +491,12 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
                          sv.cluster.ntasks, sv.cluster.njobs,
                          sv.cluster.nqueues);
         was_synced = true;
-        mu_jobctl_sync(&sv, false);
+        mu_jobctl_sync(sv.jobctl, false);
         if (dirty && mu_now_ns() < burst_end)
             continue;
         if (dirty || mu_now_ns() >= next_tick) {
             if (mu_now_ns() >= next_tick)
-                mu_jobctl_sync(&sv, true);
+                mu_jobctl_sync(sv.jobctl, true);
             mu_serve_expire(&sv);
             cycle(&sv);
             mu_serve_publish(&sv);

@@ -14,7 +14,8 @@
 #include "sched/conf.h"
 #include "sched/cycle.h"
 #include "serve/evq.h"
-#include "serve/jobs.h"
+#include "ctrl/ctl.h"
+#include "ctrl/jobctl.h"
 #include "serve/serve.h"
 #include "kube/writer.h"
 #include "extender/extender.h"
@@ -60,7 +61,8 @@ struct mu_serve {
     struct mu_map announced;       /* uids of waiting pods nudged once */
     struct mu_map jobs_made;       /* "pg:ns/name" of PodGroups made for
                                       bare pods -> {} (owned) */
-    struct mu_jobctl *jobctl;      /* the vcjob controller (jobs.h) */
+    struct mu_ctl ctl;             /* the controllers' context (ctl.h) */
+    struct mu_jobctl *jobctl;      /* the vcjob controller (jobctl.h) */
     struct mu_view_slot views;
     struct mu_barrier *barrier;
     struct mu_ext_server *http;
@@ -153,12 +155,9 @@ void mu_serve_publish(struct mu_serve *sv);
 void mu_serve_group_bare_pods(struct mu_serve *sv);
 /* A bus.volcano.sh Command arrived (commands.c): OpenQueue/CloseQueue on a
  * Queue, or a job action (AbortJob, ResumeJob, RestartJob, TerminateJob,
- * CompleteJob) passed to mu_serve_job_command. Returns true when scheduling
+ * CompleteJob) passed to mu_jobctl_command. Returns true when scheduling
  * may have changed. */
 bool mu_serve_command(struct mu_serve *sv, struct mu_ev *ev);
-/* Carries out a job action from a Command on vcjob ns/name (jobs.c). */
-void mu_serve_job_command(struct mu_serve *sv, const char *ns,
-                          const char *name, const char *action);
 /* Makes the default queue when it is missing (podgroups.c). */
 void mu_serve_default_queue(struct mu_serve *sv);
 

@@ -1,9 +1,46 @@
-/* The vcjob controller's status side (jobs_int.h). */
-#include "serve/jobs_int.h"
+/* The vcjob controller's status side: the Job's status and its writes,
+ * refusal, the ttl delete, events (jobctl_int.h). */
+#include "ctrl/jobctl_int.h"
 
-#include "serve/serve_int.h"
+#include <time.h>
 
-#define JOB_API "batch.volcano.sh/v1alpha1"
+#include "kube/client.h"
+#include "kube/paths.h"
+
+void mu_jc_event(struct mu_jobctl *jc, const struct vjob *j, const char *type,
+                 const char *reason, const char *msg)
+{
+    mu_ctl_event(&jc->ctl, MU_JC_API, "Job", j->ns, j->name, j->uid, type,
+                 reason, msg);
+}
+
+void mu_jc_transition(struct mu_jobctl *jc, struct vjob *j, enum mu_jphase to,
+                      const char *reason)
+{
+    char ts[32];
+    json_t *c;
+    size_t i;
+
+    mu_kube_time_text(time(NULL), ts, sizeof(ts));
+    free(j->ltt);
+    j->ltt = mu_xstrdup(ts);
+    free(j->reason);
+    j->reason = mu_xstrdup_or_null(reason && *reason ? reason : NULL);
+    json_array_foreach(j->conds, i, c)
+        if (!mu_strcmp0(json_string_value(json_object_get(c, "status")),
+                        mu_jphase_name(to))) {
+            json_array_remove(j->conds, i);
+            break;
+        }
+    json_array_append_new(j->conds,
+                          json_pack("{s:s,s:s}", "status", mu_jphase_name(to),
+                                    "lastTransitionTime", ts));
+    if (to != j->st.phase)
+        mu_ctl_log(&jc->ctl, "vcjob %s: %s -> %s%s%s%s", j->key,
+                   mu_jphase_name(j->st.phase), mu_jphase_name(to),
+                   j->reason ? " (" : "", j->reason ? j->reason : "",
+                   j->reason ? ")" : "");
+}
 
 static json_t *counts_json(const struct vjob *j)
 {
@@ -41,10 +78,10 @@ static json_t *counts_json(const struct vjob *j)
 }
 
 /* Why a Pending Job waits: its PodGroup's Unschedulable message. */
-static const char *pending_message(struct mu_serve *sv, const struct vjob *j)
+static const char *pending_message(struct mu_jobctl *jc, const struct vjob *j)
 {
     char *pg = mu_jc_group_name(j);
-    const struct mu_job *cj = mu_cluster_job(&sv->cluster, j->ns, pg);
+    const struct mu_job *cj = mu_cluster_job(jc->ctl.cluster, j->ns, pg);
 
     free(pg);
     if (j->st.phase != MU_JOB_PENDING || !cj || !cj->cond.type ||
@@ -53,12 +90,12 @@ static const char *pending_message(struct mu_serve *sv, const struct vjob *j)
     return cj->cond.message;
 }
 
-json_t *mu_jc_status_json(struct mu_serve *sv, const struct vjob *j)
+json_t *mu_jc_status_json(struct mu_jobctl *jc, const struct vjob *j)
 {
     json_t *st = counts_json(j), *state, *cr = json_object();
     const json_t *plugins = json_object_get(json_object_get(j->def, "spec"),
                                             "plugins");
-    const char *msg = pending_message(sv, j);
+    const char *msg = pending_message(jc, j);
     const char *k;
     json_t *v;
 
@@ -111,10 +148,10 @@ static json_t *merge_diff(const json_t *old, const json_t *new)
 static void status_written(void *ctx, int rc, const char *msg)
 {
     struct job_write *w = ctx;
-    struct vjob *j = mu_map_get(&w->sv->jobctl->jobs, w->job);
+    struct vjob *j = mu_map_get(&w->jc->jobs, w->job);
 
     if (rc < 0 && rc != -ECANCELED) {
-        mu_serve_log(w->sv, "status of vcjob %s: %s", w->job, msg);
+        mu_ctl_log(&w->jc->ctl, "status of vcjob %s: %s", w->job, msg);
         if (j) {
             json_decref(j->written);
             j->written = NULL;
@@ -127,7 +164,7 @@ static void status_written(void *ctx, int rc, const char *msg)
 /* Status goes through the writer as a merge patch against what was last
  * sent; writes to one Job are sent in order, and the diffs still queued
  * are folded into one (MU_WRITE_MERGE). */
-void mu_jc_write_status(struct mu_serve *sv, struct vjob *j, json_t *st)
+void mu_jc_write_status(struct mu_jobctl *jc, struct vjob *j, json_t *st)
 {
     struct job_write *pw;
     struct mu_write w;
@@ -137,9 +174,8 @@ void mu_jc_write_status(struct mu_serve *sv, struct vjob *j, json_t *st)
         json_decref(st);
         return;
     }
-    path = mu_xasprintf("/apis/" JOB_API "/namespaces/%s/jobs/%s/status",
-                        j->ns, j->name);
-    pw = mu_jc_write_new(sv, j, "");
+    path = mu_api_path(MU_API_VCJOB, j->ns, j->name, "status");
+    pw = mu_jc_write_new(jc, j, "");
     memset(&w, 0, sizeof(w));
     w.method = "PATCH";
     w.path = path;
@@ -148,8 +184,9 @@ void mu_jc_write_status(struct mu_serve *sv, struct vjob *j, json_t *st)
     w.flags = MU_WRITE_MERGE;
     w.done = status_written;
     w.ctx = pw;
-    if (mu_writer_submit(sv->writer, &w) < 0) {
-        mu_serve_log(sv, "status of vcjob %s: not sent: stopping", j->key);
+    if (mu_writer_submit(jc->ctl.writer, &w) < 0) {
+        mu_ctl_log(&jc->ctl, "status of vcjob %s: not sent: stopping",
+                   j->key);
         mu_jc_write_free(pw);
         json_decref(st);
     } else {
@@ -160,57 +197,80 @@ void mu_jc_write_status(struct mu_serve *sv, struct vjob *j, json_t *st)
 }
 
 /* An invalid Job is Failed with the reason, once; nothing is made. */
-void mu_jc_refuse(struct mu_serve *sv, struct vjob *j)
+void mu_jc_refuse(struct mu_jobctl *jc, struct vjob *j)
 {
     json_t *st;
 
     if (j->st.phase != MU_JOB_FAILED) {
-        mu_jc_transition(sv, j, MU_JOB_FAILED, "InvalidJob");
+        mu_jc_transition(jc, j, MU_JOB_FAILED, "InvalidJob");
         j->st.phase = MU_JOB_FAILED;
-        mu_jc_event(sv, j, "Warning", "InvalidJob", j->invalid);
+        mu_jc_event(jc, j, "Warning", "InvalidJob", j->invalid);
     }
     st = json_pack("{s:{s:s,s:s,s:s,s:s},s:o}", "state", "phase", "Failed",
                    "reason", "InvalidJob", "message", j->invalid,
                    "lastTransitionTime", j->ltt ? j->ltt : "", "conditions",
                    json_deep_copy(j->conds));
-    mu_jc_write_status(sv, j, st);
+    mu_jc_write_status(jc, j, st);
 }
 
-/* A finished Job is deleted ttlSecondsAfterFinished after it finished;
- * returns true when it was. */
-bool mu_jc_expire(struct mu_serve *sv, struct vjob *j)
+/* The ttl delete completed: done once it went through, found nothing, or
+ * met another Job under the name (409: the uid precondition); else sent
+ * again at the next sync, its failure logged once. */
+static void expired(void *ctx, int rc, const char *msg)
+{
+    struct job_write *w = ctx;
+    struct vjob *j = mu_jc_write_job(w);
+
+    if (j)
+        j->expire_making = false;
+    if (rc == 0 || rc == -ENOENT || rc == -EBUSY) {
+        if (j)
+            j->expire_sent = true;
+        if (rc == 0)
+            mu_ctl_log(&w->jc->ctl, "vcjob %s: deleted %llds after it "
+                       "finished", w->job, w->arg);
+    } else if (rc != -ECANCELED && j && !j->expire_failed) {
+        mu_ctl_log(&w->jc->ctl, "vcjob %s: delete after ttl: %s", w->job,
+                   msg);
+        j->expire_failed = true;
+    }
+    mu_jc_write_free(w);
+}
+
+bool mu_jc_expire(struct mu_jobctl *jc, struct vjob *j)
 {
     const json_t *ttl = json_object_get(json_object_get(j->def, "spec"),
                                         "ttlSecondsAfterFinished");
+    struct job_write *jw;
+    struct mu_write w;
     int64_t at;
-    struct mu_err err;
-    json_t *opts;
     char *path;
-    int r;
 
     if (!json_is_integer(ttl) || !mu_jphase_final(j->st.phase) || !j->ltt ||
         !mu_rfc3339_parse(j->ltt, &at) ||
         (int64_t)time(NULL) < at + json_integer_value(ttl))
         return false;
-    if (j->expire_sent)
+    if (j->expire_sent || j->expire_making)
         return true;
+    path = mu_api_path(MU_API_VCJOB, j->ns, j->name, NULL);
+    jw = mu_jc_write_new(jc, j, NULL);
+    jw->arg = (long long)json_integer_value(ttl);
+    memset(&w, 0, sizeof(w));
+    w.method = "DELETE";
+    w.path = path;
     /* the uid precondition spares a Job made again under the same name */
-    opts = json_pack("{s:s,s:s,s:s,s:{s:s}}", "kind", "DeleteOptions",
-                     "apiVersion", "v1", "propagationPolicy", "Background",
-                     "preconditions", "uid", j->uid ? j->uid : "");
-    path = mu_jc_path(j);
-    r = mu_kube_call(sv->kube, "DELETE", path, NULL, opts, NULL, NULL, &err);
-    if (r == 0 || r == -ENOENT || r == -EBUSY) {
-        j->expire_sent = true;
-        if (r == 0)
-            mu_serve_log(sv, "vcjob %s: deleted %llds after it finished",
-                         j->key, (long long)json_integer_value(ttl));
-    } else if (!j->expire_failed) {
-        mu_serve_log(sv, "vcjob %s: delete after ttl: %s", j->key, err.msg);
-        j->expire_failed = true;
+    w.body = json_pack("{s:s,s:s,s:s,s:{s:s}}", "kind", "DeleteOptions",
+                       "apiVersion", "v1", "propagationPolicy", "Background",
+                       "preconditions", "uid", j->uid ? j->uid : "");
+    w.done = expired;
+    w.ctx = jw;
+    if (mu_writer_submit(jc->ctl.writer, &w) < 0) {
+        mu_ctl_log(&jc->ctl, "vcjob %s: delete after ttl not sent: stopping",
+                   j->key);
+        mu_jc_write_free(jw);
+    } else {
+        j->expire_making = true;
     }
-    json_decref(opts);
     free(path);
     return true;
 }
-
