@@ -183,6 +183,11 @@ static void writer_log(void *ctx, const char *msg)
     mu_serve_log(ctx, "%s", msg);
 }
 
+static void ctl_log(void *ctx, const char *line)
+{
+    mu_serve_log(ctx, "%s", line);
+}
+
 static void report_fn(void *ctx, const struct mu_bind_report *r)
 {
     struct mu_serve *sv = ctx;
@@ -318,7 +323,7 @@ static void cycle(struct mu_serve *sv)
     struct mu_cycle_out out;
     int64_t t0 = mu_now_ns();
 
-    mu_serve_group_bare_pods(sv);
+    mu_pgctl_sync(sv->pgctl);
     mu_cluster_link(&sv->cluster);
     mu_cycle_run(&sv->cluster, &sv->conf, t0 / 1000000, &out);
     atomic_store(&sv->last_cycle_ns, mu_now_ns() - t0);
@@ -341,7 +346,6 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     mu_evq_init(&sv->q);
     mu_map_init(&sv->resv);
     mu_map_init(&sv->written);
-    mu_map_init(&sv->jobs_made);
     sv->jobctl = mu_jobctl_new();
     mu_map_init(&sv->announced);
     for (int s = 0; s < MU_SRC__COUNT; s++)
@@ -373,6 +377,9 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
         if ((r = mu_writer_new(&sv->cfg, &wo, &sv->writer, err)) < 0)
             return r;
     }
+    sv->ctl = (struct mu_ctl){.cluster = &sv->cluster, .writer = sv->writer,
+                              .log = ctl_log, .log_ctx = sv};
+    sv->pgctl = mu_pgctl_new(&sv->ctl);
     mu_view_publish(&sv->views, mu_view_new(++sv->view_gen, false));
     sv->barrier = mu_barrier_new(o->bind_timeout_ms, bind_fn, unbind_fn,
                                  report_fn, sv);
@@ -420,10 +427,7 @@ static void teardown(struct mu_serve *sv)
             free(sv->written.slots[i].value);
     mu_map_release(&sv->resv);
     mu_map_release(&sv->written);
-    for (size_t i = 0; i < sv->jobs_made.cap; i++)
-        if (sv->jobs_made.slots[i].key)
-            json_decref(sv->jobs_made.slots[i].value);
-    mu_map_release(&sv->jobs_made);
+    mu_pgctl_free(sv->pgctl);
     mu_jobctl_free(sv->jobctl);
     mu_map_release(&sv->announced);
     mu_view_slot_release(&sv->views);

@@ -7,6 +7,8 @@
 #define MU_SERVE_SERVE_INT_H
 
 #include "common/map.h"
+#include "ctrl/ctl.h"
+#include "ctrl/pgctl.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/watch.h"
@@ -58,8 +60,8 @@ struct mu_serve {
                                       text; "qc/<name>" -> struct mu_qctl_q
                                       (status.c); values freed with free() */
     struct mu_map announced;       /* uids of waiting pods nudged once */
-    struct mu_map jobs_made;       /* "pg:ns/name" of PodGroups made for
-                                      bare pods -> {} (owned) */
+    struct mu_ctl ctl;             /* the controllers' context */
+    struct mu_pgctl *pgctl;        /* the PodGroup controller */
     struct mu_jobctl *jobctl;      /* the vcjob controller (jobs.h) */
     struct mu_view_slot views;
     struct mu_barrier *barrier;
@@ -149,8 +151,6 @@ void mu_serve_filter_miss(struct mu_serve *sv, const char *uid);
 void mu_serve_announce(struct mu_serve *sv);
 /* Builds and publishes the extender's view. */
 void mu_serve_publish(struct mu_serve *sv);
-/* Gives pods without a group a PodGroup of their own (podgroups.c). */
-void mu_serve_group_bare_pods(struct mu_serve *sv);
 /* A bus.volcano.sh Command arrived (commands.c): OpenQueue/CloseQueue on a
  * Queue, or a job action (AbortJob, ResumeJob, RestartJob, TerminateJob,
  * CompleteJob) passed to mu_serve_job_command. Returns true when scheduling
