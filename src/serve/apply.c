@@ -222,9 +222,6 @@ bool mu_serve_apply(struct mu_serve *sv, struct mu_ev *ev)
     case MU_SRC_JOB:
         mu_jobctl_job(sv, ev->type, ev->obj);
         break;
-    case MU_SRC_COMMAND:
-        changed = mu_serve_command(sv, ev);
-        break;
     default: break;
     }
     return changed;

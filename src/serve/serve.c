@@ -329,6 +329,7 @@ static void cycle(struct mu_serve *sv)
     atomic_store(&sv->last_cycle_ns, mu_now_ns() - t0);
     atomic_fetch_add(&sv->cycles, 1);
     mu_serve_enforce(sv, &out);
+    mu_queuectl_sync(sv->qc, mu_now_ns() / 1000000);
     mu_cycle_out_release(&out);
     queue_metrics(sv);
 }
@@ -380,6 +381,7 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     sv->ctl = (struct mu_ctl){.cluster = &sv->cluster, .writer = sv->writer,
                               .log = ctl_log, .log_ctx = sv};
     sv->pgctl = mu_pgctl_new(&sv->ctl);
+    sv->qc = mu_queuectl_new(&sv->ctl);
     mu_view_publish(&sv->views, mu_view_new(++sv->view_gen, false));
     sv->barrier = mu_barrier_new(o->bind_timeout_ms, bind_fn, unbind_fn,
                                  report_fn, sv);
@@ -428,6 +430,7 @@ static void teardown(struct mu_serve *sv)
     mu_map_release(&sv->resv);
     mu_map_release(&sv->written);
     mu_pgctl_free(sv->pgctl);
+    mu_queuectl_free(sv->qc);
     mu_jobctl_free(sv->jobctl);
     mu_map_release(&sv->announced);
     mu_view_slot_release(&sv->views);
@@ -439,6 +442,21 @@ static void teardown(struct mu_serve *sv)
     mu_kube_config_release(&sv->cfg);
     free(sv->metrics_text);
     pthread_mutex_destroy(&sv->metrics_lock);
+}
+
+/* Commands whose DELETE went through: the job actions among them go to
+ * the vcjob controller. True when scheduling may have changed. */
+static bool commands_done(struct mu_serve *sv)
+{
+    struct mu_queuectl_job j;
+    bool changed = mu_queuectl_changed(sv->qc);
+
+    while (mu_queuectl_next_job(sv->qc, &j)) {
+        mu_serve_job_command(sv, j.ns, j.name, j.action);
+        mu_queuectl_job_release(&j);
+        changed = true;
+    }
+    return changed;
 }
 
 int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
@@ -472,8 +490,13 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
 
                 mu_writer_drain(sv.writer, &failed);
                 dirty |= failed > 0;
+                dirty |= commands_done(&sv);
             } else {
                 dirty |= mu_serve_apply(&sv, e);
+                mu_queuectl_set_synced(sv.qc, sv.synced[MU_SRC_QUEUE],
+                                       all_synced(&sv));
+                if (e->src == MU_SRC_COMMAND)
+                    mu_queuectl_command(sv.qc, e->type, e->obj);
             }
         }
         mu_ev_free(evs);
@@ -484,7 +507,7 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
             continue;
         }
         if (!was_synced)
-            mu_serve_default_queue(&sv);
+            mu_queuectl_default_queue(sv.qc);
         if (!was_synced)
             mu_serve_log(&sv, "caches synced: %zu nodes, %zu pods, %zu "
                               "podgroups, %zu queues", sv.cluster.nnodes,

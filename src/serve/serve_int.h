@@ -9,6 +9,7 @@
 #include "common/map.h"
 #include "ctrl/ctl.h"
 #include "ctrl/pgctl.h"
+#include "ctrl/queuectl.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/watch.h"
@@ -56,12 +57,13 @@ struct mu_serve {
     struct mu_map listed[MU_SRC__COUNT]; /* keys seen in the current LIST */
     bool listing[MU_SRC__COUNT];
     struct mu_map resv;            /* pod key -> struct mu_resv */
-    struct mu_map written;         /* "pg/<key>" or "q/<name>" -> status
-                                      text; "qc/<name>" -> struct mu_qctl_q
-                                      (status.c); values freed with free() */
+    struct mu_map written;         /* "pg/<key>" -> status text (status.c),
+                                      "partial/<key>" (enforce.c); values
+                                      freed with free() */
     struct mu_map announced;       /* uids of waiting pods nudged once */
     struct mu_ctl ctl;             /* the controllers' context */
     struct mu_pgctl *pgctl;        /* the PodGroup controller */
+    struct mu_queuectl *qc;        /* the queue controller, Commands */
     struct mu_jobctl *jobctl;      /* the vcjob controller (jobs.h) */
     struct mu_view_slot views;
     struct mu_barrier *barrier;
@@ -121,8 +123,8 @@ int mu_serve_release_run(struct mu_kube *k, const struct mu_write *w,
                          void *ctx, struct mu_err *err);
 
 /* POSTs obj to the collection path on the scheduler thread's client; an
- * object that already exists counts as made (podgroups.c). 0 or -errno
- * with err. */
+ * object that already exists counts as made. 0 or -errno with err. For
+ * the vcjob controller until it moves (vcjob_glue.c). */
 int mu_serve_create(struct mu_serve *sv, const char *path, const json_t *obj,
                     struct mu_err *err);
 /* Posts an event on an object; failures are logged (status.c). */
@@ -130,8 +132,7 @@ void mu_serve_post_event(struct mu_serve *sv, const char *api,
                          const char *kind, const char *ns, const char *name,
                          const char *uid, const char *type, const char *reason,
                          const char *msg);
-/* Writes PodGroup and Queue status that changed since the last write
- * (status.c). */
+/* Writes PodGroup status that changed since the last write (status.c). */
 void mu_serve_write_status(struct mu_serve *sv);
 
 /* Carries out a cycle's decisions and writes status (enforce.c). */
@@ -151,15 +152,8 @@ void mu_serve_filter_miss(struct mu_serve *sv, const char *uid);
 void mu_serve_announce(struct mu_serve *sv);
 /* Builds and publishes the extender's view. */
 void mu_serve_publish(struct mu_serve *sv);
-/* A bus.volcano.sh Command arrived (commands.c): OpenQueue/CloseQueue on a
- * Queue, or a job action (AbortJob, ResumeJob, RestartJob, TerminateJob,
- * CompleteJob) passed to mu_serve_job_command. Returns true when scheduling
- * may have changed. */
-bool mu_serve_command(struct mu_serve *sv, struct mu_ev *ev);
 /* Carries out a job action from a Command on vcjob ns/name (jobs.c). */
 void mu_serve_job_command(struct mu_serve *sv, const char *ns,
                           const char *name, const char *action);
-/* Makes the default queue when it is missing (podgroups.c). */
-void mu_serve_default_queue(struct mu_serve *sv);
 
 #endif
