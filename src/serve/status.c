@@ -3,44 +3,51 @@
  * and their events, each written only on change (Queue status is the queue
  * controller's, ctrl/queuectl.h).
  */
-#include "serve/serve_int.h"
+#include "serve/status.h"
 
-void mu_serve_post_event(struct mu_serve *sv, const char *api,
-                         const char *kind, const char *ns, const char *name,
-                         const char *uid, const char *type, const char *reason,
-                         const char *msg)
-{
-    struct mu_kube_event ev = {
-        .involved = {api, kind, ns, name, uid},
-        .type = type,
-        .reason = reason,
-        .message = msg,
-        .first_time = time(NULL),
-        .last_time = time(NULL),
-        .count = 1,
-    };
-    if (mu_writer_event(sv->writer, &ev) < 0)
-        mu_serve_log(sv, "event %s on %s/%s: not sent", reason, ns ? ns : "",
-                     name);
-}
+#include "kube/paths.h"
 
 struct pg_done {
-    struct mu_serve *sv;
-    char *wkey, *sig;
+    struct mu_status *s;
+    char *key, *sig;
 };
 
+void mu_status_init(struct mu_status *s, const struct mu_ctl *ctl)
+{
+    s->ctl = ctl;
+    mu_map_init(&s->pgs);
+}
+
+void mu_status_release(struct mu_status *s)
+{
+    size_t it = 0;
+    void *v;
+
+    while (mu_map_next(&s->pgs, &it, NULL, &v)) {
+        struct mu_pg_written *w = v;
+
+        free(w->sig);
+        free(w->cond);
+        free(w);
+    }
+    mu_map_release(&s->pgs);
+}
+
+/* A failed write is forgotten, unless a newer status was sent since. */
 static void pg_written(void *ctx, int rc, const char *msg)
 {
     struct pg_done *d = ctx;
 
     if (rc < 0 && rc != -ECANCELED) {
-        const char *cur = mu_map_get(&d->sv->written, d->wkey);
+        struct mu_pg_written *w = mu_map_get(&d->s->pgs, d->key);
 
-        mu_serve_log(d->sv, "status of podgroup %s: %s", d->wkey + 3, msg);
-        if (cur && !strcmp(cur, d->sig))
-            free(mu_map_del(&d->sv->written, d->wkey));
+        mu_ctl_log(d->s->ctl, "status of podgroup %s: %s", d->key, msg);
+        if (w && w->sig && !strcmp(w->sig, d->sig)) {
+            free(w->sig);
+            w->sig = NULL;
+        }
     }
-    free(d->wkey);
+    free(d->key);
     free(d->sig);
     free(d);
 }
@@ -64,20 +71,19 @@ static json_t *pg_status(const struct mu_job *j)
     return st;
 }
 
-/* Replaces the text remembered under key; returns true when it changed. */
-static bool remember(struct mu_serve *sv, const char *key, const char *text)
+/* Replaces the text remembered in *slot; returns true when it changed. */
+static bool remember(char **slot, const char *text)
 {
-    const char *old = mu_map_get(&sv->written, key);
-
-    if (old && !strcmp(old, text))
+    if (*slot && !strcmp(*slot, text))
         return false;
-    free(mu_map_put(&sv->written, key, mu_xstrdup(text)));
+    free(*slot);
+    *slot = mu_xstrdup(text);
     return true;
 }
 
 /* Writes a PodGroup's status when what it says changed, and an event when
  * its condition's type or reason changed. */
-static void write_pg(struct mu_serve *sv, const struct mu_job *j)
+static void write_pg(struct mu_status *s, const struct mu_job *j)
 {
     char *sig = mu_xasprintf("%s|%d|%d|%d|%s|%s", mu_pg_phase_name(j->phase),
                              j->running, j->succeeded, j->failed,
@@ -88,55 +94,61 @@ static void write_pg(struct mu_serve *sv, const struct mu_job *j)
      * the status above carries the newest one */
     char *cond = mu_xasprintf("%s|%s", j->cond.type ? j->cond.type : "",
                               j->cond.reason ? j->cond.reason : "");
-    char *wkey = mu_xasprintf("pg/%s", j->key);
-    char *ckey = mu_xasprintf("pgc/%s", j->key);
-    const char *old = mu_map_get(&sv->written, wkey);
+    struct mu_pg_written *wr = mu_map_get(&s->pgs, j->key);
+    char *path, *key;
+    struct pg_done *d;
 
-    if (!old || strcmp(old, sig)) {
-        char *path = mu_xasprintf(
-            "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups/%s",
-            j->pg.meta.ns, j->pg.meta.name);
-        json_t *patch = json_pack("{s:o}", "status", pg_status(j));
-        struct pg_done *d = mu_xcalloc(1, sizeof(*d));
-        struct mu_write w = {.method = "PATCH", .path = path, .body = patch,
+    if (wr && wr->sig && !strcmp(wr->sig, sig))
+        goto out;
+    if (!wr) {
+        wr = mu_xcalloc(1, sizeof(*wr));
+        mu_map_put(&s->pgs, j->key, wr);
+    }
+    path = mu_api_path(MU_API_PODGROUP, j->pg.meta.ns, j->pg.meta.name, NULL);
+    key = mu_xasprintf("pg/%s", j->key);
+    d = mu_xcalloc(1, sizeof(*d));
+    d->s = s;
+    d->key = mu_xstrdup(j->key);
+    d->sig = mu_xstrdup(sig);
+    {
+        struct mu_write w = {.method = "PATCH", .path = path,
+                             .body = json_pack("{s:o}", "status",
+                                               pg_status(j)),
                              .content_type = MU_KUBE_MERGE_PATCH,
-                             .key = wkey, .flags = MU_WRITE_COALESCE,
+                             .key = key, .flags = MU_WRITE_COALESCE,
                              .done = pg_written, .ctx = d};
 
-        d->sv = sv;
-        d->wkey = mu_xstrdup(wkey);
-        d->sig = mu_xstrdup(sig);
-        if (mu_writer_submit(sv->writer, &w) < 0) {
-            mu_serve_log(sv, "status of podgroup %s: not sent", j->key);
-            free(d->wkey);
+        if (mu_writer_submit(s->ctl->writer, &w) < 0) {
+            mu_ctl_log(s->ctl, "status of podgroup %s: not sent", j->key);
+            free(d->key);
             free(d->sig);
             free(d);
         } else {
-            remember(sv, wkey, sig);
-            if (j->cond.type && remember(sv, ckey, cond)) {
+            remember(&wr->sig, sig);
+            if (j->cond.type && remember(&wr->cond, cond)) {
                 bool unsched = !strcmp(j->cond.type, "Unschedulable");
 
-                mu_serve_post_event(
-                    sv, "scheduling.volcano.sh/v1beta1", "PodGroup",
-                    j->pg.meta.ns, j->pg.meta.name, j->pg.meta.uid,
-                    unsched ? "Warning" : "Normal",
-                    unsched ? "Unschedulable" : "Scheduled",
-                    unsched ? j->cond.message : "pod group is ready");
+                mu_ctl_event(s->ctl, "scheduling.volcano.sh/v1beta1",
+                             "PodGroup", j->pg.meta.ns, j->pg.meta.name,
+                             j->pg.meta.uid, unsched ? "Warning" : "Normal",
+                             unsched ? "Unschedulable" : "Scheduled",
+                             unsched ? j->cond.message
+                                     : "pod group is ready");
             }
         }
-        free(path);
     }
+    free(path);
+    free(key);
+out:
     free(sig);
     free(cond);
-    free(wkey);
-    free(ckey);
 }
 
-void mu_serve_write_status(struct mu_serve *sv)
+void mu_status_write(struct mu_status *s)
 {
-    struct mu_cluster *c = &sv->cluster;
+    const struct mu_cluster *c = s->ctl->cluster;
 
     for (size_t i = 0; i < c->njobs; i++)
         if (!c->jobs[i]->implicit)
-            write_pg(sv, c->jobs[i]);
+            write_pg(s, c->jobs[i]);
 }
