@@ -405,6 +405,7 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
 
 static void teardown(struct mu_serve *sv)
 {
+    mu_evq_close(&sv->q); /* a watch blocked on a full queue returns */
     for (int s = 0; s < MU_SRC__COUNT; s++) {
         if (sv->inf[s].started)
             pthread_join(sv->inf[s].thread, NULL);
