@@ -18,7 +18,7 @@
  * While a Command's DELETE is in flight the Command is not deleted again.
  *
  * Queue status. mu_queuectl_sync() writes, per queue, one merge patch of
- * status (pods/PodGroup counts per phase, allocated, and state when
+ * status (PodGroup counts per phase, allocated, and state when
  * mu_qctl_state_due() says so) when what it says changed; the figures
  * alone at most every MU_QUEUE_FIGURES_MS. The memory moves (mu_qctl_wrote,
  * the transition's log line, the Command's event on the Queue) when the
