@@ -82,37 +82,27 @@ int mu_queue_counts_total(const struct mu_queue_counts *c)
     return mu_queue_counts_held(c) + c->completed;
 }
 
-static char *entry_key(const char *name)
-{
-    return mu_xasprintf("qc/%s", name);
-}
-
 struct mu_qctl_q *mu_qctl_get(struct mu_map *m, const char *name,
                               const char *uid)
 {
-    char *key = entry_key(name);
-    struct mu_qctl_q *e = mu_map_get(m, key);
+    struct mu_qctl_q *e = mu_map_get(m, name);
 
     if (!uid)
         uid = "";
     if (!e) {
         e = mu_xcalloc(1, sizeof(*e));
-        mu_map_put(m, key, e);
+        mu_map_put(m, name, e);
     } else if (*uid && *e->uid && strncmp(e->uid, uid, sizeof(e->uid) - 1)) {
         memset(e, 0, sizeof(*e));
     }
     if (*uid)
         snprintf(e->uid, sizeof(e->uid), "%s", uid);
-    free(key);
     return e;
 }
 
 void mu_qctl_forget(struct mu_map *m, const char *name)
 {
-    char *key = entry_key(name);
-
-    free(mu_map_del(m, key));
-    free(key);
+    free(mu_map_del(m, name));
 }
 
 void mu_qctl_request(struct mu_qctl_q *e, enum mu_qaction a, const char *by)

@@ -3,10 +3,9 @@
  * Open / Closing / Closed / Unknown state machine, the PodGroup counts that
  * Queue status carries, and the controller's memory of the state it wrote.
  *
- * Callers: muster serve's scheduler thread (serve/commands.c when a
- * Command opens or closes a queue, serve/status.c after every cycle) and
- * the unit tests. Nothing here does I/O or reads a clock: time is passed
- * in, in milliseconds of any monotonic clock.
+ * Callers: the queue controller (ctrl/queuectl.h) on muster serve's
+ * scheduler thread, and the unit tests. Nothing here does I/O or reads a
+ * clock: time is passed in, in milliseconds of any monotonic clock.
  *
  * Who writes status.state. Normally the controller alone: a Command
  * (vcctl queue operate -a open|close) moves the state, and every sync
@@ -101,12 +100,11 @@ struct mu_qctl_q {
 };
 
 /*
- * The memory of queue name in m (key "qc/<name>"), made on first use. A
- * different uid means the queue was deleted and made again: the memory
- * starts afresh, except that memory made with an unknown uid (NULL or "")
- * adopts the first uid it is asked with. The map owns the entry (free()
- * releases it), so m may be a map whose other values are strings released
- * with free(). Never NULL.
+ * The memory of queue name in m (a map of queue name -> struct mu_qctl_q
+ * and nothing else), made on first use. A different uid means the queue
+ * was deleted and made again: the memory starts afresh, except that memory
+ * made with an unknown uid (NULL or "") adopts the first uid it is asked
+ * with. The map owns the entry (free() releases it). Never NULL.
  */
 struct mu_qctl_q *mu_qctl_get(struct mu_map *m, const char *name,
                               const char *uid);

@@ -1,5 +1,7 @@
 /* Watch events into the cluster. */
-#include "serve/serve_int.h"
+#include "serve/apply.h"
+
+#include "ctrl/jobctl.h"
 
 static char *key_of(const json_t *obj)
 {
@@ -12,56 +14,24 @@ static char *key_of(const json_t *obj)
     return mu_xasprintf("%s/%s", ns ? ns : "", name);
 }
 
-static void bad(struct mu_serve *sv, const char *kind, const json_t *obj,
+static void bad(struct mu_apply *a, const char *kind, const json_t *obj,
                 const struct mu_err *err)
 {
     char *k = key_of(obj);
 
-    mu_serve_log(sv, "ignoring %s %s: %s", kind, k ? k : "(no name)",
+    mu_ctl_log(a->ctl, "ignoring %s %s: %s", kind, k ? k : "(no name)",
                  err->msg);
     free(k);
 }
 
-static void drop_resv(struct mu_serve *sv, const char *key)
+static bool apply_pod(struct mu_apply *a, const struct mu_ev *ev)
 {
-    struct mu_resv *r = mu_map_del(&sv->resv, key);
-
-    if (!r)
-        return;
-    free(r->key);
-    free(r->uid);
-    free(r->node);
-    free(r->release);
-    free(r);
-}
-
-/* A pod muster released keeps its node in the plan until the API shows it
- * bound, failed, or gone. */
-static void keep_resv(struct mu_serve *sv, struct mu_task *t)
-{
-    struct mu_resv *r = mu_map_get(&sv->resv, t->key);
-    struct mu_cnode *n;
-
-    if (!r)
-        return;
-    if (t->pod.node_name || t->pod.meta.deleting ||
-        mu_strcmp0(t->pod.meta.uid, r->uid)) {
-        drop_resv(sv, t->key);
-        return;
-    }
-    n = mu_cluster_node(&sv->cluster, r->node);
-    if (n && t->status == MU_TASK_PENDING)
-        mu_task_place(&sv->cluster, t, n, MU_TASK_BINDING);
-}
-
-static bool apply_pod(struct mu_serve *sv, struct mu_ev *ev)
-{
-    struct mu_cluster *c = &sv->cluster;
+    struct mu_cluster *c = a->cluster;
     struct mu_pod p;
     struct mu_err err;
     struct mu_task *t;
 
-    mu_jobctl_pod(sv->jobctl, ev->type, ev->obj);
+    mu_jobctl_pod(a->jobctl, ev->type, ev->obj);
     if (ev->type == MU_WATCH_DELETED) {
         char *k = key_of(ev->obj);
 
@@ -69,34 +39,30 @@ static bool apply_pod(struct mu_serve *sv, struct mu_ev *ev)
         if (t)
             mu_cluster_remove_task(c, t);
         if (k)
-            drop_resv(sv, k);
+            mu_enforcer_pod_gone(
+                a->enf, k,
+                json_string_value(json_object_get(
+                    json_object_get(ev->obj, "metadata"), "uid")));
         free(k);
-        {
-            const char *uid = json_string_value(json_object_get(
-                json_object_get(ev->obj, "metadata"), "uid"));
-
-            if (uid)
-                mu_map_del(&sv->announced, uid);
-        }
         return t != NULL;
     }
     if (mu_pod_decode(ev->obj, &c->rn, &p, &err) < 0) {
-        bad(sv, "Pod", ev->obj, &err);
+        bad(a, "Pod", ev->obj, &err);
         return false;
     }
     t = mu_cluster_update_task(c, &p, &err);
     if (!t) {
         mu_pod_release(&p);
-        bad(sv, "Pod", ev->obj, &err);
+        bad(a, "Pod", ev->obj, &err);
         return false;
     }
-    keep_resv(sv, t);
+    mu_enforcer_pod_seen(a->enf, t);
     return true;
 }
 
-static bool apply_node(struct mu_serve *sv, struct mu_ev *ev)
+static bool apply_node(struct mu_apply *a, const struct mu_ev *ev)
 {
-    struct mu_cluster *c = &sv->cluster;
+    struct mu_cluster *c = a->cluster;
     struct mu_node n;
     struct mu_err err;
     uint64_t gen = c->node_gen;
@@ -111,7 +77,7 @@ static bool apply_node(struct mu_serve *sv, struct mu_ev *ev)
         return cn != NULL;
     }
     if (mu_node_decode(ev->obj, &c->rn, &n, &err) < 0) {
-        bad(sv, "Node", ev->obj, &err);
+        bad(a, "Node", ev->obj, &err);
         return false;
     }
     mu_cluster_update_node(c, &n);
@@ -119,9 +85,9 @@ static bool apply_node(struct mu_serve *sv, struct mu_ev *ev)
     return c->node_gen != gen;
 }
 
-static bool apply_podgroup(struct mu_serve *sv, struct mu_ev *ev)
+static bool apply_podgroup(struct mu_apply *a, const struct mu_ev *ev)
 {
-    struct mu_cluster *c = &sv->cluster;
+    struct mu_cluster *c = a->cluster;
     struct mu_podgroup pg;
     struct mu_err err;
 
@@ -136,7 +102,7 @@ static bool apply_podgroup(struct mu_serve *sv, struct mu_ev *ev)
         return j != NULL;
     }
     if (mu_podgroup_decode(ev->obj, &c->rn, &pg, &err) < 0) {
-        bad(sv, "PodGroup", ev->obj, &err);
+        bad(a, "PodGroup", ev->obj, &err);
         return false;
     }
     if (pg.phase == MU_PG_NONE)
@@ -146,9 +112,9 @@ static bool apply_podgroup(struct mu_serve *sv, struct mu_ev *ev)
     return true;
 }
 
-static bool apply_queue(struct mu_serve *sv, struct mu_ev *ev)
+static bool apply_queue(struct mu_apply *a, const struct mu_ev *ev)
 {
-    struct mu_cluster *c = &sv->cluster;
+    struct mu_cluster *c = a->cluster;
     struct mu_queue_spec q;
     struct mu_err err;
 
@@ -162,7 +128,7 @@ static bool apply_queue(struct mu_serve *sv, struct mu_ev *ev)
         return cq != NULL;
     }
     if (mu_queue_decode(ev->obj, &c->rn, &q, &err) < 0) {
-        bad(sv, "Queue", ev->obj, &err);
+        bad(a, "Queue", ev->obj, &err);
         return false;
     }
     mu_cluster_update_queue(c, &q);
@@ -170,7 +136,7 @@ static bool apply_queue(struct mu_serve *sv, struct mu_ev *ev)
     return true;
 }
 
-static bool apply_pc(struct mu_serve *sv, struct mu_ev *ev)
+static bool apply_pc(struct mu_apply *a, const struct mu_ev *ev)
 {
     struct mu_priorityclass pc;
     struct mu_err err;
@@ -180,106 +146,123 @@ static bool apply_pc(struct mu_serve *sv, struct mu_ev *ev)
             json_object_get(ev->obj, "metadata"), "name"));
 
         if (name)
-            mu_cluster_remove_priorityclass(&sv->cluster, name);
+            mu_cluster_remove_priorityclass(a->cluster, name);
         return true;
     }
     if (mu_priorityclass_decode(ev->obj, &pc, &err) < 0) {
-        bad(sv, "PriorityClass", ev->obj, &err);
+        bad(a, "PriorityClass", ev->obj, &err);
         return false;
     }
-    mu_cluster_add_priorityclass(&sv->cluster, &pc);
+    mu_cluster_add_priorityclass(a->cluster, &pc);
     return true;
 }
 
-bool mu_serve_apply(struct mu_serve *sv, struct mu_ev *ev)
+void mu_apply_init(struct mu_apply *a, struct mu_cluster *cluster,
+                   const struct mu_ctl *ctl, struct mu_enforcer *enf,
+                   struct mu_jobctl *jobctl)
 {
-    enum mu_src s = ev->src;
-    bool changed = false;
-
-    if (ev->type == MU_WATCH_LIST_BEGIN) {
-        mu_map_release(&sv->listed[s]);
-        mu_map_init(&sv->listed[s]);
-        sv->listing[s] = true;
-        return false;
-    }
-    if (ev->type == MU_WATCH_LIST_END) {
-        mu_serve_list_end(sv, s);
-        return true;
-    }
-    if (ev->type == MU_WATCH_LIST_ITEM && sv->listing[s]) {
-        char *k = key_of(ev->obj);
-
-        if (k)
-            mu_map_put(&sv->listed[s], k, (void *)1);
-        free(k);
-    }
-    switch (s) {
-    case MU_SRC_NODE: changed = apply_node(sv, ev); break;
-    case MU_SRC_POD: changed = apply_pod(sv, ev); break;
-    case MU_SRC_PODGROUP: changed = apply_podgroup(sv, ev); break;
-    case MU_SRC_QUEUE: changed = apply_queue(sv, ev); break;
-    case MU_SRC_PRIORITYCLASS: changed = apply_pc(sv, ev); break;
-    case MU_SRC_JOB:
-        mu_jobctl_job(sv->jobctl, ev->type, ev->obj);
-        break;
-    case MU_SRC_COMMAND:
-        changed = mu_serve_command(sv, ev);
-        break;
-    default: break;
-    }
-    return changed;
+    memset(a, 0, sizeof(*a));
+    a->cluster = cluster;
+    a->ctl = ctl;
+    a->enf = enf;
+    a->jobctl = jobctl;
+    for (int s = 0; s < MU_SRC__COUNT; s++)
+        mu_map_init(&a->listed[s]);
 }
 
-static bool listed(struct mu_serve *sv, enum mu_src s, const char *ns,
+void mu_apply_release(struct mu_apply *a)
+{
+    for (int s = 0; s < MU_SRC__COUNT; s++)
+        mu_map_release(&a->listed[s]);
+}
+
+static bool listed(const struct mu_apply *a, enum mu_src s, const char *ns,
                    const char *name)
 {
     char *k = mu_xasprintf("%s/%s", ns ? ns : "", name);
-    bool ok = mu_map_get(&sv->listed[s], k) != NULL;
+    bool ok = mu_map_get(&a->listed[s], k) != NULL;
 
     free(k);
     return ok;
 }
 
-void mu_serve_list_end(struct mu_serve *sv, enum mu_src s)
+/* After a relist: drops objects of src that the list no longer has. */
+static void list_end(struct mu_apply *a, enum mu_src s)
 {
-    struct mu_cluster *c = &sv->cluster;
+    struct mu_cluster *c = a->cluster;
 
-    sv->synced[s] = true;
-    if (!sv->listing[s])
+    a->synced[s] = true;
+    if (!a->listing[s])
         return;
-    sv->listing[s] = false;
+    a->listing[s] = false;
     switch (s) {
     case MU_SRC_NODE:
         for (size_t i = c->nnodes; i-- > 0;)
-            if (!listed(sv, s, NULL, c->nodes[i]->spec.meta.name))
+            if (!listed(a, s, NULL, c->nodes[i]->spec.meta.name))
                 mu_cluster_remove_node(c, c->nodes[i]);
         break;
     case MU_SRC_JOB:
-        mu_jobctl_list_end(sv->jobctl, false, &sv->listed[s]);
+        mu_jobctl_list_end(a->jobctl, false, &a->listed[s]);
         break;
     case MU_SRC_POD:
-        mu_jobctl_list_end(sv->jobctl, true, &sv->listed[s]);
+        mu_jobctl_list_end(a->jobctl, true, &a->listed[s]);
         for (size_t i = c->ntasks; i-- > 0;)
-            if (!listed(sv, s, c->tasks[i]->pod.meta.ns,
+            if (!listed(a, s, c->tasks[i]->pod.meta.ns,
                         c->tasks[i]->pod.meta.name)) {
-                drop_resv(sv, c->tasks[i]->key);
+                mu_enforcer_pod_gone(a->enf, c->tasks[i]->key, NULL);
                 mu_cluster_remove_task(c, c->tasks[i]);
             }
         break;
     case MU_SRC_PODGROUP:
         for (size_t i = c->njobs; i-- > 0;)
-            if (!listed(sv, s, c->jobs[i]->pg.meta.ns,
+            if (!listed(a, s, c->jobs[i]->pg.meta.ns,
                         c->jobs[i]->pg.meta.name))
                 mu_cluster_remove_job(c, c->jobs[i]);
         break;
     case MU_SRC_QUEUE:
         for (size_t i = c->nqueues; i-- > 0;)
-            if (!listed(sv, s, NULL, c->queues[i]->spec.meta.name))
+            if (!listed(a, s, NULL, c->queues[i]->spec.meta.name))
                 mu_cluster_remove_queue(c, c->queues[i]);
         break;
     default:
         break;
     }
-    mu_map_release(&sv->listed[s]);
-    mu_map_init(&sv->listed[s]);
+    mu_map_release(&a->listed[s]);
+    mu_map_init(&a->listed[s]);
+}
+
+bool mu_apply_event(struct mu_apply *a, const struct mu_ev *ev)
+{
+    enum mu_src s = ev->src;
+    bool changed = false;
+
+    if (ev->type == MU_WATCH_LIST_BEGIN) {
+        mu_map_release(&a->listed[s]);
+        mu_map_init(&a->listed[s]);
+        a->listing[s] = true;
+        return false;
+    }
+    if (ev->type == MU_WATCH_LIST_END) {
+        list_end(a, s);
+        return true;
+    }
+    if (ev->type == MU_WATCH_LIST_ITEM && a->listing[s]) {
+        char *k = key_of(ev->obj);
+
+        if (k)
+            mu_map_put(&a->listed[s], k, (void *)1);
+        free(k);
+    }
+    switch (s) {
+    case MU_SRC_NODE: changed = apply_node(a, ev); break;
+    case MU_SRC_POD: changed = apply_pod(a, ev); break;
+    case MU_SRC_PODGROUP: changed = apply_podgroup(a, ev); break;
+    case MU_SRC_QUEUE: changed = apply_queue(a, ev); break;
+    case MU_SRC_PRIORITYCLASS: changed = apply_pc(a, ev); break;
+    case MU_SRC_JOB:
+        mu_jobctl_job(a->jobctl, ev->type, ev->obj);
+        break;
+    default: break;
+    }
+    return changed;
 }

@@ -2,21 +2,90 @@
  * Carrying out a cycle: release gangs (ungate and pin muster's pods, wake
  * other operators' pods), evict victims (status is written by status.c).
  */
-#include "serve/serve_int.h"
+#include "serve/enforce.h"
 
 #include "api/vcjob.h"
+#include "common/clock.h"
+#include "kube/paths.h"
 
 #define MU_ANN_RESERVED "muster.io/reserved-node"
 #define MU_ANN_WAKE "muster.io/wake"
-/* Wakes of one reservation after a /filter miss (mu_serve_filter_miss):
+/* Wakes of one reservation after a /filter miss (mu_enforcer_filter_miss):
  * enough for a nomination that lost a race, not a loop when kube-scheduler
  * keeps failing the node (the release then expires and is planned again). */
 #define MU_REWAKE_MAX 3
 
 static char *pod_path(const struct mu_task *t)
 {
-    return mu_xasprintf("/api/v1/namespaces/%s/pods/%s", t->pod.meta.ns,
-                        t->pod.meta.name);
+    return mu_api_path(MU_API_POD, t->pod.meta.ns, t->pod.meta.name, NULL);
+}
+
+static void resv_free(struct mu_resv *r)
+{
+    if (!r)
+        return;
+    free(r->key);
+    free(r->uid);
+    free(r->node);
+    free(r->release);
+    free(r);
+}
+
+void mu_enforcer_init(struct mu_enforcer *e, const struct mu_ctl *ctl,
+                      int64_t bind_timeout_ms)
+{
+    memset(e, 0, sizeof(*e));
+    e->ctl = ctl;
+    e->bind_timeout_ms = bind_timeout_ms;
+    mu_map_init(&e->resv);
+    mu_map_init(&e->announced);
+    mu_map_init(&e->partial);
+}
+
+void mu_enforcer_release(struct mu_enforcer *e)
+{
+    size_t it = 0;
+    void *v;
+
+    while (mu_map_next(&e->resv, &it, NULL, &v))
+        resv_free(v);
+    it = 0;
+    while (mu_map_next(&e->partial, &it, NULL, &v))
+        free(v);
+    mu_map_release(&e->resv);
+    mu_map_release(&e->announced);
+    mu_map_release(&e->partial);
+}
+
+const struct mu_resv *mu_enforcer_resv(const struct mu_enforcer *e,
+                                       const char *key)
+{
+    return mu_map_get(&e->resv, key);
+}
+
+void mu_enforcer_pod_seen(struct mu_enforcer *e, struct mu_task *t)
+{
+    struct mu_resv *r = mu_map_get(&e->resv, t->key);
+    struct mu_cnode *n;
+
+    if (!r)
+        return;
+    if (t->pod.node_name || t->pod.meta.deleting ||
+        mu_strcmp0(t->pod.meta.uid, r->uid)) {
+        resv_free(mu_map_del(&e->resv, t->key));
+        return;
+    }
+    n = mu_cluster_node(e->ctl->cluster, r->node);
+    if (n && t->status == MU_TASK_PENDING)
+        mu_task_place(e->ctl->cluster, t, n, MU_TASK_BINDING);
+}
+
+void mu_enforcer_pod_gone(struct mu_enforcer *e, const char *key,
+                          const char *uid)
+{
+    resv_free(mu_map_del(&e->resv, key));
+    if (uid)
+        mu_map_del(&e->announced, uid);
 }
 
 /* JSON patch that drops muster's gate and pins the pod to node (KEP-3838
@@ -201,17 +270,16 @@ static void release_ctx_free(struct mu_release *c)
 }
 
 /* On the scheduler thread: a release write completed. A failed one makes
- * its batch expire at the next cycle (mu_serve_expire), unless the batch
+ * its batch expire at the next cycle (mu_enforcer_expire), unless the batch
  * is over already (a newer release or none holds the pod). */
 static void release_done(void *ctx, int rc, const char *msg)
 {
     struct mu_release *c = ctx;
-    struct mu_serve *sv = c->sv;
-    struct mu_resv *r = mu_map_get(&sv->resv, c->key);
+    struct mu_resv *r = mu_map_get(&c->enf->resv, c->key);
 
     if (rc < 0 && rc != -ECANCELED)
-        mu_serve_log(sv, "release of pod %s to %s failed: %s", c->key,
-                     c->node, msg);
+        mu_ctl_log(c->enf->ctl, "release of pod %s to %s failed: %s", c->key,
+                   c->node, msg);
     if (rc < 0 && r && !strcmp(r->release, c->release)) {
         r->pinned = false;
         r->since_ns = 0; /* expires at the next cycle */
@@ -223,7 +291,7 @@ static void release_done(void *ctx, int rc, const char *msg)
  * ungated and pinned (one strategic merge patch when they have no node
  * affinity term, else a read and a JSON patch), other pods are woken with
  * mu_serve_wake_patch on pods/<name>/status; wake names the wake-up. */
-static void release_pod(struct mu_serve *sv, struct mu_task *t,
+static void release_pod(struct mu_enforcer *e, struct mu_task *t,
                         const char *node, const char *release,
                         const char *wake)
 {
@@ -236,7 +304,7 @@ static void release_pod(struct mu_serve *sv, struct mu_task *t,
                          .done = release_done,
                          .ctx = c};
 
-    c->sv = sv;
+    c->enf = e;
     c->key = mu_xstrdup(t->key);
     c->release = mu_xstrdup(release);
     c->node = mu_xstrdup(node);
@@ -255,11 +323,11 @@ static void release_pod(struct mu_serve *sv, struct mu_task *t,
         w.body = mu_serve_wake_patch(c->uid, node, wake);
         w.content_type = MU_KUBE_MERGE_PATCH;
     }
-    if (mu_writer_submit(sv->writer, &w) < 0) {
-        struct mu_resv *r = mu_map_get(&sv->resv, t->key);
+    if (mu_writer_submit(e->ctl->writer, &w) < 0) {
+        struct mu_resv *r = mu_map_get(&e->resv, t->key);
 
-        mu_serve_log(sv, "release of pod %s to %s not sent: stopping",
-                     t->key, node);
+        mu_ctl_log(e->ctl, "release of pod %s to %s not sent: stopping",
+                   t->key, node);
         if (r) {
             r->pinned = false;
             r->since_ns = 0;
@@ -270,27 +338,28 @@ static void release_pod(struct mu_serve *sv, struct mu_task *t,
     free(status);
 }
 
-void mu_serve_filter_miss(struct mu_serve *sv, const char *uid)
+void mu_enforcer_filter_miss(struct mu_enforcer *e, const char *uid)
 {
-    struct mu_map *m = &sv->resv;
+    size_t it = 0;
+    void *v;
 
-    for (size_t i = 0; i < m->cap; i++) {
-        struct mu_resv *r = m->slots[i].value;
+    while (mu_map_next(&e->resv, &it, NULL, &v)) {
+        struct mu_resv *r = v;
         struct mu_task *t;
         char *wake;
 
-        if (!m->slots[i].key || !r || mu_strcmp0(r->uid, uid))
+        if (mu_strcmp0(r->uid, uid))
             continue;
-        t = mu_map_get(&sv->cluster.task_by_key, r->key);
+        t = mu_map_get(&e->ctl->cluster->task_by_key, r->key);
         if (r->pinned || !t || t->pod.muster_gate || t->pod.node_name ||
             r->wakes >= MU_REWAKE_MAX)
             return;
         r->wakes++;
         wake = mu_xasprintf("%s/%d", r->release, r->wakes);
-        mu_serve_log(sv, "pod %s was tried without its node %s; waking it "
-                         "again (%d of %d)", r->key, r->node, r->wakes,
-                     MU_REWAKE_MAX);
-        release_pod(sv, t, r->node, r->release, wake);
+        mu_ctl_log(e->ctl, "pod %s was tried without its node %s; waking it "
+                           "again (%d of %d)", r->key, r->node, r->wakes,
+                   MU_REWAKE_MAX);
+        release_pod(e, t, r->node, r->release, wake);
         free(wake);
         return;
     }
@@ -298,16 +367,16 @@ void mu_serve_filter_miss(struct mu_serve *sv, const char *uid)
 
 /* Deletes a pod through the writer, after any write already queued for it
  * (a release patch); fire and forget, a pod already gone is fine. */
-static void delete_pod(struct mu_serve *sv, const char *path)
+static void delete_pod(struct mu_enforcer *e, const char *path)
 {
     struct mu_write w = {.method = "DELETE", .path = path,
                          .flags = MU_WRITE_GONE_OK};
 
-    if (mu_writer_submit(sv->writer, &w) < 0)
-        mu_serve_log(sv, "delete %s not sent: stopping", path);
+    if (mu_writer_submit(e->ctl->writer, &w) < 0)
+        mu_ctl_log(e->ctl, "delete %s not sent: stopping", path);
 }
 
-static void add_resv(struct mu_serve *sv, struct mu_task *t, const char *node,
+static void add_resv(struct mu_enforcer *e, struct mu_task *t, const char *node,
                      const char *release, int batch, bool pinned)
 {
     struct mu_resv *r = mu_xcalloc(1, sizeof(*r));
@@ -319,20 +388,11 @@ static void add_resv(struct mu_serve *sv, struct mu_task *t, const char *node,
     r->batch = batch;
     r->pinned = pinned;
     r->since_ns = mu_now_ns();
-    r = mu_map_put(&sv->resv, r->key, r);
-    if (r) { /* replaced an older one */
-        free(r->key);
-        free(r->uid);
-        free(r->node);
-        free(r->release);
-        free(r);
-    }
+    resv_free(mu_map_put(&e->resv, r->key, r)); /* an older one */
 }
 
-/* Binds of one cycle, grouped by job: each group is one release batch.
- * The reservations are published before any pod is released, so that the
- * extender already knows a pod when kube-scheduler first asks about it. */
-static void release(struct mu_serve *sv, const struct mu_cycle_out *out)
+bool mu_enforcer_reserve(struct mu_enforcer *e,
+                         const struct mu_cycle_out *out)
 {
     size_t i;
 
@@ -344,41 +404,44 @@ static void release(struct mu_serve *sv, const struct mu_cycle_out *out)
         while (k < out->nbinds && out->binds[k]->job == j)
             k++;
         id = mu_xasprintf("%s#%llu", j ? j->key : out->binds[i]->key,
-                          (unsigned long long)++sv->release_seq);
-        mu_serve_log(sv, "release %s: %zu pods", id, k - i);
+                          (unsigned long long)++e->release_seq);
+        mu_ctl_log(e->ctl, "release %s: %zu pods", id, k - i);
         for (size_t m = i; m < k; m++)
-            add_resv(sv, out->binds[m], out->binds[m]->node->spec.meta.name,
+            add_resv(e, out->binds[m], out->binds[m]->node->spec.meta.name,
                      id, (int)(k - i), out->binds[m]->pod.muster_gate);
-        atomic_fetch_add(&sv->releases, 1);
+        atomic_fetch_add(&e->releases, 1);
         free(id);
         i = k;
     }
-    if (!out->nbinds)
-        return;
-    mu_serve_publish(sv);
+    return out->nbinds > 0;
+}
+
+void mu_enforcer_release_pods(struct mu_enforcer *e,
+                              const struct mu_cycle_out *out)
+{
     /* r->pinned stays as add_resv set it (the pod is gated: pinned, or
      * about to be) until the write reports a failure (release_done) */
-    for (i = 0; i < out->nbinds; i++) {
+    for (size_t i = 0; i < out->nbinds; i++) {
         struct mu_task *t = out->binds[i];
-        struct mu_resv *r = mu_map_get(&sv->resv, t->key);
+        struct mu_resv *r = mu_map_get(&e->resv, t->key);
 
         if (r)
-            release_pod(sv, t, t->node->spec.meta.name, r->release,
+            release_pod(e, t, t->node->spec.meta.name, r->release,
                         r->release);
     }
 }
 
-static void evict(struct mu_serve *sv, const struct mu_cycle_out *out)
+void mu_enforcer_evict(struct mu_enforcer *e, const struct mu_cycle_out *out)
 {
     for (size_t i = 0; i < out->nevicts; i++) {
-        const struct mu_eviction *e = &out->evicts[i];
-        struct mu_task *v = e->victim;
+        const struct mu_eviction *x = &out->evicts[i];
+        struct mu_task *v = x->victim;
         char *path = pod_path(v), *msg;
 
         msg = mu_xasprintf("Pod %s evicted by muster (%s for %s)", v->key,
-                           e->action, e->for_job->key);
-        mu_serve_log(sv, "%s", msg);
-        delete_pod(sv, path);
+                           x->action, x->for_job->key);
+        mu_ctl_log(e->ctl, "%s", msg);
+        delete_pod(e, path);
         if (v->job) {
             struct mu_kube_event ev = {
                 .involved = {"scheduling.volcano.sh/v1beta1", "PodGroup",
@@ -392,64 +455,55 @@ static void evict(struct mu_serve *sv, const struct mu_cycle_out *out)
                 .count = 1,
             };
 
-            if (mu_writer_event(sv->writer, &ev) < 0)
-                mu_serve_log(sv, "event Evict on %s: not sent", v->job->key);
+            if (mu_writer_event(e->ctl->writer, &ev) < 0)
+                mu_ctl_log(e->ctl, "event Evict on %s: not sent",
+                           v->job->key);
         }
-        atomic_fetch_add(&sv->evictions, 1);
+        atomic_fetch_add(&e->evictions, 1);
         free(msg);
         free(path);
     }
 }
 
-void mu_serve_enforce(struct mu_serve *sv, const struct mu_cycle_out *out)
-{
-
-    evict(sv, out);
-    release(sv, out);
-    mu_serve_write_status(sv);
-}
-
 /* Drops a batch's reservations; pods pinned to a node they never reached
  * are deleted so their controller makes them again, gated. */
-static void fail_release(struct mu_serve *sv, const char *release)
+static void fail_release(struct mu_enforcer *e, const char *release)
 {
-    struct mu_map *m = &sv->resv;
+    struct mu_cluster *c = e->ctl->cluster;
+    size_t it = 0;
+    void *v;
 
-    for (size_t i = 0; i < m->cap; i++) {
-        struct mu_resv *r = m->slots[i].value;
+    while (mu_map_next(&e->resv, &it, NULL, &v)) {
+        struct mu_resv *r = v;
         struct mu_task *t;
 
-        if (!m->slots[i].key || !r || strcmp(r->release, release))
+        if (strcmp(r->release, release))
             continue;
-        t = mu_map_get(&sv->cluster.task_by_key, r->key);
+        t = mu_map_get(&c->task_by_key, r->key);
         if (t && t->status == MU_TASK_BINDING)
-            mu_task_unplace(&sv->cluster, t);
+            mu_task_unplace(c, t);
         if (r->pinned && t) {
             char *path = pod_path(t);
 
             /* queued after its release patch if that is still on its way
              * (the writer keeps one pod's writes in order) */
-            mu_serve_log(sv, "pod %s was pinned to %s by a release that did "
-                             "not complete; deleting it", r->key, r->node);
-            delete_pod(sv, path);
+            mu_ctl_log(e->ctl, "pod %s was pinned to %s by a release that "
+                               "did not complete; deleting it", r->key,
+                       r->node);
+            delete_pod(e, path);
             free(path);
         }
-        mu_map_del(m, r->key);
-        free(r->key);
-        free(r->uid);
-        free(r->node);
-        free(r->release);
-        free(r);
+        resv_free(mu_map_del(&e->resv, r->key));
     }
 }
 
-void mu_serve_bind_report(struct mu_serve *sv, const char *release, bool ok,
-                          const char *detail)
+void mu_enforcer_bind_report(struct mu_enforcer *e, const char *release,
+                             bool ok, const char *detail)
 {
-    mu_serve_log(sv, "bind %s: %s%s%s", release, ok ? "ok" : "failed",
-                 detail ? ": " : "", detail ? detail : "");
+    mu_ctl_log(e->ctl, "bind %s: %s%s%s", release, ok ? "ok" : "failed",
+               detail ? ": " : "", detail ? detail : "");
     if (!ok)
-        fail_release(sv, release);
+        fail_release(e, release);
 }
 
 /* How long a release may wait for kube-scheduler to reach /bind at all.
@@ -458,25 +512,23 @@ void mu_serve_bind_report(struct mu_serve *sv, const char *release, bool ok,
  * minutes; once a member does arrive, the barrier's own timeout applies. */
 #define MU_RELEASE_EXPIRE_MS (5 * 60 * 1000LL)
 
-void mu_serve_expire(struct mu_serve *sv)
+void mu_enforcer_expire(struct mu_enforcer *e)
 {
-    int64_t wait = MU_RELEASE_EXPIRE_MS > sv->o->bind_timeout_ms + 10000
+    int64_t wait = MU_RELEASE_EXPIRE_MS > e->bind_timeout_ms + 10000
                        ? MU_RELEASE_EXPIRE_MS
-                       : sv->o->bind_timeout_ms + 10000;
+                       : e->bind_timeout_ms + 10000;
     int64_t limit = mu_now_ns() - wait * 1000000;
-    struct mu_map *m = &sv->resv;
     char *expired = NULL;
+    size_t it = 0;
+    void *v;
 
-    for (size_t i = 0; i < m->cap && !expired; i++) {
-        struct mu_resv *r = m->slots[i].value;
-
-        if (m->slots[i].key && r && r->since_ns < limit)
-            expired = mu_xstrdup(r->release);
-    }
+    while (!expired && mu_map_next(&e->resv, &it, NULL, &v))
+        if (((struct mu_resv *)v)->since_ns < limit)
+            expired = mu_xstrdup(((struct mu_resv *)v)->release);
     if (!expired)
         return;
-    mu_serve_log(sv, "release %s did not reach /bind in time", expired);
-    fail_release(sv, expired);
+    mu_ctl_log(e->ctl, "release %s did not reach /bind in time", expired);
+    fail_release(e, expired);
     free(expired);
 }
 
@@ -488,9 +540,9 @@ void mu_serve_expire(struct mu_serve *sv)
  * pod's FailedScheduling event. Only pods kube-scheduler can see (not held
  * by muster's gate).
  */
-void mu_serve_announce(struct mu_serve *sv)
+void mu_enforcer_announce(struct mu_enforcer *e)
 {
-    struct mu_cluster *c = &sv->cluster;
+    struct mu_cluster *c = e->ctl->cluster;
 
     for (size_t i = 0; i < c->ntasks; i++) {
         struct mu_task *t = c->tasks[i];
@@ -501,15 +553,15 @@ void mu_serve_announce(struct mu_serve *sv)
         if (t->status != MU_TASK_PENDING || t->pod.muster_gate ||
             t->pod.ngates || !t->job || !t->pod.meta.uid ||
             strcmp(t->pod.scheduler_name, "volcano") ||
-            mu_map_get(&sv->announced, t->pod.meta.uid))
+            mu_map_get(&e->announced, t->pod.meta.uid))
             continue;
-        mu_map_put(&sv->announced, t->pod.meta.uid, (void *)1);
+        mu_map_put(&e->announced, t->pod.meta.uid, (void *)1);
         path = pod_path(t);
         w.path = path;
         w.body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
                            "muster.io/waiting", t->job->key);
-        if (mu_writer_submit(sv->writer, &w) < 0)
-            mu_serve_log(sv, "annotate %s: not sent: stopping", t->key);
+        if (mu_writer_submit(e->ctl->writer, &w) < 0)
+            mu_ctl_log(e->ctl, "annotate %s: not sent: stopping", t->key);
         free(path);
     }
 }
@@ -525,29 +577,27 @@ void mu_serve_announce(struct mu_serve *sv)
  * MU_PARTIAL_GRACE_NS has its running members deleted; their vcjob makes
  * them again, gated, and the whole gang is planned afresh.
  */
-void mu_serve_partial(struct mu_serve *sv)
+void mu_enforcer_partial(struct mu_enforcer *e)
 {
-    struct mu_cluster *c = &sv->cluster;
+    struct mu_cluster *c = e->ctl->cluster;
     int64_t now = mu_now_ns();
 
     for (size_t i = 0; i < c->njobs; i++) {
         struct mu_job *j = c->jobs[i];
-        char *key = mu_xasprintf("partial/%s", j->key);
-        const char *since = mu_map_get(&sv->written, key);
+        struct mu_partial *p = mu_map_get(&e->partial, j->key);
 
         if (j->phase != MU_PG_UNKNOWN) {
-            if (since)
-                free(mu_map_del(&sv->written, key));
-            free(key);
+            free(mu_map_del(&e->partial, j->key));
             continue;
         }
-        if (!since) {
-            free(mu_map_put(&sv->written, key,
-                            mu_xasprintf("%lld", (long long)now)));
-        } else if (now - strtoll(since, NULL, 10) > MU_PARTIAL_GRACE_NS) {
-            mu_serve_log(sv, "gang %s ran below minMember %d for too long; "
-                             "taking its running pods down", j->key,
-                         j->pg.min_member);
+        if (!p) {
+            p = mu_xcalloc(1, sizeof(*p));
+            p->since_ns = now;
+            mu_map_put(&e->partial, j->key, p);
+        } else if (now - p->since_ns > MU_PARTIAL_GRACE_NS) {
+            mu_ctl_log(e->ctl, "gang %s ran below minMember %d for too long; "
+                               "taking its running pods down", j->key,
+                       j->pg.min_member);
             for (size_t k = 0; k < j->ntasks; k++) {
                 struct mu_task *t = j->tasks[k];
                 char *path;
@@ -555,11 +605,10 @@ void mu_serve_partial(struct mu_serve *sv)
                 if (t->status != MU_TASK_RUNNING && t->status != MU_TASK_BOUND)
                     continue;
                 path = pod_path(t);
-                delete_pod(sv, path);
+                delete_pod(e, path);
                 free(path);
             }
-            free(mu_map_del(&sv->written, key));
+            free(mu_map_del(&e->partial, j->key));
         }
-        free(key);
     }
 }

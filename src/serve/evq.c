@@ -7,10 +7,11 @@
 
 void mu_evq_init(struct mu_evq *q)
 {
+    memset(q, 0, sizeof(*q));
     pthread_mutex_init(&q->lock, NULL);
     mu_cond_init_monotonic(&q->cond);
-    q->head = q->tail = NULL;
-    q->n = 0;
+    pthread_cond_init(&q->room, NULL);
+    q->cap = MU_EVQ_CAP;
 }
 
 void mu_ev_free(struct mu_ev *ev)
@@ -29,14 +30,49 @@ void mu_ev_free(struct mu_ev *ev)
 void mu_evq_release(struct mu_evq *q)
 {
     mu_ev_free(q->head);
+    pthread_cond_destroy(&q->room);
     pthread_cond_destroy(&q->cond);
     pthread_mutex_destroy(&q->lock);
+}
+
+/* Whether ev is queued (see Bounds in evq.h); the caller holds the lock.
+ * May wait for room. */
+static bool admit(struct mu_evq *q, const struct mu_ev *ev)
+{
+    switch (ev->src) {
+    case MU_SRC_WRITE_DONE:
+        if (q->write_done)
+            return false;
+        q->write_done = true;
+        return true;
+    case MU_SRC_FILTER_MISS:
+        if (q->nmiss >= MU_EVQ_MISS_CAP) {
+            q->misses_dropped++;
+            return false;
+        }
+        q->nmiss++;
+        return true;
+    case MU_SRC_BIND_REPORT:
+        return true;
+    default:
+        while (q->nwatch >= q->cap && !q->closed)
+            pthread_cond_wait(&q->room, &q->lock);
+        if (q->closed)
+            return false;
+        q->nwatch++;
+        return true;
+    }
 }
 
 void mu_evq_push(struct mu_evq *q, struct mu_ev *ev)
 {
     ev->next = NULL;
     pthread_mutex_lock(&q->lock);
+    if (q->closed || !admit(q, ev)) {
+        pthread_mutex_unlock(&q->lock);
+        mu_ev_free(ev);
+        return;
+    }
     if (q->tail)
         q->tail->next = ev;
     else
@@ -58,7 +94,17 @@ struct mu_ev *mu_evq_take(struct mu_evq *q, int64_t deadline_ns)
             break;
     all = q->head;
     q->head = q->tail = NULL;
-    q->n = 0;
+    q->n = q->nwatch = q->nmiss = 0;
+    q->write_done = false;
+    pthread_cond_broadcast(&q->room);
     pthread_mutex_unlock(&q->lock);
     return all;
+}
+
+void mu_evq_close(struct mu_evq *q)
+{
+    pthread_mutex_lock(&q->lock);
+    q->closed = true;
+    pthread_cond_broadcast(&q->room);
+    pthread_mutex_unlock(&q->lock);
 }

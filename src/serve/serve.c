@@ -3,8 +3,7 @@
 #include <stdarg.h>
 
 #include "api/vcjob.h"
-#include "extender/http.h"
-#include "kube/pool.h"
+#include "kube/paths.h"
 
 void mu_serve_opts_init(struct mu_serve_opts *o)
 {
@@ -18,21 +17,22 @@ void mu_serve_opts_init(struct mu_serve_opts *o)
     o->log = stderr;
 }
 
-void mu_serve_log(struct mu_serve *sv, const char *fmt, ...)
+/* Every log line of the daemon and its controllers (sv->ctl.log). */
+static void log_line(void *ctx, const char *line)
 {
-    va_list ap;
+    struct mu_serve *sv = ctx;
     char ts[32];
 
     if (!sv->o->log)
         return;
     mu_kube_time_text(time(NULL), ts, sizeof(ts));
-    fprintf(sv->o->log, "%s ", ts);
-    va_start(ap, fmt);
-    vfprintf(sv->o->log, fmt, ap);
-    va_end(ap);
-    fputc('\n', sv->o->log);
+    fprintf(sv->o->log, "%s %s\n", ts, line);
     fflush(sv->o->log);
 }
+
+/* A log line of the daemon. Watch threads use it too: of sv->ctl they read
+ * only log and log_ctx, set before they start and never changed. */
+#define say(sv, ...) mu_ctl_log(&(sv)->ctl, __VA_ARGS__)
 
 static const struct {
     const char *path;
@@ -67,8 +67,8 @@ static void on_event(void *ctx, enum mu_watch_type type, json_t *obj)
     if (inf->src == MU_SRC_COMMAND && type == MU_WATCH_LIST_END &&
         commands_missing) {
         commands_missing = false;
-        mu_serve_log(inf->sv, "watch commands: the Command CRD is installed "
-                              "now; Commands are carried out");
+        say(inf->sv, "watch commands: the Command CRD is installed now; "
+                     "Commands are carried out");
     }
 
     ev->src = inf->src;
@@ -83,15 +83,14 @@ static void watch_log(void *ctx, const char *msg)
 
     if (inf->src == MU_SRC_COMMAND && strstr(msg, ": 404 ")) {
         if (!commands_missing)
-            mu_serve_log(inf->sv,
-                         "watch commands: the Command CRD "
+            say(inf->sv, "watch commands: the Command CRD "
                          "(commands.bus.volcano.sh) is not installed; vcctl's "
                          "queue and job commands are ignored until it is "
                          "(kubectl apply -f crds/)");
         commands_missing = true;
         return;
     }
-    mu_serve_log(inf->sv, "watch %s: %s", sources[inf->src].what, msg);
+    say(inf->sv, "watch %s: %s", sources[inf->src].what, msg);
 }
 
 static void *watch_main(void *arg)
@@ -130,7 +129,7 @@ static int start_informers(struct mu_serve *sv, struct mu_err *err)
 static bool all_synced(const struct mu_serve *sv)
 {
     for (int s = 0; s < MU_SRC__COUNT; s++)
-        if (!sv->synced[s] && s != MU_SRC_COMMAND)
+        if (!sv->apply.synced[s] && s != MU_SRC_COMMAND)
             return false;
     return true;
 }
@@ -159,7 +158,7 @@ static int unbind_fn(void *ctx, const char *ns, const char *name,
 {
     struct mu_serve *sv = ctx;
     struct mu_kube *k = mu_kube_pool_get(sv->bind_pool, err);
-    char *path = mu_xasprintf("/api/v1/namespaces/%s/pods/%s", ns, name);
+    char *path = mu_api_path(MU_API_POD, ns, name, NULL);
     int r = k ? mu_kube_delete(k, path, NULL, NULL, err) : -ENOMEM;
 
     if (r == -ENOENT) /* gone already: nothing bound to undo */
@@ -182,8 +181,10 @@ static void writes_done_fn(void *ctx)
 
 static void writer_log(void *ctx, const char *msg)
 {
-    mu_serve_log(ctx, "%s", msg);
+    log_line(ctx, msg);
 }
+
+
 
 static void report_fn(void *ctx, const struct mu_bind_report *r)
 {
@@ -224,8 +225,8 @@ static char *metrics_fn(void *ctx)
                "muster_releases_total %llu\n",
                (double)atomic_load(&sv->last_cycle_ns) / 1e9,
                (unsigned long long)atomic_load(&sv->cycles),
-               (unsigned long long)atomic_load(&sv->evictions),
-               (unsigned long long)atomic_load(&sv->releases));
+               (unsigned long long)atomic_load(&sv->enf.evictions),
+               (unsigned long long)atomic_load(&sv->enf.releases));
     if (sv->writer) {
         struct mu_writer_stats ws;
 
@@ -288,7 +289,8 @@ static void queue_metrics(struct mu_serve *sv)
     pthread_mutex_unlock(&sv->metrics_lock);
 }
 
-void mu_serve_publish(struct mu_serve *sv)
+/* Builds and publishes the extender's view. */
+static void publish(struct mu_serve *sv)
 {
     struct mu_cluster *c = &sv->cluster;
     struct mu_view *v = mu_view_new(++sv->view_gen, all_synced(sv));
@@ -301,7 +303,7 @@ void mu_serve_publish(struct mu_serve *sv)
         if (!t->pod.meta.uid || t->pod.node_name ||
             !mu_view_serves(v, t->pod.scheduler_name))
             continue;
-        r = mu_map_get(&sv->resv, t->key);
+        r = mu_enforcer_resv(&sv->enf, t->key);
         if (r)
             mu_view_add_pod(v, t->pod.meta.uid, t->pod.meta.ns,
                             t->pod.meta.name, j ? j->key : "", r->node,
@@ -320,12 +322,17 @@ static void cycle(struct mu_serve *sv)
     struct mu_cycle_out out;
     int64_t t0 = mu_now_ns();
 
-    mu_serve_group_bare_pods(sv);
+    mu_pgctl_sync(sv->pgctl);
     mu_cluster_link(&sv->cluster);
     mu_cycle_run(&sv->cluster, &sv->conf, t0 / 1000000, &out);
     atomic_store(&sv->last_cycle_ns, mu_now_ns() - t0);
     atomic_fetch_add(&sv->cycles, 1);
-    mu_serve_enforce(sv, &out);
+    mu_enforcer_evict(&sv->enf, &out);
+    if (mu_enforcer_reserve(&sv->enf, &out))
+        publish(sv);
+    mu_enforcer_release_pods(&sv->enf, &out);
+    mu_status_write(&sv->status);
+    mu_queuectl_sync(sv->qc, mu_now_ns() / 1000000);
     mu_cycle_out_release(&out);
     queue_metrics(sv);
 }
@@ -341,12 +348,14 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     sv->o = o;
     mu_cluster_init(&sv->cluster);
     mu_evq_init(&sv->q);
-    mu_map_init(&sv->resv);
-    mu_map_init(&sv->written);
-    mu_map_init(&sv->jobs_made);
-    mu_map_init(&sv->announced);
-    for (int s = 0; s < MU_SRC__COUNT; s++)
-        mu_map_init(&sv->listed[s]);
+    /* the writer is filled in once made; nothing writes before */
+    sv->ctl = (struct mu_ctl){.cluster = &sv->cluster, .log = log_line,
+                              .log_ctx = sv};
+    mu_apply_init(&sv->apply, &sv->cluster, &sv->ctl, &sv->enf, NULL);
+    mu_enforcer_init(&sv->enf, &sv->ctl, o->bind_timeout_ms);
+    mu_status_init(&sv->status, &sv->ctl);
+    sv->pgctl = mu_pgctl_new(&sv->ctl);
+    sv->qc = mu_queuectl_new(&sv->ctl);
     mu_view_slot_init(&sv->views);
     pthread_mutex_init(&sv->metrics_lock, NULL);
     mu_kube_config_init(&sv->cfg);
@@ -357,10 +366,8 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
         mu_conf_default(&sv->conf);
     }
     for (size_t i = 0; i < sv->conf.nwarnings; i++)
-        mu_serve_log(sv, "warning: %s", sv->conf.warnings[i]);
+        say(sv, "warning: %s", sv->conf.warnings[i]);
     if ((r = mu_kube_config_load(o->kubeconfig, NULL, &sv->cfg, err)) < 0)
-        return r;
-    if ((r = mu_kube_new(&sv->cfg, &ko, &sv->kube, err)) < 0)
         return r;
     if ((r = mu_kube_pool_new(&sv->cfg, &ko, 0, &sv->bind_pool, err)) < 0)
         return r;
@@ -374,9 +381,10 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
         if ((r = mu_writer_new(&sv->cfg, &wo, &sv->writer, err)) < 0)
             return r;
     }
-    sv->ctl = (struct mu_ctl){.cluster = &sv->cluster, .writer = sv->writer,
-                              .log = writer_log, .log_ctx = sv};
+    sv->ctl.writer = sv->writer;
+    /* the vcjob controller copies its context: made once it is whole */
     sv->jobctl = mu_jobctl_new(&sv->ctl);
+    sv->apply.jobctl = sv->jobctl;
     mu_view_publish(&sv->views, mu_view_new(++sv->view_gen, false));
     sv->barrier = mu_barrier_new(o->bind_timeout_ms, bind_fn, unbind_fn,
                                  report_fn, sv);
@@ -390,55 +398,53 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     so.miss_ctx = sv;
     if ((r = mu_ext_server_start(&so, &sv->http, err)) < 0)
         return r;
-    mu_serve_log(sv, "serving the extender on %s (port %d)", o->listen,
+    say(sv, "serving the extender on %s (port %d)", o->listen,
                  mu_ext_server_port(sv->http));
     return start_informers(sv, err);
 }
 
 static void teardown(struct mu_serve *sv)
 {
+    mu_evq_close(&sv->q); /* a watch blocked on a full queue returns */
     for (int s = 0; s < MU_SRC__COUNT; s++) {
         if (sv->inf[s].started)
             pthread_join(sv->inf[s].thread, NULL);
         mu_watch_free(sv->inf[s].w);
-        mu_map_release(&sv->listed[s]);
     }
     if (sv->http)
         mu_ext_server_stop(sv->http);
     if (sv->barrier)
         mu_barrier_free(sv->barrier);
     mu_writer_free(sv->writer); /* its last done calls use the state below */
-    for (size_t i = 0; i < sv->resv.cap; i++) {
-        struct mu_resv *r = sv->resv.slots[i].value;
-
-        if (sv->resv.slots[i].key && r) {
-            free(r->key);
-            free(r->uid);
-            free(r->node);
-            free(r->release);
-            free(r);
-        }
-    }
-    for (size_t i = 0; i < sv->written.cap; i++)
-        if (sv->written.slots[i].key)
-            free(sv->written.slots[i].value);
-    mu_map_release(&sv->resv);
-    mu_map_release(&sv->written);
-    for (size_t i = 0; i < sv->jobs_made.cap; i++)
-        if (sv->jobs_made.slots[i].key)
-            json_decref(sv->jobs_made.slots[i].value);
-    mu_map_release(&sv->jobs_made);
+    mu_pgctl_free(sv->pgctl);
+    mu_queuectl_free(sv->qc);
+    mu_status_release(&sv->status);
+    mu_enforcer_release(&sv->enf);
+    mu_apply_release(&sv->apply);
     mu_jobctl_free(sv->jobctl);
-    mu_map_release(&sv->announced);
     mu_view_slot_release(&sv->views);
     mu_evq_release(&sv->q);
-    mu_kube_free(sv->kube);
     mu_kube_pool_free(sv->bind_pool);
     mu_cluster_release(&sv->cluster);
     mu_conf_release(&sv->conf);
     mu_kube_config_release(&sv->cfg);
     free(sv->metrics_text);
     pthread_mutex_destroy(&sv->metrics_lock);
+}
+
+/* Commands whose DELETE went through: the job actions among them go to
+ * the vcjob controller. True when scheduling may have changed. */
+static bool commands_done(struct mu_serve *sv)
+{
+    struct mu_queuectl_job j;
+    bool changed = mu_queuectl_changed(sv->qc);
+
+    while (mu_queuectl_next_job(sv->qc, &j)) {
+        mu_jobctl_command(sv->jobctl, j.ns, j.name, j.action);
+        mu_queuectl_job_release(&j);
+        changed = true;
+    }
+    return changed;
 }
 
 int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
@@ -462,34 +468,39 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
 
         for (struct mu_ev *e = evs; e; e = e->next) {
             if (e->src == MU_SRC_BIND_REPORT) {
-                mu_serve_bind_report(&sv, e->release, e->ok, e->detail);
+                mu_enforcer_bind_report(&sv.enf, e->release, e->ok,
+                                        e->detail);
                 dirty = true;
             } else if (e->src == MU_SRC_FILTER_MISS) {
                 if (was_synced)
-                    mu_serve_filter_miss(&sv, e->detail);
+                    mu_enforcer_filter_miss(&sv.enf, e->detail);
             } else if (e->src == MU_SRC_WRITE_DONE) {
                 size_t failed;
 
                 mu_writer_drain(sv.writer, &failed);
                 dirty |= failed > 0;
+                dirty |= commands_done(&sv);
             } else {
-                dirty |= mu_serve_apply(&sv, e);
+                dirty |= mu_apply_event(&sv.apply, e);
+                mu_queuectl_set_synced(sv.qc, sv.apply.synced[MU_SRC_QUEUE],
+                                       all_synced(&sv));
+                if (e->src == MU_SRC_COMMAND)
+                    mu_queuectl_command(sv.qc, e->type, e->obj);
             }
         }
         mu_ev_free(evs);
         if (dirty && !was_dirty)
             burst_end = mu_now_ns() + o->coalesce_ms * 1000000;
         if (!all_synced(&sv)) {
-            mu_serve_publish(&sv);
+            publish(&sv);
             continue;
         }
         if (!was_synced)
-            mu_serve_default_queue(&sv);
+            mu_queuectl_default_queue(sv.qc);
         if (!was_synced)
-            mu_serve_log(&sv, "caches synced: %zu nodes, %zu pods, %zu "
-                              "podgroups, %zu queues", sv.cluster.nnodes,
-                         sv.cluster.ntasks, sv.cluster.njobs,
-                         sv.cluster.nqueues);
+            say(&sv, "caches synced: %zu nodes, %zu pods, %zu podgroups, "
+                     "%zu queues", sv.cluster.nnodes, sv.cluster.ntasks,
+                sv.cluster.njobs, sv.cluster.nqueues);
         was_synced = true;
         mu_jobctl_sync(sv.jobctl, false);
         if (dirty && mu_now_ns() < burst_end)
@@ -497,16 +508,16 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
         if (dirty || mu_now_ns() >= next_tick) {
             if (mu_now_ns() >= next_tick)
                 mu_jobctl_sync(sv.jobctl, true);
-            mu_serve_expire(&sv);
+            mu_enforcer_expire(&sv.enf);
             cycle(&sv);
-            mu_serve_publish(&sv);
-            mu_serve_announce(&sv);
-            mu_serve_partial(&sv);
+            publish(&sv);
+            mu_enforcer_announce(&sv.enf);
+            mu_enforcer_partial(&sv.enf);
             dirty = false;
             next_tick = mu_now_ns() + o->period_ms * 1000000;
         }
     }
-    mu_serve_log(&sv, "stopping");
+    say(&sv, "stopping");
     teardown(&sv);
     return 0;
 }

@@ -1,7 +1,10 @@
 /* Pieces of muster serve that need no cluster: the event queue and the
  * release patch. */
 #include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "serve/serve_int.h"
 
@@ -110,6 +113,141 @@ START_TEST(test_evq_take_returns_at_the_deadline_when_empty)
 }
 END_TEST
 
+static struct mu_ev *ev_of(enum mu_src src, int k)
+{
+    struct mu_ev *e = mu_xcalloc(1, sizeof(*e));
+
+    e->src = src;
+    e->obj = json_integer(k);
+    return e;
+}
+
+static size_t count(struct mu_ev *all, enum mu_src src)
+{
+    size_t n = 0;
+
+    for (struct mu_ev *e = all; e; e = e->next)
+        n += e->src == src;
+    return n;
+}
+
+struct pusher {
+    struct mu_evq *q;
+    int k;
+    atomic_bool done;
+};
+
+static void *push_main(void *arg)
+{
+    struct pusher *p = arg;
+
+    mu_evq_push(p->q, ev_of(MU_SRC_POD, p->k));
+    atomic_store(&p->done, true);
+    return NULL;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+
+    nanosleep(&ts, NULL);
+}
+
+START_TEST(test_evq_full_blocks_a_watch_until_the_scheduler_takes)
+{
+    struct mu_evq q;
+    struct pusher p = {.q = &q, .k = 2};
+    struct mu_ev *all;
+    pthread_t th;
+
+    mu_evq_init(&q);
+    ck_assert_uint_eq(q.cap, MU_EVQ_CAP);
+    q.cap = 2;
+    mu_evq_push(&q, ev_of(MU_SRC_POD, 0));
+    mu_evq_push(&q, ev_of(MU_SRC_NODE, 1));
+    ck_assert_int_eq(pthread_create(&th, NULL, push_main, &p), 0);
+    sleep_ms(100);
+    ck_assert(!atomic_load(&p.done)); /* held back, not dropped */
+    all = mu_evq_take(&q, mu_now_ns() + 1000000000LL);
+    ck_assert_uint_eq(count(all, MU_SRC_POD) + count(all, MU_SRC_NODE), 2);
+    mu_ev_free(all);
+    pthread_join(th, NULL);
+    ck_assert(atomic_load(&p.done));
+    all = mu_evq_take(&q, mu_now_ns() + 1000000000LL);
+    ck_assert_ptr_nonnull(all);
+    ck_assert_int_eq(json_integer_value(all->obj), 2);
+    ck_assert_ptr_null(all->next);
+    mu_ev_free(all);
+    mu_evq_release(&q);
+}
+END_TEST
+
+START_TEST(test_evq_full_never_blocks_what_the_scheduler_waits_for)
+{
+    struct mu_evq q;
+    struct mu_ev *all, *e;
+
+    mu_evq_init(&q);
+    q.cap = 1;
+    mu_evq_push(&q, ev_of(MU_SRC_POD, 0)); /* full now */
+    /* on this (the only) thread: any of these blocking hangs the test */
+    e = ev_of(MU_SRC_BIND_REPORT, 1);
+    e->release = mu_xstrdup("a/g#1");
+    mu_evq_push(&q, e);
+    mu_evq_push(&q, ev_of(MU_SRC_WRITE_DONE, 2));
+    mu_evq_push(&q, ev_of(MU_SRC_WRITE_DONE, 3)); /* folded into the first */
+    mu_evq_push(&q, ev_of(MU_SRC_FILTER_MISS, 4));
+    all = mu_evq_take(&q, mu_now_ns() + 1000000000LL);
+    ck_assert_uint_eq(count(all, MU_SRC_POD), 1);
+    ck_assert_uint_eq(count(all, MU_SRC_BIND_REPORT), 1);
+    ck_assert_uint_eq(count(all, MU_SRC_WRITE_DONE), 1);
+    ck_assert_uint_eq(count(all, MU_SRC_FILTER_MISS), 1);
+    mu_ev_free(all);
+    /* taken: the next completion is queued again */
+    mu_evq_push(&q, ev_of(MU_SRC_WRITE_DONE, 5));
+    all = mu_evq_take(&q, mu_now_ns() + 1000000000LL);
+    ck_assert_uint_eq(count(all, MU_SRC_WRITE_DONE), 1);
+    mu_ev_free(all);
+    mu_evq_release(&q);
+}
+END_TEST
+
+START_TEST(test_evq_filter_misses_over_the_cap_are_counted)
+{
+    struct mu_evq q;
+    struct mu_ev *all;
+
+    mu_evq_init(&q);
+    for (unsigned i = 0; i < MU_EVQ_MISS_CAP + 3; i++)
+        mu_evq_push(&q, ev_of(MU_SRC_FILTER_MISS, (int)i));
+    ck_assert_uint_eq(q.misses_dropped, 3);
+    all = mu_evq_take(&q, mu_now_ns() + 1000000000LL);
+    ck_assert_uint_eq(count(all, MU_SRC_FILTER_MISS), MU_EVQ_MISS_CAP);
+    mu_ev_free(all);
+    mu_evq_release(&q);
+}
+END_TEST
+
+START_TEST(test_evq_close_releases_a_blocked_watch)
+{
+    struct mu_evq q;
+    struct pusher p = {.q = &q, .k = 1};
+    pthread_t th;
+
+    mu_evq_init(&q);
+    q.cap = 1;
+    mu_evq_push(&q, ev_of(MU_SRC_POD, 0));
+    ck_assert_int_eq(pthread_create(&th, NULL, push_main, &p), 0);
+    sleep_ms(50);
+    ck_assert(!atomic_load(&p.done));
+    mu_evq_close(&q);
+    pthread_join(th, NULL);
+    ck_assert(atomic_load(&p.done));
+    ck_assert_uint_eq(q.n, 1); /* the blocked event was not queued */
+    mu_evq_release(&q);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve");
@@ -122,6 +260,10 @@ int main(void)
     tcase_add_test(tc, test_release_patch_tightens_every_existing_term);
     tcase_add_test(tc, test_evq_hands_over_everything_in_order);
     tcase_add_test(tc, test_evq_take_returns_at_the_deadline_when_empty);
+    tcase_add_test(tc, test_evq_full_blocks_a_watch_until_the_scheduler_takes);
+    tcase_add_test(tc, test_evq_full_never_blocks_what_the_scheduler_waits_for);
+    tcase_add_test(tc, test_evq_filter_misses_over_the_cap_are_counted);
+    tcase_add_test(tc, test_evq_close_releases_a_blocked_watch);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -1,0 +1,147 @@
+/*
+ * enforce.h - the enforcer of muster serve: carries out a cycle's
+ * decisions. It releases gangs (muster's gated pods are ungated and pinned
+ * to their node, other operators' pods are woken with their node
+ * nominated), evicts victims, recovers releases that never reached /bind,
+ * takes down gangs left below minMember, and nudges waiting pods once.
+ *
+ * It owns the reservation ledger: a pod it released keeps its node in the
+ * plan (the task placed, MU_TASK_BINDING) until the API shows it bound,
+ * failed or gone (mu_enforcer_pod_seen / _pod_gone, called as watch
+ * events are applied) or its batch fails (a bind report, an expiry, a
+ * release write that failed). The extender's view is built from the
+ * ledger (mu_enforcer_resv).
+ *
+ * Every write goes through ctl->writer; nothing here waits on the API.
+ *
+ * Threads: the scheduler thread, done callbacks included; evictions and
+ * releases (the counters) are also read by /metrics threads.
+ *
+ * Ownership: the enforcer borrows its context (ctl and what it reaches);
+ * mu_enforcer_release() must come after mu_writer_free() of ctl->writer,
+ * whose last done calls reach the ledger.
+ */
+#ifndef MU_SERVE_ENFORCE_H
+#define MU_SERVE_ENFORCE_H
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/map.h"
+#include "ctrl/ctl.h"
+#include "sched/cycle.h"
+
+/* A pod muster has released and is waiting to see bound. */
+struct mu_resv {
+    char *key;      /* "ns/name" */
+    char *uid;
+    char *node;
+    char *release;  /* batch id */
+    int batch;      /* members of the batch */
+    bool pinned;    /* released from muster's gate with a node affinity */
+    int wakes;      /* wake-ups sent again after /filter misses */
+    int64_t since_ns;
+};
+
+/* Since when a PodGroup has run below minMember (mu_enforcer_partial). */
+struct mu_partial {
+    int64_t since_ns;
+};
+
+struct mu_enforcer {
+    const struct mu_ctl *ctl;
+    int64_t bind_timeout_ms;  /* the barrier's; releases expire later */
+    struct mu_map resv;       /* the ledger: pod key -> struct mu_resv */
+    struct mu_map announced;  /* uids of waiting pods nudged once -> 1 */
+    struct mu_map partial;    /* PodGroup key -> struct mu_partial */
+    uint64_t release_seq;     /* names release batches */
+    atomic_ullong evictions, releases; /* for /metrics */
+};
+
+void mu_enforcer_init(struct mu_enforcer *e, const struct mu_ctl *ctl,
+                      int64_t bind_timeout_ms);
+/* Frees the ledger and the rest (see Ownership). */
+void mu_enforcer_release(struct mu_enforcer *e);
+
+/* The reservation of pod key ("ns/name"), or NULL. Valid until the ledger
+ * changes. */
+const struct mu_resv *mu_enforcer_resv(const struct mu_enforcer *e,
+                                       const char *key);
+/* The watch shows pod t (added or changed): a reservation it no longer
+ * matches (bound, deleting, another uid) is dropped, else its task keeps
+ * its node. */
+void mu_enforcer_pod_seen(struct mu_enforcer *e, struct mu_task *t);
+/* Pod key is gone (deleted, or not in a relist); uid may be NULL. */
+void mu_enforcer_pod_gone(struct mu_enforcer *e, const char *key,
+                          const char *uid);
+
+/*
+ * A cycle's decisions, in this order: mu_enforcer_evict() deletes the
+ * victims; mu_enforcer_reserve() records every bind in the ledger, one
+ * release batch per job, and returns true when there was any: the caller
+ * then publishes the view, so that the extender knows a pod before
+ * kube-scheduler first asks about it; mu_enforcer_release_pods() then
+ * hands the releases to the writer.
+ */
+void mu_enforcer_evict(struct mu_enforcer *e, const struct mu_cycle_out *out);
+bool mu_enforcer_reserve(struct mu_enforcer *e,
+                         const struct mu_cycle_out *out);
+void mu_enforcer_release_pods(struct mu_enforcer *e,
+                              const struct mu_cycle_out *out);
+
+/* A bind batch finished (the barrier's report): a failed one is dropped,
+ * and its pods pinned to a node they never reached are deleted. */
+void mu_enforcer_bind_report(struct mu_enforcer *e, const char *release,
+                             bool ok, const char *detail);
+/* Releases whose pods never reached /bind in time are recovered (one
+ * batch per call). */
+void mu_enforcer_expire(struct mu_enforcer *e);
+/* Takes down gangs that ran below minMember for too long. */
+void mu_enforcer_partial(struct mu_enforcer *e);
+/* /filter saw pod uid without its reserved node among NodeNames: a pod
+ * muster did not gate is woken again (mu_serve_wake_patch), at most a few
+ * times per reservation. */
+void mu_enforcer_filter_miss(struct mu_enforcer *e, const char *uid);
+/* Nudges waiting pods once so their events carry the gang's reason. */
+void mu_enforcer_announce(struct mu_enforcer *e);
+
+/* The JSON patch (RFC 6902) that releases a gated pod to node: drops
+ * muster's gate (keeping others) and adds a required node affinity term on
+ * metadata.name, whatever affinity the pod already has. */
+json_t *mu_serve_release_patch(const json_t *pod, const char *node);
+/* The strategic merge patch that does the same without reading the pod,
+ * for a gated pod with no required node affinity term; uid (may be NULL)
+ * is sent as a precondition. */
+json_t *mu_serve_release_smp(const char *uid, const char *node);
+/*
+ * The wake-up of a reserved pod that muster did not gate (other operators'
+ * pods carrying the group annotation): a merge patch for pods/<name>/status
+ * that sets status.nominatedNodeName to node, so kube-scheduler tries that
+ * one node first (PreferNominatedNode) instead of a sample of all, and the
+ * annotations muster.io/reserved-node (node) and muster.io/wake (wake, a
+ * value new at every wake-up), because kube-scheduler requeues a rejected
+ * pod on a change of its metadata or spec, never of its status alone.
+ * pods/status accepts metadata changes. uid (may be NULL) is sent as a
+ * precondition. Binding clears the nomination (kube-apiserver v1.35,
+ * ClearingNominatedNodeNameAfterBinding); a failed attempt makes
+ * kube-scheduler clear it too.
+ */
+json_t *mu_serve_wake_patch(const char *uid, const char *node,
+                            const char *wake);
+/* The release of one pod as the writer sends it (a writer run function,
+ * exposed for tests). gated: muster's gate goes and the pod is pinned to
+ * node, with w->body (mu_serve_release_smp) when smp, else, or when the
+ * server refuses that as invalid, with a GET and a JSON patch guarded by
+ * the uid; not gated: w->body (a merge patch) as is. */
+struct mu_release {
+    struct mu_enforcer *enf; /* for the done callback (scheduler thread) */
+    char *key, *release, *node, *uid;
+    bool gated; /* muster's gate: ungate and pin; else wake */
+    bool smp;   /* gated, and no required node affinity term seen */
+};
+int mu_serve_release_run(struct mu_kube *k, const struct mu_write *w,
+                         void *ctx, struct mu_err *err);
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * status.h - the PodGroup status muster serve owes the API after every
+ * cycle: phase, running/succeeded/failed and the scheduling condition,
+ * written with one merge patch per PodGroup when what it says changed,
+ * and an event when the condition's kind (type and reason) changed.
+ * (Queue status is the queue controller's, ctrl/queuectl.h; a vcjob's is
+ * the vcjob controller's.)
+ *
+ * A status is taken as written when it is handed to the writer (flagged
+ * MU_WRITE_COALESCE: a newer one replaces one still queued); a write that
+ * fails forgets it, so the next cycle sends it again.
+ *
+ * Threads: the scheduler thread, done callbacks included. Ownership: the
+ * writer borrows ctl; mu_status_release() must come after mu_writer_free()
+ * of ctl->writer.
+ */
+#ifndef MU_SERVE_STATUS_H
+#define MU_SERVE_STATUS_H
+
+#include "common/map.h"
+#include "ctrl/ctl.h"
+
+/* What was last written for one PodGroup. */
+struct mu_pg_written {
+    char *sig;  /* the status (phase, counts, condition), or NULL */
+    char *cond; /* the condition's "type|reason" last evented, or NULL */
+};
+
+struct mu_status {
+    const struct mu_ctl *ctl;
+    struct mu_map pgs; /* PodGroup key -> struct mu_pg_written */
+};
+
+void mu_status_init(struct mu_status *s, const struct mu_ctl *ctl);
+void mu_status_release(struct mu_status *s);
+
+/* Writes the status of every PodGroup that is not implicit (see above). */
+void mu_status_write(struct mu_status *s);
+
+#endif
