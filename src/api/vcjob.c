@@ -10,8 +10,8 @@
 #include "api/jsonx.h"
 #include "api/object.h"
 #include "api/resource.h"
+#include "api/vcjob_args.h"
 #include "api/vcjob_int.h"
-#include "api/vcjob_plugins.h"
 
 #define DEFAULT_MAX_RETRY 3
 #define DEFAULT_QUEUE "default"
@@ -617,3 +617,17 @@ int mu_vcjob_default(const json_t *job, json_t **out, struct mu_err *err)
     return 0;
 }
 
+json_t *mu_vcjob_owner_refs(const char *name, const char *uid)
+{
+    json_t *ref = mu_json_must(json_object());
+    json_t *refs = mu_json_must(json_array());
+
+    mu_json_set_str(ref, "apiVersion", "batch.volcano.sh/v1alpha1");
+    mu_json_set_str(ref, "kind", "Job");
+    mu_json_set_str(ref, "name", name);
+    mu_json_set_str(ref, "uid", uid);
+    json_object_set_new(ref, "controller", json_true());
+    json_object_set_new(ref, "blockOwnerDeletion", json_true());
+    json_array_append_new(refs, ref);
+    return refs;
+}

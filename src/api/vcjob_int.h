@@ -1,5 +1,5 @@
 /*
- * vcjob_int.h - what vcjob.c (Volcano's webhook: checks and defaults) and
+ * vcjob_int.h - vcjob.c's internal header: what vcjob.c (Volcano's webhook: checks and defaults) and
  * vcjob_expand.c (the controller's objects: pods and PodGroup) share: the
  * validated job, and reading one. Not for use outside src/api.
  */
@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "api/vcjob_plugins.h"
+#include "api/vcjob_args.h"
 #include "common/mu.h"
 
 #define ANN_JOB_NAME "volcano.sh/job-name"

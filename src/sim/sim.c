@@ -1,6 +1,6 @@
 #include "sim/sim.h"
 
-#include "api/vcjob.h"
+#include "api/vcjob_expand.h"
 #include "api/yaml.h"
 #include "sched/cycle.h"
 
