@@ -26,6 +26,21 @@ void mu_sim_init(struct mu_sim *s, struct mu_conf *conf, FILE *log)
     mu_map_init(&s->job_where);
 }
 
+void mu_sim_print_table(struct mu_sim *s, FILE *out)
+{
+    mu_sim_output_table(&s->cluster, s->timeline.buf, out);
+}
+
+void mu_sim_print_json(struct mu_sim *s, FILE *out)
+{
+    mu_sim_output_json(&s->cluster, out);
+}
+
+void mu_sim_print_yaml(struct mu_sim *s, FILE *out)
+{
+    mu_sim_output_yaml(&s->cluster, out);
+}
+
 void mu_sim_release(struct mu_sim *s)
 {
     for (size_t i = 0; i < s->narr; i++) {
@@ -41,25 +56,6 @@ void mu_sim_release(struct mu_sim *s)
             free(s->job_where.slots[i].value);
     mu_map_release(&s->job_where);
     memset(s, 0, sizeof(*s));
-}
-
-void mu_sim_time_text(int64_t ms, char buf[48])
-{
-    int64_t t = MU_SIM_EPOCH + ms / 1000, days = t / 86400, sod = t % 86400;
-    int64_t z = days + 719468, era = z / 146097, doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1;
-    int64_t m = mp < 10 ? mp + 3 : mp - 9;
-
-    char tmp[160];
-
-    y += m <= 2;
-    snprintf(tmp, sizeof(tmp), "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ",
-             (long long)y, (long long)m, (long long)d, (long long)(sod / 3600),
-             (long long)(sod / 60 % 60), (long long)(sod % 60));
-    memcpy(buf, tmp, 47);
-    buf[47] = '\0';
 }
 
 static void logf_(struct mu_sim *s, const char *fmt, ...) MU_PRINTF(2, 3);

@@ -22,10 +22,8 @@
 
 #include "sched/cluster.h"
 #include "sched/conf.h"
+#include "sim/output.h"
 
-/* The wall-clock instant simulated time 0 is printed as
- * (2026-01-01T00:00:00Z). */
-#define MU_SIM_EPOCH 1767225600LL
 /* Simulated seconds between cycles while something changes. */
 #define MU_SIM_PERIOD_MS 1000
 /* Simulated time after which a run stops by default (24 h). */
@@ -74,12 +72,9 @@ bool mu_sim_step(struct mu_sim *s);
 /* Runs until nothing is left to happen or until_ms. */
 void mu_sim_run(struct mu_sim *s);
 
-/* Output of the final state. */
+/* Output of the final state (output.h). */
 void mu_sim_print_table(struct mu_sim *s, FILE *out);
 void mu_sim_print_json(struct mu_sim *s, FILE *out);
 void mu_sim_print_yaml(struct mu_sim *s, FILE *out);
-
-/* RFC 3339 text of simulated time ms (MU_SIM_EPOCH + ms/1000); buf holds 48 bytes. */
-void mu_sim_time_text(int64_t ms, char buf[48]);
 
 #endif
