@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "api/strconv.h"
+
 enum flag_type { FLAG_BOOL, FLAG_STR, FLAG_PORT };
 
 struct flag {
@@ -30,25 +32,6 @@ static const struct flag ssh_flags[] = {
     {"ssh-public-key", FLAG_STR, offsetof(struct mu_ssh_args, public_key)},
     {"ssh-port", FLAG_PORT, offsetof(struct mu_ssh_args, port)},
 };
-
-/* strconv.ParseBool's spellings. */
-static int parse_bool(const char *s, bool *out)
-{
-    static const char *const yes[] = {"1", "t", "T", "true", "TRUE", "True"};
-    static const char *const no[] = {"0", "f", "F", "false", "FALSE", "False"};
-
-    for (size_t i = 0; i < MU_ARRAY_LEN(yes); i++) {
-        if (strcmp(s, yes[i]) == 0) {
-            *out = true;
-            return 0;
-        }
-        if (strcmp(s, no[i]) == 0) {
-            *out = false;
-            return 0;
-        }
-    }
-    return -EINVAL;
-}
 
 static int parse_port(const char *s, int *out)
 {
@@ -131,7 +114,7 @@ static int parse_flags(const char *plugin, const struct flag *flags,
         field = (char *)out + f->off;
         if (f->type == FLAG_BOOL) {
             val = eq ? eq + 1 : "true";
-            if (parse_bool(val, (bool *)(void *)field) < 0)
+            if (mu_strconv_bool(val, (bool *)(void *)field) < 0)
                 return mu_err_set(err, -EINVAL,
                                   "spec.plugins.%s[%zu]: --%s: \"%s\" is "
                                   "not a boolean (true or false)",

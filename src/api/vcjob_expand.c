@@ -8,7 +8,7 @@
 
 #include <inttypes.h>
 
-#include "api/jsonx.h"
+#include "api/json.h"
 #include "api/object.h"
 #include "api/resource.h"
 #include "api/vcjob.h"

@@ -10,7 +10,7 @@
 
 #include <limits.h>
 
-#include "api/jsonx.h"
+#include "api/json.h"
 #include "api/vcjob.h"
 
 #define LBL_JOB_NAME "volcano.sh/job-name"
@@ -36,13 +36,6 @@ static void set_strn(json_t *o, const char *key, const char *v, size_t n)
     json_object_set_new(o, key, mu_json_must(json_stringn(v, n)));
 }
 
-static const char *get_str(const json_t *o, const char *key)
-{
-    const char *s = json_string_value(json_object_get(o, key));
-
-    return s && *s ? s : NULL;
-}
-
 static void pjob_release(struct pjob *p)
 {
     json_decref(p->def);
@@ -59,9 +52,9 @@ static int pjob_load(const json_t *job, struct pjob *p, struct mu_err *err)
         return rc;
     meta = json_object_get(p->def, "metadata");
     spec = json_object_get(p->def, "spec");
-    p->name = get_str(meta, "name");
-    p->ns = get_str(meta, "namespace");
-    p->uid = get_str(meta, "uid");
+    p->name = mu_json_nonempty(meta, "name");
+    p->ns = mu_json_nonempty(meta, "namespace");
+    p->uid = mu_json_nonempty(meta, "uid");
     if (!p->uid)
         return mu_err_set(err, -EINVAL, "metadata.uid: required");
     p->tasks = json_object_get(spec, "tasks");
@@ -119,9 +112,9 @@ static void each_host(const struct pjob *p, const json_t *t,
                       void *ctx)
 {
     const json_t *ts = json_object_get(json_object_get(t, "template"), "spec");
-    const char *task = get_str(t, "name");
-    const char *host = get_str(ts, "hostname");
-    const char *sub = get_str(ts, "subdomain");
+    const char *task = mu_json_nonempty(t, "name");
+    const char *host = mu_json_nonempty(ts, "hostname");
+    const char *sub = mu_json_nonempty(ts, "subdomain");
     json_int_t n = json_integer_value(json_object_get(t, "replicas"));
 
     for (json_int_t i = 0; i < n; i++) {
@@ -199,7 +192,7 @@ int mu_vcjob_svc_configmap(const json_t *job, json_t **out,
     data = mu_json_must(json_object());
     json_array_foreach (p.tasks, i, t) {
         struct hosts h = {.n = 0};
-        char *key = mu_xasprintf("%s", get_str(t, "name"));
+        char *key = mu_xasprintf("%s", mu_json_nonempty(t, "name"));
         char *upper, *k;
 
         mu_sb_init(&h.lines);

@@ -1,6 +1,7 @@
 #include "sim/sim.h"
 
 #include "api/implicit.h"
+#include "api/json.h"
 #include "api/vcjob_expand.h"
 #include "api/yaml.h"
 #include "sched/cycle.h"
@@ -94,17 +95,13 @@ static void event(struct mu_sim *s, const char *fmt, ...)
     mu_sb_add(&s->timeline, "\n");
 }
 
-static const char *jstr(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
 /* "Kind ns/name" for messages. */
 static char *obj_label(const json_t *o)
 {
     const json_t *md = json_object_get(o, "metadata");
-    const char *kind = jstr(o, "kind"), *ns = jstr(md, "namespace");
-    const char *name = jstr(md, "name");
+    const char *kind = mu_json_str(o, "kind");
+    const char *ns = mu_json_str(md, "namespace");
+    const char *name = mu_json_str(md, "name");
 
     return mu_xasprintf("%s %s%s%s", kind ? kind : "object", ns ? ns : "",
                         ns ? "/" : "", name ? name : "(no name)");
@@ -114,7 +111,7 @@ static int64_t submit_at(struct mu_sim *s, const json_t *o, const char *where)
 {
     const json_t *ann = json_object_get(json_object_get(o, "metadata"),
                                         "annotations");
-    const char *v = jstr(ann, MU_ANN_SUBMIT_AT);
+    const char *v = mu_json_str(ann, MU_ANN_SUBMIT_AT);
     struct mu_err err;
     int64_t ms = 0;
 
@@ -181,7 +178,8 @@ static void add_owner(struct mu_sim *s, json_t *o, const char *kind,
 
 static int classify(struct mu_sim *s, json_t *o, const char *where)
 {
-    const char *api = jstr(o, "apiVersion"), *kind = jstr(o, "kind");
+    const char *api = mu_json_str(o, "apiVersion");
+    const char *kind = mu_json_str(o, "kind");
     static const struct {
         const char *api, *kind;
         enum arr_kind k;
@@ -305,10 +303,10 @@ static void set_uid(json_t *o, const char *kind)
     json_t *md = json_object_get(o, "metadata");
     char uid[37];
 
-    if (!json_is_object(md) || jstr(md, "uid"))
+    if (!json_is_object(md) || mu_json_str(md, "uid"))
         return;
-    mu_fake_uid(kind, jstr(md, "namespace"), jstr(md, "name") ?
-                jstr(md, "name") : "", uid);
+    mu_fake_uid(kind, mu_json_str(md, "namespace"),
+                mu_json_str(md, "name") ? mu_json_str(md, "name") : "", uid);
     json_object_set_new(md, "uid", json_string(uid));
 }
 
@@ -378,7 +376,7 @@ static const json_t *owner_annotations(struct mu_sim *s,
     o = mu_map_get(&s->owners, key);
     free(key);
     md = json_object_get(o, "metadata");
-    uid = json_string_value(json_object_get(md, "uid"));
+    uid = mu_json_str(md, "uid");
     if (uid && p->meta.owner_uid && strcmp(uid, p->meta.owner_uid))
         return NULL; /* another object of that name */
     return json_object_get(md, "annotations");
