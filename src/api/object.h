@@ -17,6 +17,11 @@
  *
  * Resource names met while decoding are registered in `rn` (the cluster's
  * dimension registry); running out of dimensions is -ENOSPC.
+ *
+ * The parts the decoders share live below them: field access with paths
+ * (json.h), labels, taints, tolerations and node selectors with their
+ * matching rules (match.h, included), durations and RFC 3339 times
+ * (times.h, included).
  */
 #ifndef MU_API_OBJECT_H
 #define MU_API_OBJECT_H
@@ -25,7 +30,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "api/match.h"
 #include "api/resource.h"
+#include "api/times.h"
 #include "common/mu.h"
 
 /* Annotation keys muster reads. */
@@ -41,23 +48,6 @@
 /* Simulation annotations (see README "Simulated time"). */
 #define MU_ANN_SUBMIT_AT "muster.io/submit-at"
 #define MU_ANN_RUN_FOR "muster.io/run-for"
-
-/* A sorted (by key) list of string pairs: labels, annotations, selectors. */
-struct mu_kv {
-    char *key;
-    char *value;
-};
-struct mu_kvs {
-    size_t n;
-    struct mu_kv *v;
-};
-/* Value for key, or NULL. Binary search. */
-const char *mu_kvs_get(const struct mu_kvs *kvs, const char *key);
-void mu_kvs_release(struct mu_kvs *kvs);
-/* Reads a JSON object of strings (labels, annotations, nodeSelector). A
- * non-string value is an error naming path.key. NULL/absent gives empty. */
-int mu_kvs_decode(const json_t *j, const char *path, struct mu_kvs *out,
-                  struct mu_err *err);
 
 struct mu_meta {
     char *ns;      /* NULL for cluster-scoped objects */
@@ -76,69 +66,6 @@ void mu_meta_release(struct mu_meta *m);
 /* Decodes metadata. namespaced: default ns to "default" when absent. */
 int mu_meta_decode(const json_t *j, bool namespaced, struct mu_meta *out,
                    struct mu_err *err);
-
-/*
- * Durations as Go writes them ("1h30m", "90s", "500ms", "2m") or a bare
- * integer number of seconds. Returns milliseconds in *ms.
- */
-int mu_duration_parse(const char *s, int64_t *ms, struct mu_err *err);
-
-enum mu_taint_effect {
-    MU_EFFECT_NONE = 0, /* toleration: matches every effect */
-    MU_EFFECT_NO_SCHEDULE,
-    MU_EFFECT_PREFER_NO_SCHEDULE,
-    MU_EFFECT_NO_EXECUTE,
-};
-
-struct mu_taint {
-    char *key;
-    char *value; /* may be NULL */
-    enum mu_taint_effect effect;
-};
-
-struct mu_toleration {
-    char *key;   /* NULL/empty with op Exists = tolerate everything */
-    bool exists; /* operator Exists (else Equal) */
-    char *value;
-    enum mu_taint_effect effect; /* NONE = all effects */
-};
-/* True when tol tolerates taint, per the Kubernetes rule. */
-bool mu_toleration_matches(const struct mu_toleration *tol,
-                           const struct mu_taint *taint);
-
-enum mu_selop {
-    MU_SEL_IN,
-    MU_SEL_NOT_IN,
-    MU_SEL_EXISTS,
-    MU_SEL_DOES_NOT_EXIST,
-    MU_SEL_GT,
-    MU_SEL_LT,
-};
-
-struct mu_selreq {
-    char *key;
-    enum mu_selop op;
-    size_t nvalues;
-    char **values;
-};
-
-/* One nodeSelectorTerm: every expression and field must match. */
-struct mu_selterm {
-    size_t nexpr;
-    struct mu_selreq *expr;   /* matchExpressions, against labels */
-    size_t nfields;
-    struct mu_selreq *fields; /* matchFields; only metadata.name exists */
-};
-
-/* requiredDuringSchedulingIgnoredDuringExecution: terms are OR-ed. An empty
- * list (nterms == 0) means "no required affinity". */
-struct mu_affinity {
-    size_t nterms;
-    struct mu_selterm *terms;
-};
-/* True when a node with these labels and name satisfies the affinity. */
-bool mu_affinity_matches(const struct mu_affinity *a,
-                         const struct mu_kvs *labels, const char *node_name);
 
 struct mu_node {
     struct mu_meta meta;
@@ -162,11 +89,6 @@ const char *mu_pod_phase_name(enum mu_pod_phase p);
 /* status.phase as the API writes it: absent (NULL) is Pending, anything
  * unrecognised Unknown. */
 enum mu_pod_phase mu_pod_phase_parse(const char *s);
-
-/* Parses an RFC 3339 time as the API writes it ("2006-01-02T15:04:05Z",
- * fractions and offsets accepted) into seconds since the epoch; false for
- * NULL or anything else. */
-bool mu_rfc3339_parse(const char *s, int64_t *out);
 
 struct mu_pod {
     struct mu_meta meta;

@@ -7,11 +7,11 @@
 
 #include <inttypes.h>
 
-#include "api/jsonx.h"
+#include "api/json.h"
 #include "api/object.h"
 #include "api/resource.h"
+#include "api/vcjob_args.h"
 #include "api/vcjob_int.h"
-#include "api/vcjob_plugins.h"
 
 #define DEFAULT_MAX_RETRY 3
 #define DEFAULT_QUEUE "default"
@@ -100,19 +100,18 @@ static bool is_subdomain(const char *s)
     return is_label(s, strlen(s));
 }
 
-/* The optional string o[key] (path names o); "" and null read as absent. */
+/*
+ * The webhook's wording of json.h's getters ("<path><key>: must be a
+ * string"; path ends in "." or is ""). The optional string o[key]: "" and
+ * null read as absent.
+ */
 static int get_str(const json_t *o, const char *path, const char *key,
                    const char **out, struct mu_err *err)
 {
-    const json_t *v = json_object_get(o, key);
-
-    *out = NULL;
-    if (!v || json_is_null(v))
-        return 0;
-    if (!json_is_string(v))
+    if (mu_json_get_str(o, key, out) < 0)
         return mu_err_set(err, -EINVAL, "%s%s: must be a string", path, key);
-    if (json_string_length(v) > 0)
-        *out = json_string_value(v);
+    if (*out && !**out)
+        *out = NULL;
     return 0;
 }
 
@@ -120,14 +119,14 @@ static int get_str(const json_t *o, const char *path, const char *key,
 static int get_int(const json_t *o, const char *path, const char *key,
                    int32_t def, int32_t *out, struct mu_err *err)
 {
-    const json_t *v = json_object_get(o, key);
+    const json_t *v;
     json_int_t n;
 
     *out = def;
-    if (!v || json_is_null(v))
-        return 0;
-    if (!json_is_integer(v))
+    if (mu_json_get(o, key, JSON_INTEGER, &v) < 0)
         return mu_err_set(err, -EINVAL, "%s%s: must be an integer", path, key);
+    if (!v)
+        return 0;
     n = json_integer_value(v);
     if (n < INT32_MIN || n > INT32_MAX)
         return mu_err_set(err, -EINVAL, "%s%s: %" JSON_INTEGER_FORMAT
@@ -140,13 +139,11 @@ static int get_int(const json_t *o, const char *path, const char *key,
 static int check_strmap(const json_t *o, const char *path, const char *key,
                         struct mu_err *err)
 {
-    const json_t *m = json_object_get(o, key);
+    const json_t *m;
     const char *k;
     json_t *v;
 
-    if (!m || json_is_null(m))
-        return 0;
-    if (!json_is_object(m))
+    if (mu_json_get(o, key, JSON_OBJECT, &m) < 0)
         return mu_err_set(err, -EINVAL, "%s%s: must be an object", path, key);
     json_object_foreach ((json_t *)m, k, v)
         if (!json_is_string(v))
@@ -157,7 +154,9 @@ static int check_strmap(const json_t *o, const char *path, const char *key,
 
 static int check_list(const json_t *v, const char *path, struct mu_err *err)
 {
-    if (v && !json_is_null(v) && !json_is_array(v))
+    const json_t *a;
+
+    if (mu_json_as(v, JSON_ARRAY, &a) < 0)
         return mu_err_set(err, -EINVAL, "%s: must be a list", path);
     return 0;
 }
@@ -617,3 +616,17 @@ int mu_vcjob_default(const json_t *job, json_t **out, struct mu_err *err)
     return 0;
 }
 
+json_t *mu_vcjob_owner_refs(const char *name, const char *uid)
+{
+    json_t *ref = mu_json_must(json_object());
+    json_t *refs = mu_json_must(json_array());
+
+    mu_json_set_str(ref, "apiVersion", "batch.volcano.sh/v1alpha1");
+    mu_json_set_str(ref, "kind", "Job");
+    mu_json_set_str(ref, "name", name);
+    mu_json_set_str(ref, "uid", uid);
+    json_object_set_new(ref, "controller", json_true());
+    json_object_set_new(ref, "blockOwnerDeletion", json_true());
+    json_array_append_new(refs, ref);
+    return refs;
+}

@@ -4,15 +4,16 @@
  * the PodGroup with its minResources (vcjob.h). Reading and checking the
  * Job is vcjob.c's.
  */
-#include "api/vcjob.h"
+#include "api/vcjob_expand.h"
 
 #include <inttypes.h>
 
-#include "api/jsonx.h"
+#include "api/json.h"
 #include "api/object.h"
 #include "api/resource.h"
+#include "api/vcjob.h"
+#include "api/vcjob_args.h"
 #include "api/vcjob_int.h"
-#include "api/vcjob_plugins.h"
 
 /* Job annotations (and labels) the controller copies onto every pod. */
 static const char *const copied_ann[] = {

@@ -1,7 +1,8 @@
 /*
- * vcjob_int.h - what vcjob.c (Volcano's webhook: checks and defaults) and
- * vcjob_expand.c (the controller's objects: pods and PodGroup) share: the
- * validated job, and reading one. Not for use outside src/api.
+ * vcjob_int.h - vcjob.c's internal half: the validated job that vcjob.c
+ * (Volcano's webhook: checks and defaults) makes and vcjob_expand.c (the
+ * controller's objects: pods and PodGroup) reads, and reading one
+ * (mu_vcjob_parse, defined in vcjob.c). Not for use outside src/api.
  */
 #ifndef MU_API_VCJOB_INT_H
 #define MU_API_VCJOB_INT_H
@@ -11,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "api/vcjob_plugins.h"
+#include "api/vcjob_args.h"
 #include "common/mu.h"
 
 #define ANN_JOB_NAME "volcano.sh/job-name"

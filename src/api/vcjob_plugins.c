@@ -10,210 +10,11 @@
 
 #include <limits.h>
 
-#include "api/jsonx.h"
+#include "api/json.h"
 #include "api/vcjob.h"
 
 #define LBL_JOB_NAME "volcano.sh/job-name"
 #define LBL_JOB_NAMESPACE "volcano.sh/job-namespace"
-
-/* ------------------------------------------------------------------ */
-/* Plugin arguments: a small subset of Go's flag package.              */
-
-enum flag_type { FLAG_BOOL, FLAG_STR, FLAG_PORT };
-
-struct flag {
-    const char *name;
-    enum flag_type type;
-    size_t off; /* of the field in the args struct */
-};
-
-static const struct flag svc_flags[] = {
-    {"publish-not-ready-addresses", FLAG_BOOL,
-     offsetof(struct mu_svc_args, publish_not_ready)},
-    {"disable-network-policy", FLAG_BOOL,
-     offsetof(struct mu_svc_args, no_network_policy)},
-    {"inject-hosts-env", FLAG_BOOL,
-     offsetof(struct mu_svc_args, inject_hosts_env)},
-};
-
-static const struct flag ssh_flags[] = {
-    {"ssh-key-file-path", FLAG_STR, offsetof(struct mu_ssh_args, key_path)},
-    {"ssh-private-key", FLAG_STR, offsetof(struct mu_ssh_args, private_key)},
-    {"ssh-public-key", FLAG_STR, offsetof(struct mu_ssh_args, public_key)},
-    {"ssh-port", FLAG_PORT, offsetof(struct mu_ssh_args, port)},
-};
-
-/* strconv.ParseBool's spellings. */
-static int parse_bool(const char *s, bool *out)
-{
-    static const char *const yes[] = {"1", "t", "T", "true", "TRUE", "True"};
-    static const char *const no[] = {"0", "f", "F", "false", "FALSE", "False"};
-
-    for (size_t i = 0; i < MU_ARRAY_LEN(yes); i++) {
-        if (strcmp(s, yes[i]) == 0) {
-            *out = true;
-            return 0;
-        }
-        if (strcmp(s, no[i]) == 0) {
-            *out = false;
-            return 0;
-        }
-    }
-    return -EINVAL;
-}
-
-static int parse_port(const char *s, int *out)
-{
-    long v = 0;
-
-    if (!*s)
-        return -EINVAL;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return -EINVAL;
-        v = v * 10 + (*s - '0');
-        if (v > 65535)
-            return -EINVAL;
-    }
-    if (v < 1)
-        return -EINVAL;
-    *out = (int)v;
-    return 0;
-}
-
-static int unknown_flag(struct mu_err *err, const char *plugin, size_t at,
-                        const char *name, size_t len,
-                        const struct flag *flags, size_t n)
-{
-    struct mu_sb sb;
-
-    mu_sb_init(&sb);
-    for (size_t i = 0; i < n; i++)
-        mu_sb_addf(&sb, "%s--%s", i ? ", " : "", flags[i].name);
-    mu_err_set(err, -EINVAL,
-               "spec.plugins.%s[%zu]: unknown flag --%.*s (known: %s)",
-               plugin, at, (int)len, name, sb.buf);
-    mu_sb_release(&sb);
-    return -EINVAL;
-}
-
-/* Parses args into out (a struct mu_svc_args or mu_ssh_args). */
-static int parse_flags(const char *plugin, const struct flag *flags,
-                       size_t nflags, const json_t *args, void *out,
-                       struct mu_err *err)
-{
-    size_t nargs, i = 0;
-
-    if (!args || json_is_null(args))
-        return 0;
-    if (!json_is_array(args))
-        return mu_err_set(err, -EINVAL,
-                          "spec.plugins.%s: must be a list of strings",
-                          plugin);
-    nargs = json_array_size(args);
-    while (i < nargs) {
-        size_t at = i, len;
-        const char *a = json_string_value(json_array_get(args, i++));
-        const char *name, *eq, *val;
-        const struct flag *f = NULL;
-        char *field;
-
-        if (!a)
-            return mu_err_set(err, -EINVAL,
-                              "spec.plugins.%s[%zu]: must be a string",
-                              plugin, at);
-        if (a[0] != '-' || a[1] == '\0')
-            return mu_err_set(err, -EINVAL,
-                              "spec.plugins.%s[%zu]: \"%s\" is not a flag "
-                              "(--name or --name=value)",
-                              plugin, at, a);
-        name = a[1] == '-' ? a + 2 : a + 1;
-        if (*name == '\0' || *name == '-' || *name == '=')
-            return mu_err_set(err, -EINVAL,
-                              "spec.plugins.%s[%zu]: bad flag syntax: %s",
-                              plugin, at, a);
-        eq = strchr(name, '=');
-        len = eq ? (size_t)(eq - name) : strlen(name);
-        for (size_t k = 0; k < nflags && !f; k++)
-            if (strlen(flags[k].name) == len &&
-                memcmp(flags[k].name, name, len) == 0)
-                f = &flags[k];
-        if (!f)
-            return unknown_flag(err, plugin, at, name, len, flags, nflags);
-        field = (char *)out + f->off;
-        if (f->type == FLAG_BOOL) {
-            val = eq ? eq + 1 : "true";
-            if (parse_bool(val, (bool *)(void *)field) < 0)
-                return mu_err_set(err, -EINVAL,
-                                  "spec.plugins.%s[%zu]: --%s: \"%s\" is "
-                                  "not a boolean (true or false)",
-                                  plugin, at, f->name, val);
-            continue;
-        }
-        if (eq) {
-            val = eq + 1;
-        } else if (i < nargs) {
-            val = json_string_value(json_array_get(args, i++));
-            if (!val)
-                return mu_err_set(err, -EINVAL,
-                                  "spec.plugins.%s[%zu]: must be a string",
-                                  plugin, i - 1);
-        } else {
-            return mu_err_set(err, -EINVAL,
-                              "spec.plugins.%s[%zu]: --%s needs a value",
-                              plugin, at, f->name);
-        }
-        if (f->type == FLAG_PORT) {
-            if (parse_port(val, (int *)(void *)field) < 0)
-                return mu_err_set(err, -EINVAL,
-                                  "spec.plugins.%s[%zu]: --%s: \"%s\" is "
-                                  "not a port (1-65535)",
-                                  plugin, at, f->name, val);
-        } else {
-            *(const char **)(void *)field = val;
-        }
-    }
-    return 0;
-}
-
-int mu_vcjob_svc_args(const json_t *args, struct mu_svc_args *out,
-                      struct mu_err *err)
-{
-    struct mu_svc_args a = {.inject_hosts_env = true};
-    int rc = parse_flags("svc", svc_flags, MU_ARRAY_LEN(svc_flags), args, &a,
-                         err);
-
-    if (rc == 0)
-        *out = a;
-    return rc;
-}
-
-int mu_vcjob_ssh_args(const json_t *args, struct mu_ssh_args *out,
-                      struct mu_err *err)
-{
-    struct mu_ssh_args a = {.key_path = MU_SSH_ROOT_PATH,
-                            .port = MU_SSH_DEFAULT_PORT};
-    int rc = parse_flags("ssh", ssh_flags, MU_ARRAY_LEN(ssh_flags), args, &a,
-                         err);
-
-    if (rc < 0)
-        return rc;
-    if (!*a.key_path)
-        return mu_err_set(err, -EINVAL,
-                          "spec.plugins.ssh: --ssh-key-file-path must not "
-                          "be empty");
-    if (a.private_key && !*a.private_key)
-        a.private_key = NULL;
-    if (a.public_key && !*a.public_key)
-        a.public_key = NULL;
-    if (a.public_key && !a.private_key)
-        return mu_err_set(err, -EINVAL,
-                          "spec.plugins.ssh: --ssh-public-key needs "
-                          "--ssh-private-key (Volcano would ignore it and "
-                          "generate a key)");
-    *out = a;
-    return 0;
-}
 
 /* ------------------------------------------------------------------ */
 /* The job, checked and defaulted.                                     */
@@ -235,13 +36,6 @@ static void set_strn(json_t *o, const char *key, const char *v, size_t n)
     json_object_set_new(o, key, mu_json_must(json_stringn(v, n)));
 }
 
-static const char *get_str(const json_t *o, const char *key)
-{
-    const char *s = json_string_value(json_object_get(o, key));
-
-    return s && *s ? s : NULL;
-}
-
 static void pjob_release(struct pjob *p)
 {
     json_decref(p->def);
@@ -258,9 +52,9 @@ static int pjob_load(const json_t *job, struct pjob *p, struct mu_err *err)
         return rc;
     meta = json_object_get(p->def, "metadata");
     spec = json_object_get(p->def, "spec");
-    p->name = get_str(meta, "name");
-    p->ns = get_str(meta, "namespace");
-    p->uid = get_str(meta, "uid");
+    p->name = mu_json_nonempty(meta, "name");
+    p->ns = mu_json_nonempty(meta, "namespace");
+    p->uid = mu_json_nonempty(meta, "uid");
     if (!p->uid)
         return mu_err_set(err, -EINVAL, "metadata.uid: required");
     p->tasks = json_object_get(spec, "tasks");
@@ -276,21 +70,6 @@ static int pjob_load(const json_t *job, struct pjob *p, struct mu_err *err)
             return rc;
     }
     return 0;
-}
-
-json_t *mu_vcjob_owner_refs(const char *name, const char *uid)
-{
-    json_t *ref = mu_json_must(json_object());
-    json_t *refs = mu_json_must(json_array());
-
-    mu_json_set_str(ref, "apiVersion", "batch.volcano.sh/v1alpha1");
-    mu_json_set_str(ref, "kind", "Job");
-    mu_json_set_str(ref, "name", name);
-    mu_json_set_str(ref, "uid", uid);
-    json_object_set_new(ref, "controller", json_true());
-    json_object_set_new(ref, "blockOwnerDeletion", json_true());
-    json_array_append_new(refs, ref);
-    return refs;
 }
 
 /* metadata {name, namespace, ownerReferences} of an object of the job. */
@@ -333,9 +112,9 @@ static void each_host(const struct pjob *p, const json_t *t,
                       void *ctx)
 {
     const json_t *ts = json_object_get(json_object_get(t, "template"), "spec");
-    const char *task = get_str(t, "name");
-    const char *host = get_str(ts, "hostname");
-    const char *sub = get_str(ts, "subdomain");
+    const char *task = mu_json_nonempty(t, "name");
+    const char *host = mu_json_nonempty(ts, "hostname");
+    const char *sub = mu_json_nonempty(ts, "subdomain");
     json_int_t n = json_integer_value(json_object_get(t, "replicas"));
 
     for (json_int_t i = 0; i < n; i++) {
@@ -413,7 +192,7 @@ int mu_vcjob_svc_configmap(const json_t *job, json_t **out,
     data = mu_json_must(json_object());
     json_array_foreach (p.tasks, i, t) {
         struct hosts h = {.n = 0};
-        char *key = mu_xasprintf("%s", get_str(t, "name"));
+        char *key = mu_xasprintf("%s", mu_json_nonempty(t, "name"));
         char *upper, *k;
 
         mu_sb_init(&h.lines);

@@ -29,12 +29,9 @@
  * labels (Volcano puts none). Secret values are base64 under `data`, as
  * Volcano writes them.
  *
- * Plugin arguments are read the way Go's flag package reads them ("-x" or
- * "--x", "--x=v", or "--x v" for non-boolean flags; booleans take 1, 0, t,
- * f, true, false in Go's spellings), except that muster refuses what
- * Volcano only logs and ignores: an unknown flag, a non-flag argument and a
- * malformed value. mu_vcjob_default() and mu_vcjob_pod() refuse such a job
- * too, so a job they accepted never fails here for its arguments.
+ * Plugin arguments are read by vcjob_args.h; mu_vcjob_default() (vcjob.h)
+ * refuses a job whose arguments it refuses, so a job it accepted never
+ * fails here for its arguments.
  *
  * Ownership: inputs are borrowed; every json_t written to an out-parameter
  * is a new reference owned by the caller. Errors are 0 or a negative errno;
@@ -48,47 +45,11 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "api/vcjob_args.h"
 #include "common/mu.h"
 
-/* Where the svc ConfigMap is mounted, and the ssh default key directory. */
-#define MU_SVC_MOUNT_PATH "/etc/volcano"
-#define MU_SSH_ROOT_PATH "/root/.ssh"
-#define MU_SSH_DEFAULT_PORT 22
 /* Bits of the generated RSA key (Volcano: 2048). */
 #define MU_SSH_RSA_BITS 2048
-
-/* The svc plugin's arguments, defaults as in Volcano. */
-struct mu_svc_args {
-    bool publish_not_ready; /* --publish-not-ready-addresses, false */
-    bool no_network_policy; /* --disable-network-policy, false */
-    bool inject_hosts_env;  /* --inject-hosts-env, true */
-};
-
-/* The ssh plugin's arguments; the strings are borrowed from the args. */
-struct mu_ssh_args {
-    const char *key_path;    /* --ssh-key-file-path, MU_SSH_ROOT_PATH */
-    const char *private_key; /* --ssh-private-key (PEM), NULL: generate */
-    const char *public_key;  /* --ssh-public-key, NULL: from the private */
-    int port;                /* --ssh-port, 1-65535, MU_SSH_DEFAULT_PORT */
-};
-
-/*
- * Reads spec.plugins.svc / spec.plugins.ssh (`args`: a JSON array of
- * strings, or NULL or null for none) into *out, defaults first. -EINVAL
- * with err "spec.plugins.svc[i]: ..." for an unknown flag, a non-flag
- * argument, a missing or malformed value; for ssh also an empty
- * --ssh-key-file-path and --ssh-public-key without --ssh-private-key
- * (Volcano would silently ignore the public key). *out is written only on
- * success.
- */
-int mu_vcjob_svc_args(const json_t *args, struct mu_svc_args *out,
-                      struct mu_err *err);
-int mu_vcjob_ssh_args(const json_t *args, struct mu_ssh_args *out,
-                      struct mu_err *err);
-
-/* The ownerReferences of an object a Job controls (its pods, PodGroup and
- * plugin objects): the Job, as controller, blocking owner deletion. */
-json_t *mu_vcjob_owner_refs(const char *name, const char *uid);
 
 /*
  * The builders. `job` is a Job as submitted or as mu_vcjob_default()

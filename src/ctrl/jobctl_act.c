@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "api/vcjob.h"
+#include "api/vcjob_expand.h"
 #include "api/vcjob_plugins.h"
 #include "kube/client.h"
 #include "kube/paths.h"

@@ -12,6 +12,7 @@
 
 #include <strings.h>
 
+#include "api/json.h"
 #include "extender/internal.h"
 
 /* The caps of extender.h, by their short names here. */
@@ -137,51 +138,25 @@ static int decide(const struct mu_view *v, const struct pod_ref *p,
 
 /* ---- the jansson path ---------------------------------------------- */
 
-/* o[key] matching key without regard to case; the last match wins (Go's
- * encoding/json). NULL when absent or o is not an object. */
+/* The ExtenderArgs' fields are matched without regard to case, as Go's
+ * encoding/json does (api/json.h). */
 static json_t *get_ci(const json_t *o, const char *key)
 {
-    json_t *found = NULL, *val;
-    const char *k;
-
-    if (!json_is_object(o))
-        return NULL;
-    json_object_foreach((json_t *)o, k, val)
-    {
-        if (!strcasecmp(k, key))
-            found = val;
-    }
-    return found;
+    return mu_json_find_ci(o, key);
 }
 
 /* A string field: absent or null -> *out NULL; a string -> it; else
  * -EINVAL. */
 static int str_field(const json_t *o, const char *key, const char **out)
 {
-    json_t *f = get_ci(o, key);
-
-    *out = NULL;
-    if (!f || json_is_null(f))
-        return 0;
-    if (!json_is_string(f))
-        return -EINVAL;
-    *out = json_string_value(f);
-    return 0;
+    return mu_json_as_str(get_ci(o, key), out);
 }
 
 /* A sub-object: absent or null -> *out NULL; an object -> it; else
  * -EINVAL. */
 static int obj_field(const json_t *o, const char *key, const json_t **out)
 {
-    json_t *f = get_ci(o, key);
-
-    *out = NULL;
-    if (!f || json_is_null(f))
-        return 0;
-    if (!json_is_object(f))
-        return -EINVAL;
-    *out = f;
-    return 0;
+    return mu_json_as(get_ci(o, key), JSON_OBJECT, out);
 }
 
 /* Reads ExtenderArgs. 0, or -EINVAL with a message in err. */

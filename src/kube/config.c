@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/json.h"
 #include "api/yaml.h"
 #include "kube/caps.h"
 
@@ -209,21 +210,7 @@ out_bad:
 static int get_str(const json_t *obj, const char *key, const char **out,
                    char *num, size_t num_len)
 {
-    const json_t *v = json_object_get(obj, key);
-
-    *out = NULL;
-    if (!v || json_is_null(v))
-        return 0;
-    if (json_is_string(v)) {
-        *out = json_string_value(v);
-        return 0;
-    }
-    if (json_is_integer(v)) {
-        snprintf(num, num_len, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        *out = num;
-        return 0;
-    }
-    return -EINVAL;
+    return mu_json_as_text(json_object_get(obj, key), num, num_len, out);
 }
 
 static void release_merged(struct merged *m)

@@ -1,6 +1,25 @@
-#include "sim/sim.h"
+#include "sim/output.h"
 
 #include <jansson.h>
+
+void mu_sim_time_text(int64_t ms, char buf[48])
+{
+    int64_t t = MU_SIM_EPOCH + ms / 1000, days = t / 86400, sod = t % 86400;
+    int64_t z = days + 719468, era = z / 146097, doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1;
+    int64_t m = mp < 10 ? mp + 3 : mp - 9;
+
+    char tmp[160];
+
+    y += m <= 2;
+    snprintf(tmp, sizeof(tmp), "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ",
+             (long long)y, (long long)m, (long long)d, (long long)(sod / 3600),
+             (long long)(sod / 60 % 60), (long long)(sod % 60));
+    memcpy(buf, tmp, 47);
+    buf[47] = '\0';
+}
 
 static json_t *reslist(const struct mu_cluster *c, const struct mu_res *r,
                        bool keep_zero)
@@ -159,9 +178,8 @@ static json_t *pod_json(const struct mu_task *t)
     return o;
 }
 
-static json_t *state_list(struct mu_sim *s)
+static json_t *state_list(const struct mu_cluster *c)
 {
-    const struct mu_cluster *c = &s->cluster;
     json_t *list = obj("v1", "List", json_object()), *items = json_array();
 
     json_object_del(list, "metadata");
@@ -175,9 +193,9 @@ static json_t *state_list(struct mu_sim *s)
     return list;
 }
 
-void mu_sim_print_json(struct mu_sim *s, FILE *out)
+void mu_sim_output_json(const struct mu_cluster *c, FILE *out)
 {
-    json_t *l = state_list(s);
+    json_t *l = state_list(c);
 
     json_dumpf(l, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', out);
@@ -255,9 +273,9 @@ static void yaml_emit(const json_t *v, int indent, FILE *out)
     }
 }
 
-void mu_sim_print_yaml(struct mu_sim *s, FILE *out)
+void mu_sim_output_yaml(const struct mu_cluster *c, FILE *out)
 {
-    json_t *l = state_list(s);
+    json_t *l = state_list(c);
 
     yaml_emit(l, 0, out);
     json_decref(l);
@@ -268,15 +286,16 @@ static void pad(FILE *out, const char *s, int w)
     fprintf(out, "%-*s", w, s);
 }
 
-void mu_sim_print_table(struct mu_sim *s, FILE *out)
+void mu_sim_output_table(const struct mu_cluster *c, const char *timeline,
+                         FILE *out)
 {
-    const struct mu_cluster *c = &s->cluster;
     int wn = 4, wq = 5;
     struct mu_sb sb;
 
-    fputs(s->timeline.buf ? s->timeline.buf : "", out);
-    if (s->timeline.len)
+    if (timeline && *timeline) {
+        fputs(timeline, out);
         fputc('\n', out);
+    }
     for (size_t i = 0; i < c->njobs; i++) {
         int n = (int)strlen(c->jobs[i]->key);
 

@@ -1,6 +1,8 @@
 #include "sim/sim.h"
 
-#include "api/vcjob.h"
+#include "api/implicit.h"
+#include "api/json.h"
+#include "api/vcjob_expand.h"
 #include "api/yaml.h"
 #include "sched/cycle.h"
 
@@ -24,10 +26,29 @@ void mu_sim_init(struct mu_sim *s, struct mu_conf *conf, FILE *log)
     s->log = log;
     mu_sb_init(&s->timeline);
     mu_map_init(&s->job_where);
+    mu_map_init(&s->owners);
+}
+
+void mu_sim_print_table(struct mu_sim *s, FILE *out)
+{
+    mu_sim_output_table(&s->cluster, s->timeline.buf, out);
+}
+
+void mu_sim_print_json(struct mu_sim *s, FILE *out)
+{
+    mu_sim_output_json(&s->cluster, out);
+}
+
+void mu_sim_print_yaml(struct mu_sim *s, FILE *out)
+{
+    mu_sim_output_yaml(&s->cluster, out);
 }
 
 void mu_sim_release(struct mu_sim *s)
 {
+    size_t it;
+    void *v;
+
     for (size_t i = 0; i < s->narr; i++) {
         json_decref(s->arr[i].obj);
         free(s->arr[i].where);
@@ -36,30 +57,15 @@ void mu_sim_release(struct mu_sim *s)
     mu_cluster_release(&s->cluster);
     mu_conf_release(&s->conf);
     mu_sb_release(&s->timeline);
-    for (size_t i = 0; i < s->job_where.cap; i++)
-        if (s->job_where.slots[i].value)
-            free(s->job_where.slots[i].value);
+    it = 0;
+    while (mu_map_next(&s->job_where, &it, NULL, &v))
+        free(v);
     mu_map_release(&s->job_where);
+    it = 0;
+    while (mu_map_next(&s->owners, &it, NULL, &v))
+        json_decref(v);
+    mu_map_release(&s->owners);
     memset(s, 0, sizeof(*s));
-}
-
-void mu_sim_time_text(int64_t ms, char buf[48])
-{
-    int64_t t = MU_SIM_EPOCH + ms / 1000, days = t / 86400, sod = t % 86400;
-    int64_t z = days + 719468, era = z / 146097, doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1;
-    int64_t m = mp < 10 ? mp + 3 : mp - 9;
-
-    char tmp[160];
-
-    y += m <= 2;
-    snprintf(tmp, sizeof(tmp), "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ",
-             (long long)y, (long long)m, (long long)d, (long long)(sod / 3600),
-             (long long)(sod / 60 % 60), (long long)(sod % 60));
-    memcpy(buf, tmp, 47);
-    buf[47] = '\0';
 }
 
 static void logf_(struct mu_sim *s, const char *fmt, ...) MU_PRINTF(2, 3);
@@ -89,17 +95,13 @@ static void event(struct mu_sim *s, const char *fmt, ...)
     mu_sb_add(&s->timeline, "\n");
 }
 
-static const char *jstr(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
 /* "Kind ns/name" for messages. */
 static char *obj_label(const json_t *o)
 {
     const json_t *md = json_object_get(o, "metadata");
-    const char *kind = jstr(o, "kind"), *ns = jstr(md, "namespace");
-    const char *name = jstr(md, "name");
+    const char *kind = mu_json_str(o, "kind");
+    const char *ns = mu_json_str(md, "namespace");
+    const char *name = mu_json_str(md, "name");
 
     return mu_xasprintf("%s %s%s%s", kind ? kind : "object", ns ? ns : "",
                         ns ? "/" : "", name ? name : "(no name)");
@@ -109,7 +111,7 @@ static int64_t submit_at(struct mu_sim *s, const json_t *o, const char *where)
 {
     const json_t *ann = json_object_get(json_object_get(o, "metadata"),
                                         "annotations");
-    const char *v = jstr(ann, MU_ANN_SUBMIT_AT);
+    const char *v = mu_json_str(ann, MU_ANN_SUBMIT_AT);
     struct mu_err err;
     int64_t ms = 0;
 
@@ -140,9 +142,44 @@ static void push(struct mu_sim *s, enum arr_kind k, json_t *o,
     s->narr++;
 }
 
+static char *owner_key(const char *kind, const char *ns, const char *name)
+{
+    return mu_xasprintf("%s/%s/%s", kind, ns, name);
+}
+
+/* Keeps an apps/v1 workload for the implicit PodGroups of the pods it
+ * controls (implicit_group). Read at load: the owner of a pod exists
+ * before the pod, so its muster.io/submit-at is not used. */
+static void add_owner(struct mu_sim *s, json_t *o, const char *kind,
+                      const char *where)
+{
+    struct mu_meta m;
+    struct mu_err err;
+    char *key;
+
+    if (mu_meta_decode(json_object_get(o, "metadata"), true, &m, &err) < 0) {
+        char *l = obj_label(o);
+
+        logf_(s, "%s: %s: %s", where, l, err.msg);
+        free(l);
+        s->errors++;
+        return;
+    }
+    key = owner_key(kind, m.ns, m.name);
+    if (mu_map_get(&s->owners, key)) {
+        logf_(s, "%s: %s %s/%s exists already", where, kind, m.ns, m.name);
+        s->errors++;
+    } else {
+        mu_map_put(&s->owners, key, json_incref(o));
+    }
+    free(key);
+    mu_meta_release(&m);
+}
+
 static int classify(struct mu_sim *s, json_t *o, const char *where)
 {
-    const char *api = jstr(o, "apiVersion"), *kind = jstr(o, "kind");
+    const char *api = mu_json_str(o, "apiVersion");
+    const char *kind = mu_json_str(o, "kind");
     static const struct {
         const char *api, *kind;
         enum arr_kind k;
@@ -154,6 +191,8 @@ static int classify(struct mu_sim *s, json_t *o, const char *where)
         {"scheduling.k8s.io/v1", "PriorityClass", ARR_PC},
         {"batch.volcano.sh/v1alpha1", "Job", ARR_JOB},
     };
+    static const char *const owners[] = {"ReplicaSet", "StatefulSet",
+                                         "Deployment"};
 
     if (!json_is_object(o)) {
         logf_(s, "%s: a document must be a Kubernetes object (a mapping)",
@@ -176,8 +215,16 @@ static int classify(struct mu_sim *s, json_t *o, const char *where)
             return 0;
         }
     }
+    for (size_t i = 0; i < MU_ARRAY_LEN(owners); i++) {
+        if (kind && api && !strcmp(kind, owners[i]) &&
+            !strcmp(api, "apps/v1")) {
+            add_owner(s, o, kind, where);
+            return 0;
+        }
+    }
     logf_(s, "%s: %s%s%s: muster simulate reads Node, Pod, PodGroup, Queue, "
-             "PriorityClass and Job (batch.volcano.sh/v1alpha1); skipped",
+             "PriorityClass, Job (batch.volcano.sh/v1alpha1) and "
+             "ReplicaSet, StatefulSet, Deployment (apps/v1); skipped",
           where, api ? api : "(no apiVersion)", kind ? " " : "",
           kind ? kind : " (no kind)");
     s->errors++;
@@ -256,10 +303,10 @@ static void set_uid(json_t *o, const char *kind)
     json_t *md = json_object_get(o, "metadata");
     char uid[37];
 
-    if (!json_is_object(md) || jstr(md, "uid"))
+    if (!json_is_object(md) || mu_json_str(md, "uid"))
         return;
-    mu_fake_uid(kind, jstr(md, "namespace"), jstr(md, "name") ?
-                jstr(md, "name") : "", uid);
+    mu_fake_uid(kind, mu_json_str(md, "namespace"),
+                mu_json_str(md, "name") ? mu_json_str(md, "name") : "", uid);
     json_object_set_new(md, "uid", json_string(uid));
 }
 
@@ -314,31 +361,51 @@ out:
     json_decref(pg);
 }
 
+/* The annotations of pod p's controlling owner when the input has it
+ * (add_owner), else NULL. Borrowed. */
+static const json_t *owner_annotations(struct mu_sim *s,
+                                       const struct mu_pod *p)
+{
+    const json_t *o, *md;
+    const char *uid;
+    char *key;
+
+    if (!mu_implicit_owner_plural(p))
+        return NULL;
+    key = owner_key(p->meta.owner_kind, p->meta.ns, p->meta.owner_name);
+    o = mu_map_get(&s->owners, key);
+    free(key);
+    md = json_object_get(o, "metadata");
+    uid = mu_json_str(md, "uid");
+    if (uid && p->meta.owner_uid && strcmp(uid, p->meta.owner_uid))
+        return NULL; /* another object of that name */
+    return json_object_get(md, "annotations");
+}
+
 /* A pod without a group gets its own PodGroup, as Volcano's podgroup
- * controller makes one (volcano-api.md §3.6). */
-static void implicit_group(struct mu_sim *s, struct mu_pod *p)
+ * controller makes one (api/implicit.h, the rule `muster serve` uses). */
+static void implicit_group(struct mu_sim *s, const struct mu_arrival *a,
+                           struct mu_pod *p)
 {
     struct mu_podgroup pg;
+    struct mu_err err, warn;
     struct mu_job *j;
-    const char *q = mu_kvs_get(&p->meta.annotations, MU_ANN_QUEUE_NAME);
+    json_t *o;
 
-    memset(&pg, 0, sizeof(pg));
-    pg.meta.ns = mu_xstrdup(p->meta.ns);
-    pg.meta.name = mu_xasprintf("podgroup-%s", p->meta.owner_uid
-                                                   ? p->meta.owner_uid
-                                                   : p->meta.uid);
-    pg.meta.created = p->meta.created;
-    pg.min_member = 1;
-    pg.queue = mu_xstrdup(q ? q : "default");
-    pg.priority_class = mu_xstrdup_or_null(p->priority_class);
-    pg.min_resources = p->req;
-    pg.has_min_resources = true;
-    pg.phase = MU_PG_PENDING;
-    p->group = mu_xstrdup(pg.meta.name);
-    if (mu_cluster_job(&s->cluster, pg.meta.ns, pg.meta.name)) {
-        mu_podgroup_release(&pg);
+    p->group = mu_implicit_group_name(p);
+    if (mu_cluster_job(&s->cluster, p->meta.ns, p->group))
+        return;
+    o = mu_implicit_podgroup(p, owner_annotations(s, p), &s->cluster.rn,
+                             &warn);
+    if (warn.msg[0])
+        logf_(s, "%s: %s", a->where, warn.msg);
+    if (mu_podgroup_decode(o, &s->cluster.rn, &pg, &err) < 0) {
+        json_decref(o);
+        reject(s, a, &err);
         return;
     }
+    json_decref(o);
+    pg.meta.created = p->meta.created;
     j = mu_cluster_add_job(&s->cluster, &pg, NULL);
     if (j)
         j->implicit = true;
@@ -361,7 +428,7 @@ static void add_pod_json(struct mu_sim *s, const struct mu_arrival *a,
     }
     p.meta.created = s->now_ms / 1000;
     if (!p.group)
-        implicit_group(s, &p);
+        implicit_group(s, &tmp, &p);
     if (!mu_cluster_add_task(&s->cluster, &p, &err)) {
         mu_pod_release(&p);
         reject(s, &tmp, &err);
@@ -431,20 +498,19 @@ static void arrive(struct mu_sim *s, struct mu_arrival *a)
         reject(s, a, &err);
 }
 
+/* Volcano's scheduler makes the default queue when it is missing. */
 static void ensure_default_queue(struct mu_sim *s)
 {
     struct mu_queue_spec q;
+    json_t *o;
 
     if (mu_cluster_queue(&s->cluster, "default"))
         return;
-    memset(&q, 0, sizeof(q));
-    q.meta.name = mu_xstrdup("default");
-    q.weight = 1;
-    q.reclaimable = true;
-    mu_res_zero(&q.capability);
-    mu_res_zero(&q.guarantee);
-    mu_res_zero(&q.deserved);
-    mu_cluster_add_queue(&s->cluster, &q, NULL);
+    o = mu_default_queue();
+    if (mu_queue_decode(o, &s->cluster.rn, &q, NULL) == 0 &&
+        !mu_cluster_add_queue(&s->cluster, &q, NULL))
+        mu_queue_spec_release(&q);
+    json_decref(o);
 }
 
 /* Remembers which file and line a PodGroup came from, for the report. */

@@ -10,6 +10,19 @@
  * controller (a vcjob, or any pod with a controller ownerReference) come
  * back Pending, as their controller recreates them; bare pods are gone.
  *
+ * Objects made as the live controllers make them (api/implicit.h, the
+ * rules `muster serve` follows): a pod without a group annotation gets the
+ * PodGroup podgroup-<uid of its controlling owner> (or podgroup-<pod uid>),
+ * minMember 1 or its owner's scheduling.volcano.sh/group-min-member; and
+ * Queue "default" is made when missing. The owner's annotations are read
+ * from the input: apps/v1 ReplicaSets, StatefulSets and Deployments are
+ * kept (not scheduled; read at load, whatever their submit-at) and a pod's
+ * controlling ownerReference (controller: true) names one by kind,
+ * namespace and name (and uid, when both carry one). Only the direct owner
+ * counts: a Deployment's pods are owned by its ReplicaSet, to which
+ * Kubernetes' Deployment controller copies the Deployment's annotations,
+ * so the input's ReplicaSet must carry them, as in a live cluster.
+ *
  * Deterministic: nothing reads the clock; the same files give the same
  * bytes.
  *
@@ -22,10 +35,8 @@
 
 #include "sched/cluster.h"
 #include "sched/conf.h"
+#include "sim/output.h"
 
-/* The wall-clock instant simulated time 0 is printed as
- * (2026-01-01T00:00:00Z). */
-#define MU_SIM_EPOCH 1767225600LL
 /* Simulated seconds between cycles while something changes. */
 #define MU_SIM_PERIOD_MS 1000
 /* Simulated time after which a run stops by default (24 h). */
@@ -44,6 +55,7 @@ struct mu_sim {
     FILE *log;                  /* where errors and warnings go (stderr) */
     struct mu_sb timeline;
     struct mu_map job_where;    /* PodGroup key -> "file:line" (owned) */
+    struct mu_map owners;       /* "Kind/ns/name" -> apps/v1 object (ref) */
     int cycles;
 };
 
@@ -74,12 +86,9 @@ bool mu_sim_step(struct mu_sim *s);
 /* Runs until nothing is left to happen or until_ms. */
 void mu_sim_run(struct mu_sim *s);
 
-/* Output of the final state. */
+/* Output of the final state (output.h). */
 void mu_sim_print_table(struct mu_sim *s, FILE *out);
 void mu_sim_print_json(struct mu_sim *s, FILE *out);
 void mu_sim_print_yaml(struct mu_sim *s, FILE *out);
-
-/* RFC 3339 text of simulated time ms (MU_SIM_EPOCH + ms/1000); buf holds 48 bytes. */
-void mu_sim_time_text(int64_t ms, char buf[48]);
 
 #endif

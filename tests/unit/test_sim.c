@@ -1,6 +1,7 @@
 /* The simulator: time, arrivals, completions, evictions and output. */
 #include <check.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/yaml.h"
 #include "sim/sim.h"
@@ -161,7 +162,7 @@ START_TEST(test_bad_objects_are_counted_and_the_rest_loads)
     load("apiVersion: v1\nkind: Pod\nmetadata: {name: half}\n"
          "spec: {containers: [{name: c, resources: {limits: "
          "{nvidia.com/gpu: 0.5}}}]}\n---\n"
-         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n---\n"
+         "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d}\n---\n"
          "- just a list\n---\n"
          "apiVersion: v1\nkind: Pod\nmetadata: {name: fine}\n"
          "spec: {containers: [{name: c}]}\n");
@@ -169,6 +170,137 @@ START_TEST(test_bad_objects_are_counted_and_the_rest_loads)
     ck_assert_int_eq(sim.errors, 3);
     ck_assert_ptr_null(mu_cluster_task(&sim.cluster, "default", "half"));
     ck_assert_ptr_nonnull(mu_cluster_task(&sim.cluster, "default", "fine"));
+}
+END_TEST
+
+/* Three pods of a ReplicaSet whose annotations ask for a gang of n. */
+static void load_replicaset(const char *min, int npods, const char *extra)
+{
+    struct mu_sb sb;
+
+    mu_sb_init(&sb);
+    mu_sb_addf(&sb, "%s%s"
+               "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs, "
+               "uid: rs-uid, annotations: {scheduling.volcano.sh/"
+               "group-min-member: '%s', volcano.sh/preemptable: 'false'}}\n",
+               nodes, extra, min);
+    for (int i = 0; i < npods; i++)
+        mu_sb_addf(&sb, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: "
+                   "rs-%d, ownerReferences: [{apiVersion: apps/v1, kind: "
+                   "ReplicaSet, name: rs, uid: rs-uid, controller: true}]}\n"
+                   "spec: {schedulerName: volcano, containers: [{name: c, "
+                   "resources: {requests: {cpu: '1'}}}]}\n", i);
+    load(sb.buf);
+    mu_sb_release(&sb);
+}
+
+START_TEST(test_owner_annotation_sets_the_implicit_group_min_member)
+{
+    const struct mu_job *j;
+
+    load_replicaset("3", 3, "");
+    mu_sim_run(&sim);
+    ck_assert_int_eq(sim.errors, 0);
+    j = mu_cluster_job(&sim.cluster, "default", "podgroup-rs-uid");
+    ck_assert_ptr_nonnull(j);
+    ck_assert(j->implicit);
+    ck_assert_int_eq(j->pg.min_member, 3);
+    ck_assert_int_eq(j->running, 3);
+    /* the owner's volcano.sh/ annotations reach the PodGroup */
+    ck_assert_str_eq(mu_kvs_get(&j->pg.meta.annotations,
+                                "volcano.sh/preemptable"), "false");
+    ck_assert_uint_eq(sim.cluster.njobs, 1);
+}
+END_TEST
+
+START_TEST(test_implicit_gang_short_of_pods_stays_pending)
+{
+    const struct mu_job *j;
+
+    load_replicaset("3", 2, "");
+    mu_sim_run(&sim);
+    j = mu_cluster_job(&sim.cluster, "default", "podgroup-rs-uid");
+    ck_assert_ptr_nonnull(j);
+    ck_assert_int_eq(j->pg.min_member, 3);
+    ck_assert_int_eq(j->running, 0);
+    ck_assert_int_ne(j->phase, MU_PG_RUNNING);
+    ck_assert_ptr_nonnull(j->cond.reason);
+}
+END_TEST
+
+START_TEST(test_owner_of_another_uid_or_absent_does_not_count)
+{
+    const struct mu_job *j;
+
+    /* pods name rs-uid; the input's ReplicaSet rs is another object */
+    load("apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs, "
+         "uid: other, annotations: {scheduling.volcano.sh/group-min-member: "
+         "'2'}}\n---\n"
+         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, "
+         "annotations: {scheduling.volcano.sh/group-min-member: '2'}}\n---\n"
+         "apiVersion: v1\nkind: Pod\nmetadata: {name: p, ownerReferences: "
+         "[{kind: ReplicaSet, name: rs, uid: rs-uid, controller: true}]}\n"
+         "spec: {containers: [{name: c}]}\n---\n"
+         "apiVersion: v1\nkind: Pod\nmetadata: {name: q, ownerReferences: "
+         "[{kind: ReplicaSet, name: d-1, uid: d1-uid, controller: true}]}\n"
+         "spec: {containers: [{name: c}]}\n");
+    mu_sim_run(&sim);
+    ck_assert_int_eq(sim.errors, 0);
+    j = mu_cluster_job(&sim.cluster, "default", "podgroup-rs-uid");
+    ck_assert_ptr_nonnull(j);
+    ck_assert_int_eq(j->pg.min_member, 1);
+    /* the Deployment's annotation reaches only a ReplicaSet carrying it */
+    j = mu_cluster_job(&sim.cluster, "default", "podgroup-d1-uid");
+    ck_assert_ptr_nonnull(j);
+    ck_assert_int_eq(j->pg.min_member, 1);
+}
+END_TEST
+
+START_TEST(test_bad_owner_annotation_warns_and_uses_one)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *log = open_memstream(&buf, &len);
+    struct mu_conf conf;
+    const struct mu_job *j;
+
+    mu_conf_default(&conf);
+    mu_sim_init(&sim, &conf, log);
+    ck_assert_int_eq(
+        mu_sim_load_text(&sim, "t.yaml",
+                         "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: "
+                         "{name: ss, uid: ss-uid, annotations: {scheduling."
+                         "volcano.sh/group-min-member: 'two'}}\n---\n"
+                         "apiVersion: v1\nkind: Pod\nmetadata: {name: ss-0, "
+                         "ownerReferences: [{kind: StatefulSet, name: ss, "
+                         "uid: ss-uid, controller: true}]}\nspec: "
+                         "{containers: [{name: c}]}\n"),
+        0);
+    mu_sim_run(&sim);
+    fclose(log);
+    ck_assert_int_eq(sim.errors, 0);
+    j = mu_cluster_job(&sim.cluster, "default", "podgroup-ss-uid");
+    ck_assert_ptr_nonnull(j);
+    ck_assert_int_eq(j->pg.min_member, 1);
+    ck_assert_ptr_nonnull(strstr(buf, "t.yaml:5: pod default/ss-0: owner "
+                                      "annotation scheduling.volcano.sh/"
+                                      "group-min-member=\"two\" is not a "
+                                      "positive integer; using 1"));
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_default_queue_is_made_when_missing)
+{
+    const struct mu_cqueue *q;
+
+    load("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+         "spec: {containers: [{name: c}]}\n");
+    mu_sim_run(&sim);
+    q = mu_cluster_queue(&sim.cluster, "default");
+    ck_assert_ptr_nonnull(q);
+    ck_assert_int_eq(q->spec.weight, 1);
+    ck_assert(q->spec.reclaimable);
 }
 END_TEST
 
@@ -199,6 +331,11 @@ int main(void)
     tcase_add_test(tc, test_output_is_byte_identical_across_runs);
     tcase_add_test(tc, test_bad_objects_are_counted_and_the_rest_loads);
     tcase_add_test(tc, test_malformed_text_is_refused_whole);
+    tcase_add_test(tc, test_owner_annotation_sets_the_implicit_group_min_member);
+    tcase_add_test(tc, test_implicit_gang_short_of_pods_stays_pending);
+    tcase_add_test(tc, test_owner_of_another_uid_or_absent_does_not_count);
+    tcase_add_test(tc, test_bad_owner_annotation_warns_and_uses_one);
+    tcase_add_test(tc, test_default_queue_is_made_when_missing);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -4,6 +4,7 @@
 
 #include "api/object.h"
 #include "api/vcjob.h"
+#include "api/vcjob_expand.h"
 
 #define UID "6f1c2d3e-8a4b-4c5d-9e6f-0a1b2c3d4e5f"
 #define PG_NAME "pytorch-dist-8gpu-" UID

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "api/vcjob.h"
+#include "api/vcjob_expand.h"
 #include "api/vcjob_plugins.h"
 #include "api/yaml.h"
 
