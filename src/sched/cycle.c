@@ -264,14 +264,15 @@ static bool close_job(struct mu_cluster *c, struct mu_job *j,
     return changed || old_phase != j->phase;
 }
 
-static void run_action(struct mu_ssn *s, enum mu_action a)
+static void run_action(struct mu_ssn *s, struct mu_place *p,
+                       enum mu_action a)
 {
     switch (a) {
-    case MU_ACT_ENQUEUE: mu_action_enqueue(s); break;
-    case MU_ACT_ALLOCATE: mu_action_allocate(s); break;
-    case MU_ACT_BACKFILL: mu_action_backfill(s); break;
-    case MU_ACT_RECLAIM: mu_action_reclaim(s); break;
-    case MU_ACT_PREEMPT: mu_action_preempt(s); break;
+    case MU_ACT_ENQUEUE: mu_action_enqueue(s, p); break;
+    case MU_ACT_ALLOCATE: mu_action_allocate(s, p); break;
+    case MU_ACT_BACKFILL: mu_action_backfill(s, p); break;
+    case MU_ACT_RECLAIM: mu_action_reclaim(s, p); break;
+    case MU_ACT_PREEMPT: mu_action_preempt(s, p); break;
     default: break;
     }
 }
@@ -280,12 +281,15 @@ int mu_cycle_run(struct mu_cluster *c, struct mu_conf *conf, int64_t now_ms,
                  struct mu_cycle_out *out)
 {
     struct mu_ssn s;
+    struct mu_place p;
     struct freestat f;
 
     memset(out, 0, sizeof(*out));
     mu_ssn_open(&s, c, conf, now_ms);
+    mu_place_init(&p, &s);
     for (int i = 0; i < conf->nactions; i++)
-        run_action(&s, conf->actions[i]);
+        run_action(&s, &p, conf->actions[i]);
+    mu_place_release(&p);
     /* promises of this cycle end with it */
     for (size_t i = 0; i < c->ntasks; i++) {
         struct mu_task *t = c->tasks[i];

@@ -111,8 +111,6 @@ void mu_ssn_close(struct mu_ssn *ssn)
     for (int i = 0; i < ssn->pred_cache_shapes; i++)
         free(ssn->pred_cache[i]);
     free(ssn->pred_cache);
-    free(ssn->shape_failed);
-    mu_node_index_free(ssn);
     free(ssn->binds);
     free(ssn->evicts);
     mu_stmt_release(&ssn->stmt);
