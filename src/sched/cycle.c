@@ -264,17 +264,19 @@ static bool close_job(struct mu_cluster *c, struct mu_job *j,
     return changed || old_phase != j->phase;
 }
 
+/* The action registry: enum mu_action -> its entry point. */
+static void (*const actions[MU_ACT__COUNT])(struct mu_ssn *s,
+                                            struct mu_place *p) = {
+#define X(id, name) [MU_ACT_##id] = mu_action_##name,
+    MU_ACTION_LIST(X)
+#undef X
+};
+
 static void run_action(struct mu_ssn *s, struct mu_place *p,
                        enum mu_action a)
 {
-    switch (a) {
-    case MU_ACT_ENQUEUE: mu_action_enqueue(s, p); break;
-    case MU_ACT_ALLOCATE: mu_action_allocate(s, p); break;
-    case MU_ACT_BACKFILL: mu_action_backfill(s, p); break;
-    case MU_ACT_RECLAIM: mu_action_reclaim(s, p); break;
-    case MU_ACT_PREEMPT: mu_action_preempt(s, p); break;
-    default: break;
-    }
+    if ((unsigned)a < MU_ACT__COUNT)
+        actions[a](s, p);
 }
 
 int mu_cycle_run(struct mu_cluster *c, struct mu_conf *conf, int64_t now_ms,

@@ -12,13 +12,14 @@
 #ifndef MU_SCHED_ACTIONS_H
 #define MU_SCHED_ACTIONS_H
 
+#include "sched/actions/action_list.h"
 #include "sched/actions/place.h"
 #include "sched/framework.h"
 
-void mu_action_enqueue(struct mu_ssn *s, struct mu_place *p);
-void mu_action_allocate(struct mu_ssn *s, struct mu_place *p);
-void mu_action_backfill(struct mu_ssn *s, struct mu_place *p);
-void mu_action_reclaim(struct mu_ssn *s, struct mu_place *p);
-void mu_action_preempt(struct mu_ssn *s, struct mu_place *p);
+/* void mu_action_<name>(s, p) for each action of action_list.h:
+ * mu_action_enqueue, _allocate, _backfill, _reclaim, _preempt. */
+#define X(id, name) void mu_action_##name(struct mu_ssn *s, struct mu_place *p);
+MU_ACTION_LIST(X)
+#undef X
 
 #endif
