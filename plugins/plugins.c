@@ -8,6 +8,12 @@ const struct mu_plugin *const mu_plugins[] = {
     NULL,
 };
 
+void mu_plugin_close_free(struct mu_ssn *ssn, void *st)
+{
+    (void)ssn;
+    free(st);
+}
+
 const struct mu_plugin *mu_plugin_find(const char *name)
 {
     for (const struct mu_plugin *const *p = mu_plugins; *p; p++)

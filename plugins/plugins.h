@@ -20,4 +20,8 @@
 MU_PLUGIN_LIST(X)
 #undef X
 
+/* The close hook of a plugin whose state is one block from mu_x*alloc (or
+ * NULL): frees it. */
+void mu_plugin_close_free(struct mu_ssn *ssn, void *st);
+
 #endif

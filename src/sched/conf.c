@@ -609,6 +609,22 @@ static void arg_warn(struct mu_conf *c, const struct mu_plugin_opt *o,
     add_warning(c, mu_sb_detach(&sb));
 }
 
+void mu_conf_arg_warn(struct mu_conf *c, const struct mu_plugin_opt *o,
+                      const char *fmt, ...)
+{
+    struct mu_sb sb;
+    va_list ap;
+
+    if (!c)
+        return;
+    mu_sb_init(&sb);
+    mu_sb_addf(&sb, "plugin %s: ", o->name);
+    va_start(ap, fmt);
+    mu_sb_vaddf(&sb, fmt, ap);
+    va_end(ap);
+    add_warning(c, mu_sb_detach(&sb));
+}
+
 static json_t *arg_get(const struct mu_plugin_opt *o, const char *key)
 {
     return o->args ? json_object_get(o->args, key) : NULL;

@@ -139,6 +139,14 @@ extern const char mu_conf_default_text[];
  * binpack.weight: want an integer, got string \"x\"; using 1") and returns
  * the default. Absent keys return the default silently.
  */
+/*
+ * Adds the warning "plugin <o's name>: <fmt text>" to c, once: a text
+ * already there is not added again (plugins open every cycle). For what a
+ * plugin checks beyond an argument's type. c may be NULL: then nothing.
+ */
+void mu_conf_arg_warn(struct mu_conf *c, const struct mu_plugin_opt *o,
+                      const char *fmt, ...) MU_PRINTF(3, 4);
+
 int64_t mu_conf_arg_int(struct mu_conf *c, const struct mu_plugin_opt *o,
                         const char *key, int64_t def);
 double mu_conf_arg_float(struct mu_conf *c, const struct mu_plugin_opt *o,

@@ -729,6 +729,18 @@ START_TEST(test_overcommit_factor_below_one_warns)
 }
 END_TEST
 
+/* Plugins open every cycle: the same warning is kept once. */
+START_TEST(test_overcommit_warning_is_kept_once)
+{
+    gpu_node("n1", 10);
+    open_ssn("  - name: overcommit\n    arguments:\n"
+             "      overcommit-factor: 0.5\n");
+    mu_ssn_close(&ssn);
+    mu_ssn_open(&ssn, &C, &conf, 0);
+    ck_assert_uint_eq(conf.nwarnings, 1);
+}
+END_TEST
+
 /* ---- gang ---- */
 
 START_TEST(test_gang_valid_ready_pipelined_starving)
@@ -1105,6 +1117,7 @@ int main(void)
     tcase_add_test(tc, test_overcommit_counts_admitted_jobs);
     tcase_add_test(tc, test_overcommit_counts_inqueue_and_uncovered_running);
     tcase_add_test(tc, test_overcommit_factor_below_one_warns);
+    tcase_add_test(tc, test_overcommit_warning_is_kept_once);
     tcase_add_test(tc, test_gang_valid_ready_pipelined_starving);
     tcase_add_test(tc, test_gang_orders_unready_jobs_first);
     tcase_add_test(tc, test_gang_per_role_minimums);
