@@ -171,13 +171,13 @@ static void apply(struct mu_ssn *s, struct plan *p, size_t skip)
             evict_unit(s, &p->u[i]);
 }
 
-static bool make_room(struct mu_ssn *s, struct mu_place *pl,
+static bool make_room(struct mu_ssn *s, struct mu_place *p,
                       struct mu_job *j, bool reclaim,
                       const struct victims *vs)
 {
     const struct mu_task *pre = first_pending(j);
     const char *action = reclaim ? "reclaim" : "preempt";
-    struct plan p = {0, 0, NULL};
+    struct plan plan = {0, 0, NULL};
     size_t mark = mu_stmt_mark(&s->stmt), chosen = 0;
     bool ok = false;
     int want;
@@ -188,43 +188,43 @@ static bool make_room(struct mu_ssn *s, struct mu_place *pl,
      * more task (its queue's share is checked by preemptive/victim_ok) */
     want = mu_job_ready_num(j) + mu_job_waiting_num(j);
     want = want >= j->pg.min_member ? want + 1 : j->pg.min_member;
-    candidates(s, j, pre, reclaim, vs, &p);
-    for (size_t i = 0; i < p.n; i++) {
-        if (!still_owed(s, pre, &p.u[i], reclaim)) {
-            p.u[i].dropped = true;
+    candidates(s, j, pre, reclaim, vs, &plan);
+    for (size_t i = 0; i < plan.n; i++) {
+        if (!still_owed(s, pre, &plan.u[i], reclaim)) {
+            plan.u[i].dropped = true;
             continue;
         }
-        evict_unit(s, &p.u[i]);
+        evict_unit(s, &plan.u[i]);
         chosen = i + 1;
-        if ((ok = gang_fits(pl, j, want)))
+        if ((ok = gang_fits(p, j, want)))
             break;
     }
     mu_stmt_rollback(&s->stmt, mark);
     if (!ok)
         goto out;
-    p.n = chosen;
-    for (size_t i = p.n; i-- > 0;) {
-        if (p.u[i].dropped)
+    plan.n = chosen;
+    for (size_t i = plan.n; i-- > 0;) {
+        if (plan.u[i].dropped)
             continue;
-        apply(s, &p, i);
-        if (gang_fits(pl, j, want))
-            p.u[i].dropped = true;
+        apply(s, &plan, i);
+        if (gang_fits(p, j, want))
+            plan.u[i].dropped = true;
         mu_stmt_rollback(&s->stmt, mark);
     }
-    for (size_t i = 0; i < p.n; i++) {
+    for (size_t i = 0; i < plan.n; i++) {
         size_t before = mu_stmt_mark(&s->stmt);
 
-        if (p.u[i].dropped)
+        if (plan.u[i].dropped)
             continue;
-        evict_unit(s, &p.u[i]);
+        evict_unit(s, &plan.u[i]);
         for (size_t k = before; k < s->stmt.n; k++)
             mu_ssn_add_evict(s, s->stmt.ops[k].task, j, action);
     }
-    mu_place_freed(pl);
-    mu_place_job(pl, j, MU_PLACE_DRYRUN, want);
+    mu_place_freed(p);
+    mu_place_job(p, j, MU_PLACE_DRYRUN, want);
     mu_why_set(j, MU_WHY_WAITING, NULL);
 out:
-    free(p.u);
+    free(plan.u);
     return ok;
 }
 

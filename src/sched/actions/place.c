@@ -16,6 +16,22 @@ void mu_place_freed(struct mu_place *p)
     p->free_gen++;
 }
 
+/* Grows *v, an array of *n items of size bytes indexed by task shape, to
+ * hold shape (and every shape the cluster has); new items are zero. */
+static void shape_grow(void **v, size_t *n, size_t size,
+                       const struct mu_cluster *c, int shape)
+{
+    size_t want = (size_t)shape + 1;
+
+    if (want <= *n)
+        return;
+    if ((size_t)c->nshapes > want)
+        want = (size_t)c->nshapes;
+    *v = mu_xrealloc(*v, want * size);
+    memset((char *)*v + *n * size, 0, (want - *n) * size);
+    *n = want;
+}
+
 static bool shape_failed(const struct mu_place *p, int shape)
 {
     return (size_t)shape < p->nshape_failed &&
@@ -24,16 +40,8 @@ static bool shape_failed(const struct mu_place *p, int shape)
 
 static void mark_shape_failed(struct mu_place *p, int shape)
 {
-    if ((size_t)shape >= p->nshape_failed) {
-        size_t n = (size_t)p->ssn->cluster->nshapes > (size_t)shape + 1
-                       ? (size_t)p->ssn->cluster->nshapes
-                       : (size_t)shape + 1;
-
-        p->shape_failed = mu_xrealloc(p->shape_failed, n * sizeof(uint64_t));
-        memset(p->shape_failed + p->nshape_failed, 0,
-               (n - p->nshape_failed) * sizeof(uint64_t));
-        p->nshape_failed = n;
-    }
+    shape_grow((void **)&p->shape_failed, &p->nshape_failed,
+               sizeof(*p->shape_failed), p->ssn->cluster, shape);
     p->shape_failed[shape] = p->free_gen + 1;
 }
 
@@ -130,15 +138,8 @@ static struct mu_shape_heap *shape_heap(struct mu_place *p,
     struct mu_cluster *c = s->cluster;
     struct mu_shape_heap *h;
 
-    if ((size_t)t->shape >= p->nheaps) {
-        size_t n = (size_t)t->shape + 1;
-
-        if ((size_t)c->nshapes > n)
-            n = (size_t)c->nshapes;
-        p->heaps = mu_xrealloc(p->heaps, n * sizeof(*p->heaps));
-        memset(p->heaps + p->nheaps, 0, (n - p->nheaps) * sizeof(*p->heaps));
-        p->nheaps = n;
-    }
+    shape_grow((void **)&p->heaps, &p->nheaps, sizeof(*p->heaps), c,
+               t->shape);
     h = &p->heaps[t->shape];
     if (!h->built) {
         for (size_t i = 0; i < c->nnodes; i++)
