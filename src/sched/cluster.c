@@ -85,10 +85,15 @@ static struct mu_tlist *wait_take(struct mu_map *m, const char *key)
     return mu_map_del(m, key);
 }
 
+static char *obj_key(const char *ns, const char *name)
+{
+    return mu_xasprintf("%s/%s", ns ? ns : "", name);
+}
+
+/* The key of t's PodGroup (that of its job, once there is one). */
 static char *group_key(const struct mu_task *t)
 {
-    return mu_xasprintf("%s/%s", t->pod.meta.ns ? t->pod.meta.ns : "",
-                        t->pod.group);
+    return obj_key(t->pod.meta.ns, t->pod.group);
 }
 
 static void why_free(struct mu_why *w)
@@ -202,11 +207,6 @@ static int queue_cmp(const void *a, const void *b)
 {
     return strcmp(((const struct mu_cqueue *)a)->spec.meta.name,
                   ((const struct mu_cqueue *)b)->spec.meta.name);
-}
-
-static char *obj_key(const char *ns, const char *name)
-{
-    return mu_xasprintf("%s/%s", ns ? ns : "", name);
 }
 
 /* The node's resources changed: its generation moves and it is logged. */

@@ -211,30 +211,23 @@ static bool close_job(struct mu_cluster *c, struct mu_job *j,
                     j->count[MU_TASK_RELEASING];
 
     if (!j->queue && j->why.kind == MU_WHY_NONE) {
-        char *t = mu_xasprintf("queue \"%s\" does not exist", j->pg.queue);
-
-        mu_why_set(j, MU_WHY_QUEUE_MISSING, t);
-        free(t);
+        mu_why_setf(j, MU_WHY_QUEUE_MISSING, "queue \"%s\" does not exist",
+                    j->pg.queue);
     } else if (j->queue && j->queue->spec.state != MU_QUEUE_OPEN &&
                !mu_job_ready(j) && j->why.kind != MU_WHY_NOT_ENOUGH_TASKS) {
-        char *t = mu_xasprintf("queue %s is %s: it admits no new work",
-                               j->queue->spec.meta.name,
-                               mu_queue_state_name(j->queue->spec.state));
-
-        mu_why_set(j, MU_WHY_QUEUE_CLOSED, t);
-        free(t);
+        mu_why_setf(j, MU_WHY_QUEUE_CLOSED,
+                    "queue %s is %s: it admits no new work",
+                    j->queue->spec.meta.name,
+                    mu_queue_state_name(j->queue->spec.state));
     }
     unsched = !mu_job_ready(j) && j->ntasks > 0 &&
               !(scheduled >= j->pg.min_member && !j->count[MU_TASK_PENDING]);
     if (!j->ntasks && j->pg.min_member > 0) {
-        if (j->why.kind == MU_WHY_NONE) {
-            char *t = mu_xasprintf("Not enough valid tasks for "
-                                   "gang-scheduling, valid: 0, min: %d",
-                                   j->pg.min_member);
-
-            mu_why_set(j, MU_WHY_NOT_ENOUGH_TASKS, t);
-            free(t);
-        }
+        if (j->why.kind == MU_WHY_NONE)
+            mu_why_setf(j, MU_WHY_NOT_ENOUGH_TASKS,
+                        "Not enough valid tasks for gang-scheduling, "
+                        "valid: 0, min: %d",
+                        j->pg.min_member);
         unsched = true;
     }
     j->phase = phase_of(j, unsched);

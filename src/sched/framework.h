@@ -214,6 +214,9 @@ void mu_ssn_add_evict(struct mu_ssn *s, struct mu_task *victim,
 /* Sets a job's why (replacing an earlier one of this cycle); text is
  * copied. */
 void mu_why_set(struct mu_job *j, enum mu_why_kind kind, const char *text);
+/* mu_why_set with a printf text. */
+void mu_why_setf(struct mu_job *j, enum mu_why_kind kind, const char *fmt,
+                 ...) MU_PRINTF(3, 4);
 void mu_why_reset(struct mu_job *j);
 
 #endif
