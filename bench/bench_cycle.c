@@ -526,6 +526,9 @@ int main(int argc, char **argv)
         printf("decisions: %zu pods placed (binds), %zu evictions, %zu "
                "PodGroups changed; identical in every run\n",
                sum.first.binds, sum.first.evicts, sum.first.changed);
+        printf("decision digest: %016llx (every bind and eviction, in "
+               "order: equal digests, equal decisions)\n",
+               (unsigned long long)sum.first.digest);
         printf("generation (not timed): %.0f ms per cluster\n", sum.gen_ms);
         printf("memory: cluster built %.1f MiB RSS, cycle high-water %.1f "
                "MiB, process peak (ru_maxrss) %.1f MiB\n",

@@ -60,11 +60,6 @@ static void *open_binpack(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
     return b;
 }
 
-static void close_binpack(struct mu_ssn *ssn, void *st)
-{
-    free(st);
-}
-
 static double node_score(void *st, const struct mu_task *t,
                          const struct mu_cnode *n)
 {
@@ -102,6 +97,6 @@ static double node_score(void *st, const struct mu_task *t,
 const struct mu_plugin mu_plugin_binpack = {
     .name = "binpack",
     .open = open_binpack,
-    .close = close_binpack,
+    .close = mu_plugin_close_free,
     .node_score = node_score,
 };

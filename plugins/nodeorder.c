@@ -36,11 +36,6 @@ static void *open_nodeorder(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
     return o;
 }
 
-static void close_nodeorder(struct mu_ssn *ssn, void *st)
-{
-    free(st);
-}
-
 static int64_t get0(const struct mu_res *r, int d)
 {
     return mu_res_has(r, d) ? r->v[d] : 0;
@@ -80,6 +75,6 @@ static double node_score(void *st, const struct mu_task *t,
 const struct mu_plugin mu_plugin_nodeorder = {
     .name = "nodeorder",
     .open = open_nodeorder,
-    .close = close_nodeorder,
+    .close = mu_plugin_close_free,
     .node_score = node_score,
 };

@@ -29,19 +29,6 @@ static int64_t get0(const struct mu_res *r, int d)
     return mu_res_has(r, d) ? r->v[d] : 0;
 }
 
-static void warn(struct mu_conf *conf, char *msg)
-{
-    for (size_t i = 0; i < conf->nwarnings; i++) {
-        if (strcmp(conf->warnings[i], msg) == 0) {
-            free(msg);
-            return;
-        }
-    }
-    conf->warnings = mu_xrealloc(conf->warnings, (conf->nwarnings + 1) *
-                                                     sizeof(*conf->warnings));
-    conf->warnings[conf->nwarnings++] = msg;
-}
-
 static void add_inqueue(struct mu_res *sum, const struct mu_job *j)
 {
     const struct mu_res *min = &j->pg.min_resources;
@@ -67,11 +54,10 @@ static void *open_oc(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
     o->factor =
         mu_conf_arg_float(ssn->conf, opt, "overcommit-factor", DEFAULT_FACTOR);
     if (o->factor < 1.0) {
-        if (ssn->conf)
-            warn(ssn->conf,
-                 mu_xasprintf("plugin %s: argument overcommit-factor: %g is "
-                              "below 1.0; using %g",
-                              opt->name, o->factor, DEFAULT_FACTOR));
+        mu_conf_arg_warn(ssn->conf, opt,
+                         "argument overcommit-factor: %g is below 1.0; "
+                         "using %g",
+                         o->factor, DEFAULT_FACTOR);
         o->factor = DEFAULT_FACTOR;
     }
     for (int d = 0; d < MU_RES_MAX; d++) {
@@ -87,11 +73,6 @@ static void *open_oc(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
         if (c->jobs[i]->pg.has_min_resources)
             add_inqueue(&o->inqueue, c->jobs[i]);
     return o;
-}
-
-static void close_oc(struct mu_ssn *ssn, void *st)
-{
-    free(st);
 }
 
 /* Lower-priority work of j's own queue that preempt could take back. */
@@ -181,7 +162,7 @@ static void job_enqueued(void *st, const struct mu_job *j)
 const struct mu_plugin mu_plugin_overcommit = {
     .name = "overcommit",
     .open = open_oc,
-    .close = close_oc,
+    .close = mu_plugin_close_free,
     .job_enqueueable = job_enqueueable,
     .job_enqueued = job_enqueued,
 };

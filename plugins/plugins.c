@@ -2,11 +2,17 @@
 #include "plugins.h"
 
 const struct mu_plugin *const mu_plugins[] = {
-    &mu_plugin_priority,   &mu_plugin_gang,       &mu_plugin_conformance,
-    &mu_plugin_overcommit, &mu_plugin_drf,        &mu_plugin_predicates,
-    &mu_plugin_proportion, &mu_plugin_nodeorder,  &mu_plugin_binpack,
+#define X(name) &mu_plugin_##name,
+    MU_PLUGIN_LIST(X)
+#undef X
     NULL,
 };
+
+void mu_plugin_close_free(struct mu_ssn *ssn, void *st)
+{
+    (void)ssn;
+    free(st);
+}
 
 const struct mu_plugin *mu_plugin_find(const char *name)
 {

@@ -22,11 +22,6 @@ static void *open_pred(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
     return p;
 }
 
-static void close_pred(struct mu_ssn *ssn, void *st)
-{
-    free(st);
-}
-
 static bool tolerated(const struct mu_pod *pod, const struct mu_taint *taint)
 {
     for (size_t i = 0; i < pod->ntol; i++)
@@ -90,6 +85,6 @@ static bool predicate(void *st, const struct mu_task *t,
 const struct mu_plugin mu_plugin_predicates = {
     .name = "predicates",
     .open = open_pred,
-    .close = close_pred,
+    .close = mu_plugin_close_free,
     .predicate = predicate,
 };

@@ -24,16 +24,35 @@ void mu_cluster_init(struct mu_cluster *c)
     mu_res_zero(&c->total);
 }
 
+/* Removes p from v[0..*n), keeping the order; false when it is not
+ * there. */
+static bool ptr_remove(void **v, size_t *n, const void *p)
+{
+    for (size_t i = 0; i < *n; i++) {
+        if (v[i] != p)
+            continue;
+        memmove(v + i, v + i + 1, (*n - i - 1) * sizeof(*v));
+        (*n)--;
+        return true;
+    }
+    return false;
+}
+
+static void tlist_free(struct mu_tlist *l)
+{
+    if (!l)
+        return;
+    free(l->v);
+    free(l);
+}
+
 static void wait_release(struct mu_map *m)
 {
-    for (size_t i = 0; i < m->cap; i++) {
-        struct mu_tlist *l = m->slots[i].value;
+    size_t it = 0;
+    void *l;
 
-        if (m->slots[i].key && l) {
-            free(l->v);
-            free(l);
-        }
-    }
+    while (mu_map_next(m, &it, NULL, &l))
+        tlist_free(l);
     mu_map_release(m);
 }
 
@@ -55,18 +74,9 @@ static void wait_del(struct mu_map *m, const char *key, struct mu_task *t)
 
     if (!l)
         return;
-    for (size_t i = 0; i < l->n; i++) {
-        if (l->v[i] != t)
-            continue;
-        memmove(l->v + i, l->v + i + 1, (l->n - i - 1) * sizeof(*l->v));
-        l->n--;
-        break;
-    }
-    if (!l->n) {
-        mu_map_del(m, key);
-        free(l->v);
-        free(l);
-    }
+    ptr_remove((void **)l->v, &l->n, t);
+    if (!l->n)
+        tlist_free(mu_map_del(m, key));
 }
 
 /* Removes and returns the list under key (the caller frees it), or NULL. */
@@ -75,10 +85,15 @@ static struct mu_tlist *wait_take(struct mu_map *m, const char *key)
     return mu_map_del(m, key);
 }
 
+static char *obj_key(const char *ns, const char *name)
+{
+    return mu_xasprintf("%s/%s", ns ? ns : "", name);
+}
+
+/* The key of t's PodGroup (that of its job, once there is one). */
 static char *group_key(const struct mu_task *t)
 {
-    return mu_xasprintf("%s/%s", t->pod.meta.ns ? t->pod.meta.ns : "",
-                        t->pod.group);
+    return obj_key(t->pod.meta.ns, t->pod.group);
 }
 
 static void why_free(struct mu_why *w)
@@ -92,6 +107,20 @@ static void task_free(struct mu_task *t)
     mu_pod_release(&t->pod);
     free(t->key);
     free(t);
+}
+
+static void node_free(struct mu_cnode *n)
+{
+    mu_node_release(&n->spec);
+    free(n->tasks);
+    free(n);
+}
+
+static void queue_free(struct mu_cqueue *q)
+{
+    mu_queue_spec_release(&q->spec);
+    free(q->jobs);
+    free(q);
 }
 
 static void job_free(struct mu_job *j)
@@ -112,16 +141,10 @@ void mu_cluster_release(struct mu_cluster *c)
         task_free(c->tasks[i]);
     for (size_t i = 0; i < c->njobs; i++)
         job_free(c->jobs[i]);
-    for (size_t i = 0; i < c->nnodes; i++) {
-        mu_node_release(&c->nodes[i]->spec);
-        free(c->nodes[i]->tasks);
-        free(c->nodes[i]);
-    }
-    for (size_t i = 0; i < c->nqueues; i++) {
-        mu_queue_spec_release(&c->queues[i]->spec);
-        free(c->queues[i]->jobs);
-        free(c->queues[i]);
-    }
+    for (size_t i = 0; i < c->nnodes; i++)
+        node_free(c->nodes[i]);
+    for (size_t i = 0; i < c->nqueues; i++)
+        queue_free(c->queues[i]);
     for (size_t i = 0; i < c->npcs; i++)
         mu_priorityclass_release(&c->pcs[i]);
     free(c->pcs);
@@ -186,11 +209,6 @@ static int queue_cmp(const void *a, const void *b)
                   ((const struct mu_cqueue *)b)->spec.meta.name);
 }
 
-static char *obj_key(const char *ns, const char *name)
-{
-    return mu_xasprintf("%s/%s", ns ? ns : "", name);
-}
-
 /* The node's resources changed: its generation moves and it is logged. */
 static void touch(struct mu_cluster *c, struct mu_cnode *n)
 {
@@ -221,6 +239,12 @@ static void reindex_nodes(struct mu_cluster *c)
 {
     for (size_t i = 0; i < c->nnodes; i++)
         c->nodes[i]->index = (int)i;
+}
+
+static void reindex_queues(struct mu_cluster *c)
+{
+    for (size_t i = 0; i < c->nqueues; i++)
+        c->queues[i]->index = (int)i;
 }
 
 struct mu_cnode *mu_cluster_add_node(struct mu_cluster *c, struct mu_node *n,
@@ -258,9 +282,7 @@ struct mu_cnode *mu_cluster_add_node(struct mu_cluster *c, struct mu_node *n,
                 t->job->count[st]--, t->job->count[MU_TASK_PENDING]++;
             mu_task_place(c, t, cn, st);
         }
-        if (l)
-            free(l->v);
-        free(l);
+        tlist_free(l);
     }
     return cn;
 }
@@ -281,8 +303,7 @@ struct mu_cqueue *mu_cluster_add_queue(struct mu_cluster *c,
     mu_res_zero(&cq->allocated);
     sorted_insert((void ***)&c->queues, &c->nqueues, &c->cap_queues, cq,
                   queue_cmp);
-    for (size_t i = 0; i < c->nqueues; i++)
-        c->queues[i]->index = (int)i;
+    reindex_queues(c);
     mu_map_put(&c->queue_by_name, cq->spec.meta.name, cq);
     return cq;
 }
@@ -303,14 +324,7 @@ static void job_attach_task(struct mu_job *j, struct mu_task *t)
 
 static void job_detach_task(struct mu_job *j, struct mu_task *t)
 {
-    for (size_t i = 0; i < j->ntasks; i++) {
-        if (j->tasks[i] != t)
-            continue;
-        memmove(j->tasks + i, j->tasks + i + 1,
-                (j->ntasks - i - 1) * sizeof(*j->tasks));
-        j->ntasks--;
-        break;
-    }
+    ptr_remove((void **)j->tasks, &j->ntasks, t);
     j->count[t->status]--;
     if (mu_status_allocated(t->status) && t->node) {
         mu_res_sub(&j->allocated, &t->pod.req);
@@ -345,9 +359,7 @@ struct mu_job *mu_cluster_add_job(struct mu_cluster *c, struct mu_podgroup *pg,
 
         for (size_t i = 0; l && i < l->n; i++)
             job_attach_task(j, l->v[i]);
-        if (l)
-            free(l->v);
-        free(l);
+        tlist_free(l);
     }
     return j;
 }
@@ -468,8 +480,6 @@ struct mu_task *mu_cluster_add_task(struct mu_cluster *c, struct mu_pod *p,
 
 void mu_cluster_remove_task(struct mu_cluster *c, struct mu_task *t)
 {
-    size_t i;
-
     if (!t->node && mu_status_on_node(t->status) && t->pod.node_name)
         wait_del(&c->wait_node, t->pod.node_name, t);
     if (!t->job && t->pod.group) {
@@ -482,13 +492,7 @@ void mu_cluster_remove_task(struct mu_cluster *c, struct mu_task *t)
         mu_task_unplace(c, t);
     if (t->job)
         job_detach_task(t->job, t);
-    for (i = 0; i < c->ntasks && c->tasks[i] != t; i++)
-        ;
-    if (i < c->ntasks) {
-        memmove(c->tasks + i, c->tasks + i + 1,
-                (c->ntasks - i - 1) * sizeof(*c->tasks));
-        c->ntasks--;
-    }
+    ptr_remove((void **)c->tasks, &c->ntasks, t);
     mu_map_del(&c->task_by_key, t->key);
     task_free(t);
 }
@@ -576,21 +580,13 @@ struct mu_cnode *mu_cluster_update_node(struct mu_cluster *c, struct mu_node *n)
 
 void mu_cluster_remove_node(struct mu_cluster *c, struct mu_cnode *n)
 {
-    size_t i;
-
     while (n->ntasks)
         mu_task_unplace(c, n->tasks[n->ntasks - 1]);
-    for (i = 0; i < c->nnodes && c->nodes[i] != n; i++)
-        ;
-    memmove(c->nodes + i, c->nodes + i + 1,
-            (c->nnodes - i - 1) * sizeof(*c->nodes));
-    c->nnodes--;
+    ptr_remove((void **)c->nodes, &c->nnodes, n);
     reindex_nodes(c);
     mu_map_del(&c->node_by_name, n->spec.meta.name);
     mu_res_sub(&c->total, &n->spec.allocatable);
-    mu_node_release(&n->spec);
-    free(n->tasks);
-    free(n);
+    node_free(n);
     c->node_gen++;
 }
 
@@ -622,8 +618,6 @@ struct mu_job *mu_cluster_update_job(struct mu_cluster *c,
 
 void mu_cluster_remove_job(struct mu_cluster *c, struct mu_job *j)
 {
-    size_t i;
-
     while (j->ntasks) {
         struct mu_task *t = j->tasks[j->ntasks - 1];
 
@@ -635,22 +629,9 @@ void mu_cluster_remove_job(struct mu_cluster *c, struct mu_job *j)
             free(gk);
         }
     }
-    if (j->queue) {
-        struct mu_cqueue *q = j->queue;
-
-        for (i = 0; i < q->njobs && q->jobs[i] != j; i++)
-            ;
-        if (i < q->njobs) {
-            memmove(q->jobs + i, q->jobs + i + 1,
-                    (q->njobs - i - 1) * sizeof(*q->jobs));
-            q->njobs--;
-        }
-    }
-    for (i = 0; i < c->njobs && c->jobs[i] != j; i++)
-        ;
-    memmove(c->jobs + i, c->jobs + i + 1,
-            (c->njobs - i - 1) * sizeof(*c->jobs));
-    c->njobs--;
+    if (j->queue)
+        ptr_remove((void **)j->queue->jobs, &j->queue->njobs, j);
+    ptr_remove((void **)c->jobs, &c->njobs, j);
     mu_map_del(&c->job_by_key, j->key);
     job_free(j);
 }
@@ -679,17 +660,10 @@ void mu_cluster_remove_queue(struct mu_cluster *c, struct mu_cqueue *q)
         mu_res_sub(&q->allocated, &q->jobs[i]->allocated);
         q->jobs[i]->queue = NULL;
     }
-    for (i = 0; i < c->nqueues && c->queues[i] != q; i++)
-        ;
-    memmove(c->queues + i, c->queues + i + 1,
-            (c->nqueues - i - 1) * sizeof(*c->queues));
-    c->nqueues--;
-    for (i = 0; i < c->nqueues; i++)
-        c->queues[i]->index = (int)i;
+    ptr_remove((void **)c->queues, &c->nqueues, q);
+    reindex_queues(c);
     mu_map_del(&c->queue_by_name, q->spec.meta.name);
-    mu_queue_spec_release(&q->spec);
-    free(q->jobs);
-    free(q);
+    queue_free(q);
 }
 
 struct mu_cnode *mu_cluster_node(const struct mu_cluster *c, const char *name)

@@ -3,12 +3,18 @@
 #include <inttypes.h>
 
 #include "api/yaml.h"
+#include "plugin_list.h"
 
 static const char *const action_names[MU_ACT__COUNT] = {
-    [MU_ACT_ENQUEUE] = "enqueue",   [MU_ACT_ALLOCATE] = "allocate",
-    [MU_ACT_BACKFILL] = "backfill", [MU_ACT_RECLAIM] = "reclaim",
-    [MU_ACT_PREEMPT] = "preempt",
+#define X(id, name) [MU_ACT_##id] = #name,
+    MU_ACTION_LIST(X)
+#undef X
 };
+
+/* "enqueue, allocate, ...": what an unknown action's message lists. */
+#define X(id, name) ", " #name
+static const char known_actions[] = MU_ACTION_LIST(X);
+#undef X
 
 static const char *const volcano_only_actions[] = {
     "shuffle", "gangpreempt", "gangreclaim", NULL,
@@ -43,8 +49,10 @@ static const char *const flag_keys[MU_FLAG__COUNT] = {
 };
 
 const char *const mu_conf_known_plugins[] = {
-    "priority",   "gang",      "conformance", "overcommit", "drf",
-    "predicates", "proportion", "nodeorder",  "binpack",    NULL,
+#define X(name) #name,
+    MU_PLUGIN_LIST(X)
+#undef X
+    NULL,
 };
 
 /* Registered by Volcano's scheduler (pkg/scheduler/plugins/factory.go). */
@@ -212,8 +220,8 @@ static int parse_actions(struct ctx *x, json_t *v)
                 rc = bad(x, "actions: action \"%s\" is not supported by "
                             "muster", word);
             else
-                rc = bad(x, "actions: unknown action \"%s\" (known: enqueue, "
-                            "allocate, backfill, reclaim, preempt)", word);
+                rc = bad(x, "actions: unknown action \"%s\" (known: %s)",
+                         word, known_actions + 2);
             free(word);
             return rc;
         }
@@ -598,6 +606,22 @@ static void arg_warn(struct mu_conf *c, const struct mu_plugin_opt *o,
                want);
     describe(&sb, v);
     mu_sb_addf(&sb, "; using %s", using);
+    add_warning(c, mu_sb_detach(&sb));
+}
+
+void mu_conf_arg_warn(struct mu_conf *c, const struct mu_plugin_opt *o,
+                      const char *fmt, ...)
+{
+    struct mu_sb sb;
+    va_list ap;
+
+    if (!c)
+        return;
+    mu_sb_init(&sb);
+    mu_sb_addf(&sb, "plugin %s: ", o->name);
+    va_start(ap, fmt);
+    mu_sb_vaddf(&sb, fmt, ap);
+    va_end(ap);
     add_warning(c, mu_sb_detach(&sb));
 }
 

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "common/mu.h"
+#include "sched/actions/action_list.h"
 
 /* Most actions, tiers and plugins per tier a configuration may list. */
 #define MU_CONF_MAX_ACTIONS 16
@@ -28,12 +29,11 @@
 /* Largest configuration file read. */
 #define MU_CONF_MAX_BYTES (1u << 20)
 
+/* MU_ACT_ENQUEUE, MU_ACT_ALLOCATE, ... in the order of action_list.h. */
 enum mu_action {
-    MU_ACT_ENQUEUE,
-    MU_ACT_ALLOCATE,
-    MU_ACT_BACKFILL,
-    MU_ACT_RECLAIM,
-    MU_ACT_PREEMPT,
+#define X(id, name) MU_ACT_##id,
+    MU_ACTION_LIST(X)
+#undef X
     MU_ACT__COUNT,
 };
 const char *mu_action_name(enum mu_action a);
@@ -100,8 +100,9 @@ struct mu_conf {
     char **warnings;        /* owned, in the order found */
 };
 
-/* Plugin names muster implements; conf.c refuses anything not listed here
- * or in its list of Volcano plugins muster warns about. */
+/* Plugin names muster implements, NULL-terminated, in registry order (made
+ * from plugins/plugin_list.h, as the registry is); conf.c refuses anything
+ * not listed here or in its list of Volcano plugins muster warns about. */
 extern const char *const mu_conf_known_plugins[];
 
 /*
@@ -138,6 +139,14 @@ extern const char mu_conf_default_text[];
  * binpack.weight: want an integer, got string \"x\"; using 1") and returns
  * the default. Absent keys return the default silently.
  */
+/*
+ * Adds the warning "plugin <o's name>: <fmt text>" to c, once: a text
+ * already there is not added again (plugins open every cycle). For what a
+ * plugin checks beyond an argument's type. c may be NULL: then nothing.
+ */
+void mu_conf_arg_warn(struct mu_conf *c, const struct mu_plugin_opt *o,
+                      const char *fmt, ...) MU_PRINTF(3, 4);
+
 int64_t mu_conf_arg_int(struct mu_conf *c, const struct mu_plugin_opt *o,
                         const char *key, int64_t def);
 double mu_conf_arg_float(struct mu_conf *c, const struct mu_plugin_opt *o,

@@ -211,30 +211,23 @@ static bool close_job(struct mu_cluster *c, struct mu_job *j,
                     j->count[MU_TASK_RELEASING];
 
     if (!j->queue && j->why.kind == MU_WHY_NONE) {
-        char *t = mu_xasprintf("queue \"%s\" does not exist", j->pg.queue);
-
-        mu_why_set(j, MU_WHY_QUEUE_MISSING, t);
-        free(t);
+        mu_why_setf(j, MU_WHY_QUEUE_MISSING, "queue \"%s\" does not exist",
+                    j->pg.queue);
     } else if (j->queue && j->queue->spec.state != MU_QUEUE_OPEN &&
                !mu_job_ready(j) && j->why.kind != MU_WHY_NOT_ENOUGH_TASKS) {
-        char *t = mu_xasprintf("queue %s is %s: it admits no new work",
-                               j->queue->spec.meta.name,
-                               mu_queue_state_name(j->queue->spec.state));
-
-        mu_why_set(j, MU_WHY_QUEUE_CLOSED, t);
-        free(t);
+        mu_why_setf(j, MU_WHY_QUEUE_CLOSED,
+                    "queue %s is %s: it admits no new work",
+                    j->queue->spec.meta.name,
+                    mu_queue_state_name(j->queue->spec.state));
     }
     unsched = !mu_job_ready(j) && j->ntasks > 0 &&
               !(scheduled >= j->pg.min_member && !j->count[MU_TASK_PENDING]);
     if (!j->ntasks && j->pg.min_member > 0) {
-        if (j->why.kind == MU_WHY_NONE) {
-            char *t = mu_xasprintf("Not enough valid tasks for "
-                                   "gang-scheduling, valid: 0, min: %d",
-                                   j->pg.min_member);
-
-            mu_why_set(j, MU_WHY_NOT_ENOUGH_TASKS, t);
-            free(t);
-        }
+        if (j->why.kind == MU_WHY_NONE)
+            mu_why_setf(j, MU_WHY_NOT_ENOUGH_TASKS,
+                        "Not enough valid tasks for gang-scheduling, "
+                        "valid: 0, min: %d",
+                        j->pg.min_member);
         unsched = true;
     }
     j->phase = phase_of(j, unsched);
@@ -264,28 +257,34 @@ static bool close_job(struct mu_cluster *c, struct mu_job *j,
     return changed || old_phase != j->phase;
 }
 
-static void run_action(struct mu_ssn *s, enum mu_action a)
+/* The action registry: enum mu_action -> its entry point. */
+static void (*const actions[MU_ACT__COUNT])(struct mu_ssn *s,
+                                            struct mu_place *p) = {
+#define X(id, name) [MU_ACT_##id] = mu_action_##name,
+    MU_ACTION_LIST(X)
+#undef X
+};
+
+static void run_action(struct mu_ssn *s, struct mu_place *p,
+                       enum mu_action a)
 {
-    switch (a) {
-    case MU_ACT_ENQUEUE: mu_action_enqueue(s); break;
-    case MU_ACT_ALLOCATE: mu_action_allocate(s); break;
-    case MU_ACT_BACKFILL: mu_action_backfill(s); break;
-    case MU_ACT_RECLAIM: mu_action_reclaim(s); break;
-    case MU_ACT_PREEMPT: mu_action_preempt(s); break;
-    default: break;
-    }
+    if ((unsigned)a < MU_ACT__COUNT)
+        actions[a](s, p);
 }
 
 int mu_cycle_run(struct mu_cluster *c, struct mu_conf *conf, int64_t now_ms,
                  struct mu_cycle_out *out)
 {
     struct mu_ssn s;
+    struct mu_place p;
     struct freestat f;
 
     memset(out, 0, sizeof(*out));
     mu_ssn_open(&s, c, conf, now_ms);
+    mu_place_init(&p, &s);
     for (int i = 0; i < conf->nactions; i++)
-        run_action(&s, conf->actions[i]);
+        run_action(&s, &p, conf->actions[i]);
+    mu_place_release(&p);
     /* promises of this cycle end with it */
     for (size_t i = 0; i < c->ntasks; i++) {
         struct mu_task *t = c->tasks[i];

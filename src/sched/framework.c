@@ -1,5 +1,6 @@
 #include "sched/framework.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 
 /* Which flag gates each hook, and whether the plugin has it. */
@@ -58,6 +59,21 @@ void mu_why_set(struct mu_job *j, enum mu_why_kind kind, const char *text)
     j->why.text = mu_xstrdup_or_null(text);
 }
 
+void mu_why_setf(struct mu_job *j, enum mu_why_kind kind, const char *fmt,
+                 ...)
+{
+    struct mu_sb sb;
+    va_list ap;
+
+    mu_why_reset(j);
+    mu_sb_init(&sb);
+    va_start(ap, fmt);
+    mu_sb_vaddf(&sb, fmt, ap);
+    va_end(ap);
+    j->why.kind = kind;
+    j->why.text = mu_sb_detach(&sb);
+}
+
 void mu_ssn_open(struct mu_ssn *ssn, struct mu_cluster *c, struct mu_conf *conf,
                  int64_t now_ms)
 {
@@ -111,8 +127,6 @@ void mu_ssn_close(struct mu_ssn *ssn)
     for (int i = 0; i < ssn->pred_cache_shapes; i++)
         free(ssn->pred_cache[i]);
     free(ssn->pred_cache);
-    free(ssn->shape_failed);
-    mu_node_index_free(ssn);
     free(ssn->binds);
     free(ssn->evicts);
     mu_stmt_release(&ssn->stmt);

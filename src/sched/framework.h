@@ -40,7 +40,6 @@
 #include "sched/statement.h"
 
 struct mu_ssn;
-struct mu_shape_heap;
 
 enum mu_vote { MU_VOTE_REJECT = -1, MU_VOTE_ABSTAIN = 0, MU_VOTE_PERMIT = 1 };
 
@@ -155,25 +154,6 @@ struct mu_ssn {
     uint8_t **pred_cache;
     int pred_cache_shapes;
 
-    /* Resource-fit failure cache of the placement code (actions.h): a
-     * shape that found no node stays failed until something is freed
-     * (free_gen moves on a rollback or an eviction). */
-    uint64_t free_gen;
-    size_t nshape_failed;
-    uint64_t *shape_failed; /* free_gen + 1 at failure, 0 = not failed */
-    uint32_t rr;            /* rotating start of the full node scans */
-    /* How many ready-or-waiting tasks a MU_PLACE_DRYRUN placement aims for;
-     * 0 = the job's minMember (evict.c raises it to make room for one more
-     * task of an elastic job that is already ready). */
-    int dry_want;
-
-    /* The node index of the placement code (actions.h): per task shape, a
-     * heap of the nodes that fit it, best first; entries carry the node's
-     * generation and go stale when the node changes (the cluster's dirty
-     * log brings the node back with a fresh entry). */
-    size_t nheaps;
-    struct mu_shape_heap *heaps;
-
     /* Decisions, filled by actions at commit. */
     size_t nbinds, cap_binds;
     struct mu_task **binds;       /* tasks now BINDING, in decision order */
@@ -226,9 +206,6 @@ bool mu_ssn_victim_ok(struct mu_ssn *s, const struct mu_task *preemptor,
 bool mu_ssn_fits(const struct mu_ssn *s, const struct mu_task *t,
                  const struct mu_cnode *n, bool future, struct mu_fit *fit);
 
-/* Frees the placement code's node index (actions/place.c). */
-void mu_node_index_free(struct mu_ssn *s);
-
 /* Records decisions (actions call these when they commit). */
 void mu_ssn_add_bind(struct mu_ssn *s, struct mu_task *t);
 void mu_ssn_add_evict(struct mu_ssn *s, struct mu_task *victim,
@@ -237,6 +214,9 @@ void mu_ssn_add_evict(struct mu_ssn *s, struct mu_task *victim,
 /* Sets a job's why (replacing an earlier one of this cycle); text is
  * copied. */
 void mu_why_set(struct mu_job *j, enum mu_why_kind kind, const char *text);
+/* mu_why_set with a printf text. */
+void mu_why_setf(struct mu_job *j, enum mu_why_kind kind, const char *fmt,
+                 ...) MU_PRINTF(3, 4);
 void mu_why_reset(struct mu_job *j);
 
 #endif

@@ -410,6 +410,55 @@ START_TEST(test_queue_removal_orphans_its_jobs)
 }
 END_TEST
 
+/* Removing from the middle keeps the rest in order, indexed, and found. */
+START_TEST(test_removal_from_the_middle_keeps_order_and_indexes)
+{
+    struct mu_job *a, *b, *d;
+    struct mu_task *p1, *p2, *p3;
+
+    add_node("n3", 2);
+    add_queue("r");
+    add_queue("s");
+    a = add_group("a", 1);
+    b = add_group("b", 1);
+    d = add_group("d", 1);
+    p1 = add_pod("p1", "a", 1, NULL, "Pending");
+    p2 = add_pod("p2", "a", 1, NULL, "Pending");
+    p3 = add_pod("p3", "a", 1, NULL, "Pending");
+    mu_cluster_link(&c);
+    ck_assert_uint_eq(c.queues[0]->njobs, 3);
+
+    mu_cluster_remove_node(&c, mu_cluster_node(&c, "n2"));
+    ck_assert_uint_eq(c.nnodes, 2);
+    ck_assert_str_eq(c.nodes[0]->spec.meta.name, "n1");
+    ck_assert_str_eq(c.nodes[1]->spec.meta.name, "n3");
+    ck_assert_int_eq(c.nodes[1]->index, 1);
+    ck_assert_ptr_eq(mu_cluster_node(&c, "n3"), c.nodes[1]);
+
+    mu_cluster_remove_queue(&c, mu_cluster_queue(&c, "r"));
+    ck_assert_uint_eq(c.nqueues, 2);
+    ck_assert_str_eq(c.queues[0]->spec.meta.name, "q");
+    ck_assert_str_eq(c.queues[1]->spec.meta.name, "s");
+    ck_assert_int_eq(c.queues[1]->index, 1);
+
+    mu_cluster_remove_task(&c, p2);
+    ck_assert_uint_eq(a->ntasks, 2);
+    ck_assert_ptr_eq(a->tasks[0], p1);
+    ck_assert_ptr_eq(a->tasks[1], p3);
+    ck_assert_uint_eq(c.ntasks, 2);
+    ck_assert_ptr_eq(c.tasks[0], p1);
+    ck_assert_ptr_eq(c.tasks[1], p3);
+
+    mu_cluster_remove_job(&c, b);
+    ck_assert_uint_eq(c.njobs, 2);
+    ck_assert_ptr_eq(c.jobs[0], a);
+    ck_assert_ptr_eq(c.jobs[1], d);
+    ck_assert_uint_eq(c.queues[0]->njobs, 2);
+    ck_assert_ptr_eq(c.queues[0]->jobs[0], a);
+    ck_assert_ptr_eq(c.queues[0]->jobs[1], d);
+}
+END_TEST
+
 START_TEST(test_priorityclass_is_replaced_by_name)
 {
     struct mu_priorityclass a = {mu_xstrdup("x"), 1, false, false};
@@ -483,6 +532,7 @@ int main(void)
     tcase_add_test(tc, test_pod_update_follows_the_api);
     tcase_add_test(tc, test_job_update_keeps_phase_and_removal_frees_tasks);
     tcase_add_test(tc, test_queue_removal_orphans_its_jobs);
+    tcase_add_test(tc, test_removal_from_the_middle_keeps_order_and_indexes);
     tcase_add_test(tc, test_priorityclass_is_replaced_by_name);
     tcase_add_test(tc, test_pod_on_a_node_not_yet_seen_is_adopted_by_it);
     tcase_add_test(tc, test_group_deleted_and_made_again_adopts_its_pods_again);

@@ -225,6 +225,20 @@ START_TEST(test_registry_lists_plugins_in_order)
 }
 END_TEST
 
+/* The parser accepts exactly the registry's plugins, in its order (both
+ * come from plugin_list.h). */
+START_TEST(test_conf_knows_the_registry_plugins)
+{
+    size_t n = 0;
+
+    for (; mu_plugins[n]; n++) {
+        ck_assert_ptr_nonnull(mu_conf_known_plugins[n]);
+        ck_assert_str_eq(mu_conf_known_plugins[n], mu_plugins[n]->name);
+    }
+    ck_assert_ptr_null(mu_conf_known_plugins[n]);
+}
+END_TEST
+
 /* ---- proportion: deserved ---- */
 
 /* The book's queues: team-a weight 2, capability 16, guarantee 8; team-b
@@ -715,6 +729,18 @@ START_TEST(test_overcommit_factor_below_one_warns)
 }
 END_TEST
 
+/* Plugins open every cycle: the same warning is kept once. */
+START_TEST(test_overcommit_warning_is_kept_once)
+{
+    gpu_node("n1", 10);
+    open_ssn("  - name: overcommit\n    arguments:\n"
+             "      overcommit-factor: 0.5\n");
+    mu_ssn_close(&ssn);
+    mu_ssn_open(&ssn, &C, &conf, 0);
+    ck_assert_uint_eq(conf.nwarnings, 1);
+}
+END_TEST
+
 /* ---- gang ---- */
 
 START_TEST(test_gang_valid_ready_pipelined_starving)
@@ -1071,6 +1097,7 @@ int main(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_registry_lists_plugins_in_order);
+    tcase_add_test(tc, test_conf_knows_the_registry_plugins);
     tcase_add_test(tc, test_proportion_book_queues_deserve_12_and_6);
     tcase_add_test(tc, test_proportion_largest_remainder_loses_no_gpu);
     tcase_add_test(tc, test_proportion_capability_caps_and_rest_flows_on);
@@ -1090,6 +1117,7 @@ int main(void)
     tcase_add_test(tc, test_overcommit_counts_admitted_jobs);
     tcase_add_test(tc, test_overcommit_counts_inqueue_and_uncovered_running);
     tcase_add_test(tc, test_overcommit_factor_below_one_warns);
+    tcase_add_test(tc, test_overcommit_warning_is_kept_once);
     tcase_add_test(tc, test_gang_valid_ready_pipelined_starving);
     tcase_add_test(tc, test_gang_orders_unready_jobs_first);
     tcase_add_test(tc, test_gang_per_role_minimums);

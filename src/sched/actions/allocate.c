@@ -42,7 +42,7 @@ static bool candidate(struct mu_ssn *s, struct mu_job *j)
  * placed in a statement that is committed only when the gang is ready, kept
  * for the cycle when it is pipelined, and discarded otherwise.
  */
-void mu_action_allocate(struct mu_ssn *s)
+void mu_action_allocate(struct mu_ssn *s, struct mu_place *p)
 {
     struct mu_qset qs;
 
@@ -62,14 +62,16 @@ void mu_action_allocate(struct mu_ssn *s)
             break;
         j = e->jobs[e->head++];
         mark = mu_stmt_mark(&s->stmt);
-        placed = mu_place_job(s, j, mu_ssn_job_ready(s, j) ? MU_PLACE_ONE
-                                                            : MU_PLACE_GANG);
+        placed = mu_place_job(p, j,
+                              mu_ssn_job_ready(s, j) ? MU_PLACE_ONE
+                                                     : MU_PLACE_GANG,
+                              0);
         if (mu_ssn_job_ready(s, j)) {
             mu_commit_job(s, j);
             if (placed > 0 && j->count[MU_TASK_PENDING] > 0)
                 push_back(e, j);
         } else if (!mu_ssn_job_pipelined(s, j)) {
-            mu_ssn_rollback(s, mark);
+            mu_place_rollback(p, mark);
         } else if (j->why.kind == MU_WHY_NONE || j->why.kind == MU_WHY_NODES) {
             mu_why_set(j, MU_WHY_WAITING, NULL);
         }

@@ -5,7 +5,7 @@
  * static predicates and the pod count allow; they bind once the job is
  * ready.
  */
-void mu_action_backfill(struct mu_ssn *s)
+void mu_action_backfill(struct mu_ssn *s, struct mu_place *p)
 {
     struct mu_cluster *c = s->cluster;
 
@@ -23,7 +23,7 @@ void mu_action_backfill(struct mu_ssn *s)
             if (t->status != MU_TASK_PENDING || !t->pod.besteffort ||
                 mu_task_gated_by_others(t))
                 continue;
-            n = mu_pick_node(s, t, false, NULL, NULL);
+            n = mu_pick_node(p, t, false, NULL, NULL);
             if (!n)
                 continue;
             mu_stmt_place(&s->stmt, t, n, MU_TASK_ALLOCATED);
@@ -34,6 +34,6 @@ void mu_action_backfill(struct mu_ssn *s)
         if (mu_ssn_job_ready(s, j))
             mu_commit_job(s, j);
         else if (!mu_ssn_job_pipelined(s, j))
-            mu_ssn_rollback(s, mark);
+            mu_place_rollback(p, mark);
     }
 }

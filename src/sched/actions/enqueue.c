@@ -10,11 +10,12 @@ static bool pending(struct mu_ssn *s, struct mu_job *j)
  * Pending jobs are admitted queue by queue, best queue first; a refused job
  * does not block its queue (volcano-api.md §7.1).
  */
-void mu_action_enqueue(struct mu_ssn *s)
+void mu_action_enqueue(struct mu_ssn *s, struct mu_place *p)
 {
     struct mu_qset qs;
     struct mu_qlist *e;
 
+    (void)p;
     mu_qset_build(s, pending, &qs);
 
     while ((e = mu_qset_next(s, &qs))) {

@@ -137,15 +137,16 @@ static void evict_unit(struct mu_ssn *s, const struct unit *u)
             mu_stmt_evict(&s->stmt, u->job->tasks[i]);
 }
 
-/* Would the job reach s->dry_want ready-or-waiting tasks (its minMember,
- * or one more task for an elastic job that is ready already)? */
-static bool gang_fits(struct mu_ssn *s, struct mu_job *j)
+/* Would the job reach want ready-or-waiting tasks (its minMember, or one
+ * more task for an elastic job that is ready already)? */
+static bool gang_fits(struct mu_place *p, struct mu_job *j, int want)
 {
+    struct mu_ssn *s = p->ssn;
     size_t mark = mu_stmt_mark(&s->stmt);
     bool ok;
 
-    mu_place_job(s, j, MU_PLACE_DRYRUN);
-    ok = mu_job_ready_num(j) + mu_job_waiting_num(j) >= s->dry_want;
+    mu_place_job(p, j, MU_PLACE_DRYRUN, want);
+    ok = mu_job_ready_num(j) + mu_job_waiting_num(j) >= want;
     mu_stmt_rollback(&s->stmt, mark);
     return ok;
 }
@@ -170,60 +171,60 @@ static void apply(struct mu_ssn *s, struct plan *p, size_t skip)
             evict_unit(s, &p->u[i]);
 }
 
-static bool make_room(struct mu_ssn *s, struct mu_job *j, bool reclaim,
+static bool make_room(struct mu_ssn *s, struct mu_place *p,
+                      struct mu_job *j, bool reclaim,
                       const struct victims *vs)
 {
     const struct mu_task *pre = first_pending(j);
     const char *action = reclaim ? "reclaim" : "preempt";
-    struct plan p = {0, 0, NULL};
+    struct plan plan = {0, 0, NULL};
     size_t mark = mu_stmt_mark(&s->stmt), chosen = 0;
     bool ok = false;
+    int want;
 
     if (!pre)
         return false;
     /* a gang short of minMember needs its gang; a ready elastic job one
      * more task (its queue's share is checked by preemptive/victim_ok) */
-    s->dry_want = mu_job_ready_num(j) + mu_job_waiting_num(j);
-    s->dry_want = s->dry_want >= j->pg.min_member ? s->dry_want + 1
-                                                  : j->pg.min_member;
-    candidates(s, j, pre, reclaim, vs, &p);
-    for (size_t i = 0; i < p.n; i++) {
-        if (!still_owed(s, pre, &p.u[i], reclaim)) {
-            p.u[i].dropped = true;
+    want = mu_job_ready_num(j) + mu_job_waiting_num(j);
+    want = want >= j->pg.min_member ? want + 1 : j->pg.min_member;
+    candidates(s, j, pre, reclaim, vs, &plan);
+    for (size_t i = 0; i < plan.n; i++) {
+        if (!still_owed(s, pre, &plan.u[i], reclaim)) {
+            plan.u[i].dropped = true;
             continue;
         }
-        evict_unit(s, &p.u[i]);
+        evict_unit(s, &plan.u[i]);
         chosen = i + 1;
-        if ((ok = gang_fits(s, j)))
+        if ((ok = gang_fits(p, j, want)))
             break;
     }
     mu_stmt_rollback(&s->stmt, mark);
     if (!ok)
         goto out;
-    p.n = chosen;
-    for (size_t i = p.n; i-- > 0;) {
-        if (p.u[i].dropped)
+    plan.n = chosen;
+    for (size_t i = plan.n; i-- > 0;) {
+        if (plan.u[i].dropped)
             continue;
-        apply(s, &p, i);
-        if (gang_fits(s, j))
-            p.u[i].dropped = true;
+        apply(s, &plan, i);
+        if (gang_fits(p, j, want))
+            plan.u[i].dropped = true;
         mu_stmt_rollback(&s->stmt, mark);
     }
-    for (size_t i = 0; i < p.n; i++) {
+    for (size_t i = 0; i < plan.n; i++) {
         size_t before = mu_stmt_mark(&s->stmt);
 
-        if (p.u[i].dropped)
+        if (plan.u[i].dropped)
             continue;
-        evict_unit(s, &p.u[i]);
+        evict_unit(s, &plan.u[i]);
         for (size_t k = before; k < s->stmt.n; k++)
             mu_ssn_add_evict(s, s->stmt.ops[k].task, j, action);
     }
-    s->free_gen++;
-    mu_place_job(s, j, MU_PLACE_DRYRUN);
+    mu_place_freed(p);
+    mu_place_job(p, j, MU_PLACE_DRYRUN, want);
     mu_why_set(j, MU_WHY_WAITING, NULL);
 out:
-    s->dry_want = 0;
-    free(p.u);
+    free(plan.u);
     return ok;
 }
 
@@ -247,7 +248,7 @@ static bool starving_reclaim(struct mu_ssn *s, struct mu_job *j)
 }
 
 /* Queues in queue order, starving jobs in job order: each may make room. */
-static void evict_action(struct mu_ssn *s, bool reclaim)
+static void evict_action(struct mu_ssn *s, struct mu_place *p, bool reclaim)
 {
     struct mu_cluster *c = s->cluster;
     struct victims vs = {0, NULL};
@@ -274,19 +275,19 @@ static void evict_action(struct mu_ssn *s, bool reclaim)
             continue;
         if (reclaim && !mu_ssn_preemptive(s, e->q, pre, NULL))
             continue;
-        make_room(s, j, reclaim, &vs);
+        make_room(s, p, j, reclaim, &vs);
     }
     mu_qset_free(&qs);
 out:
     free(vs.jobs);
 }
 
-void mu_action_reclaim(struct mu_ssn *s)
+void mu_action_reclaim(struct mu_ssn *s, struct mu_place *p)
 {
-    evict_action(s, true);
+    evict_action(s, p, true);
 }
 
-void mu_action_preempt(struct mu_ssn *s)
+void mu_action_preempt(struct mu_ssn *s, struct mu_place *p)
 {
-    evict_action(s, false);
+    evict_action(s, p, false);
 }

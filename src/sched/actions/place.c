@@ -1,35 +1,48 @@
-#include "sched/actions/actions.h"
+#include "sched/actions/place.h"
 
 #include "common/sort.h"
 
 #include <float.h>
 
-void mu_ssn_rollback(struct mu_ssn *s, size_t mark)
+void mu_place_rollback(struct mu_place *p, size_t mark)
 {
-    if (s->stmt.n > mark)
-        s->free_gen++;
-    mu_stmt_rollback(&s->stmt, mark);
+    if (p->ssn->stmt.n > mark)
+        p->free_gen++;
+    mu_stmt_rollback(&p->ssn->stmt, mark);
 }
 
-static bool shape_failed(struct mu_ssn *s, int shape)
+void mu_place_freed(struct mu_place *p)
 {
-    return (size_t)shape < s->nshape_failed &&
-           s->shape_failed[shape] == s->free_gen + 1;
+    p->free_gen++;
 }
 
-static void mark_shape_failed(struct mu_ssn *s, int shape)
+/* Grows *v, an array of *n items of size bytes indexed by task shape, to
+ * hold shape (and every shape the cluster has); new items are zero. */
+static void shape_grow(void **v, size_t *n, size_t size,
+                       const struct mu_cluster *c, int shape)
 {
-    if ((size_t)shape >= s->nshape_failed) {
-        size_t n = (size_t)s->cluster->nshapes > (size_t)shape + 1
-                       ? (size_t)s->cluster->nshapes
-                       : (size_t)shape + 1;
+    size_t want = (size_t)shape + 1;
 
-        s->shape_failed = mu_xrealloc(s->shape_failed, n * sizeof(uint64_t));
-        memset(s->shape_failed + s->nshape_failed, 0,
-               (n - s->nshape_failed) * sizeof(uint64_t));
-        s->nshape_failed = n;
-    }
-    s->shape_failed[shape] = s->free_gen + 1;
+    if (want <= *n)
+        return;
+    if ((size_t)c->nshapes > want)
+        want = (size_t)c->nshapes;
+    *v = mu_xrealloc(*v, want * size);
+    memset((char *)*v + *n * size, 0, (want - *n) * size);
+    *n = want;
+}
+
+static bool shape_failed(const struct mu_place *p, int shape)
+{
+    return (size_t)shape < p->nshape_failed &&
+           p->shape_failed[shape] == p->free_gen + 1;
+}
+
+static void mark_shape_failed(struct mu_place *p, int shape)
+{
+    shape_grow((void **)&p->shape_failed, &p->nshape_failed,
+               sizeof(*p->shape_failed), p->ssn->cluster, shape);
+    p->shape_failed[shape] = p->free_gen + 1;
 }
 
 static void hist_add(struct mu_fit_hist *h, const struct mu_fit *f)
@@ -118,21 +131,16 @@ static void consider(struct mu_ssn *s, struct mu_shape_heap *h,
     heap_push(h, e);
 }
 
-static struct mu_shape_heap *shape_heap(struct mu_ssn *s, const struct mu_task *t)
+static struct mu_shape_heap *shape_heap(struct mu_place *p,
+                                        const struct mu_task *t)
 {
+    struct mu_ssn *s = p->ssn;
     struct mu_cluster *c = s->cluster;
     struct mu_shape_heap *h;
 
-    if ((size_t)t->shape >= s->nheaps) {
-        size_t n = (size_t)t->shape + 1;
-
-        if ((size_t)c->nshapes > n)
-            n = (size_t)c->nshapes;
-        s->heaps = mu_xrealloc(s->heaps, n * sizeof(*s->heaps));
-        memset(s->heaps + s->nheaps, 0, (n - s->nheaps) * sizeof(*s->heaps));
-        s->nheaps = n;
-    }
-    h = &s->heaps[t->shape];
+    shape_grow((void **)&p->heaps, &p->nheaps, sizeof(*p->heaps), c,
+               t->shape);
+    h = &p->heaps[t->shape];
     if (!h->built) {
         for (size_t i = 0; i < c->nnodes; i++)
             consider(s, h, t, c->nodes[i]);
@@ -144,13 +152,19 @@ static struct mu_shape_heap *shape_heap(struct mu_ssn *s, const struct mu_task *
     return h;
 }
 
-void mu_node_index_free(struct mu_ssn *s)
+void mu_place_init(struct mu_place *p, struct mu_ssn *s)
 {
-    for (size_t i = 0; i < s->nheaps; i++)
-        free(s->heaps[i].v);
-    free(s->heaps);
-    s->heaps = NULL;
-    s->nheaps = 0;
+    memset(p, 0, sizeof(*p));
+    p->ssn = s;
+}
+
+void mu_place_release(struct mu_place *p)
+{
+    for (size_t i = 0; i < p->nheaps; i++)
+        free(p->heaps[i].v);
+    free(p->heaps);
+    free(p->shape_failed);
+    memset(p, 0, sizeof(*p));
 }
 
 /* Why no node fits t: every node's first failing check. */
@@ -194,10 +208,11 @@ static struct mu_cnode *scan_idle(struct mu_ssn *s, const struct mu_task *t)
     return best;
 }
 
-struct mu_cnode *mu_pick_node(struct mu_ssn *s, const struct mu_task *t,
+struct mu_cnode *mu_pick_node(struct mu_place *p, const struct mu_task *t,
                               bool future, bool *pipelined,
                               struct mu_fit_hist *hist)
 {
+    struct mu_ssn *s = p->ssn;
     struct mu_cluster *c = s->cluster;
     struct mu_shape_heap *h;
 
@@ -205,7 +220,7 @@ struct mu_cnode *mu_pick_node(struct mu_ssn *s, const struct mu_task *t,
         *pipelined = false;
     if (!future)
         return scan_idle(s, t);
-    h = shape_heap(s, t);
+    h = shape_heap(p, t);
     while (h->n) {
         const struct hent *top = &h->v[0];
         struct mu_cnode *n = c->nodes[top->node];
@@ -246,8 +261,10 @@ bool mu_job_schedulable(struct mu_ssn *s, struct mu_job *j)
     return ok;
 }
 
-int mu_place_job(struct mu_ssn *s, struct mu_job *j, enum mu_place_mode mode)
+int mu_place_job(struct mu_place *p, struct mu_job *j,
+                 enum mu_place_mode mode, int want)
 {
+    struct mu_ssn *s = p->ssn;
     bool dry = mode == MU_PLACE_DRYRUN;
     int placed = 0;
     bool stop_on_fail = (size_t)j->pg.min_member >= j->ntasks;
@@ -271,7 +288,7 @@ int mu_place_job(struct mu_ssn *s, struct mu_job *j, enum mu_place_mode mode)
             break;
         if (mode == MU_PLACE_DRYRUN &&
             mu_job_ready_num(j) + mu_job_waiting_num(j) >=
-                (s->dry_want > 0 ? s->dry_want : j->pg.min_member))
+                (want > 0 ? want : j->pg.min_member))
             break;
         mu_sb_init(&why);
         if (!mu_ssn_allocatable(s, j->queue, t, dry ? NULL : &why)) {
@@ -283,15 +300,15 @@ int mu_place_job(struct mu_ssn *s, struct mu_job *j, enum mu_place_mode mode)
             continue;
         }
         mu_sb_release(&why);
-        if (!dry && shape_failed(s, t->shape)) {
+        if (!dry && shape_failed(p, t->shape)) {
             if (stop_on_fail)
                 break;
             continue;
         }
-        node = mu_pick_node(s, t, true, &pipe, dry ? NULL : &hist);
+        node = mu_pick_node(p, t, true, &pipe, dry ? NULL : &hist);
         if (!node) {
             if (!dry) {
-                mark_shape_failed(s, t->shape);
+                mark_shape_failed(p, t->shape);
                 if (j->why.kind == MU_WHY_NONE ||
                     j->why.kind == MU_WHY_WAITING) {
                     mu_why_set(j, MU_WHY_NODES, NULL);
