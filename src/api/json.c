@@ -266,3 +266,8 @@ json_t *mu_json_child(json_t *o, const char *key, bool array)
     json_object_set_new(o, key, v);
     return v;
 }
+
+const char *mu_json_str_at(const json_t *o, const char *a, const char *b)
+{
+    return mu_json_str(json_object_get(o, a), b);
+}

@@ -68,6 +68,8 @@ int mu_json_get_str(const json_t *o, const char *key, const char **out);
 
 /* o[key] when it is a string, else NULL. */
 const char *mu_json_str(const json_t *o, const char *key);
+/* o[a][b] when it is a string, else NULL (o may be NULL). */
+const char *mu_json_str_at(const json_t *o, const char *a, const char *b);
 /* o[key] when it is a string other than "", else NULL. */
 const char *mu_json_nonempty(const json_t *o, const char *key);
 

@@ -1,6 +1,8 @@
 /* bus.volcano.sh/v1alpha1 Commands, decoded and checked (see command.h). */
 #include "ctrl/command.h"
 
+#include "api/json.h"
+
 const char *const mu_command_job_actions[] = {
     "AbortJob",    "ResumeJob",   "RestartJob", "TerminateJob",
     "CompleteJob", "RestartTask", NULL,
@@ -17,9 +19,10 @@ void mu_command_release(struct mu_command *c)
     memset(c, 0, sizeof(*c));
 }
 
-static char *str_at(const json_t *obj, const char *key)
+/* obj[key] when a string, copied, else NULL. */
+static char *dup_str(const json_t *obj, const char *key)
 {
-    return mu_xstrdup_or_null(json_string_value(json_object_get(obj, key)));
+    return mu_xstrdup_or_null(mu_json_str(obj, key));
 }
 
 static bool is_job_action(const char *a)
@@ -69,13 +72,13 @@ int mu_command_decode(const json_t *j, struct mu_command *out,
     rc = mu_meta_decode(json_object_get(j, "metadata"), true, &out->meta, err);
     if (rc)
         return rc;
-    out->action = str_at(j, "action");
-    out->reason = str_at(j, "reason");
-    out->message = str_at(j, "message");
+    out->action = dup_str(j, "action");
+    out->reason = dup_str(j, "reason");
+    out->message = dup_str(j, "message");
     target = json_object_get(j, "target");
     if (json_is_object(target)) {
-        out->target = str_at(target, "name");
-        out->target_uid = str_at(target, "uid");
+        out->target = dup_str(target, "name");
+        out->target_uid = dup_str(target, "uid");
     }
     if (!out->action || !*out->action)
         return mu_err_set(err, -EINVAL, "action: required");

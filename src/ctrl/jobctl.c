@@ -1,6 +1,7 @@
 /* The vcjob controller's entry points and a Job's sync (jobctl.h). */
 #include "ctrl/jobctl.h"
 
+#include "api/json.h"
 #include "api/vcjob.h"
 #include "ctrl/jobctl_int.h"
 
@@ -31,11 +32,6 @@ static void drop_job(struct mu_jobctl *jc, struct vjob *j)
     mu_jc_job_free(mu_map_del(&jc->jobs, j->key));
 }
 
-static const char *str_at(const json_t *o, const char *a, const char *b)
-{
-    return json_string_value(json_object_get(json_object_get(o, a), b));
-}
-
 /* Reads the state machine's fields back from a Job's status (a restart of
  * muster, or the first sight of a Job). */
 static void load_status(struct vjob *j, const json_t *obj)
@@ -43,13 +39,13 @@ static void load_status(struct vjob *j, const json_t *obj)
     const json_t *st = json_object_get(obj, "status");
     const json_t *conds = json_object_get(st, "conditions");
 
-    mu_jphase_parse(str_at(st, "state", "phase"), &j->st.phase);
+    mu_jphase_parse(mu_json_str_at(st, "state", "phase"), &j->st.phase);
     j->st.version = (int)json_integer_value(json_object_get(st, "version"));
     j->st.retry = (int)json_integer_value(json_object_get(st, "retryCount"));
     free(j->ltt);
-    j->ltt = mu_xstrdup_or_null(str_at(st, "state", "lastTransitionTime"));
+    j->ltt = mu_xstrdup_or_null(mu_json_str_at(st, "state", "lastTransitionTime"));
     free(j->reason);
-    j->reason = mu_xstrdup_or_null(str_at(st, "state", "reason"));
+    j->reason = mu_xstrdup_or_null(mu_json_str_at(st, "state", "reason"));
     json_decref(j->conds);
     j->conds = json_is_array(conds) ? json_deep_copy(conds) : json_array();
     json_decref(j->written);

@@ -2,6 +2,7 @@
  * them, the lifecycle events they give (jobctl_int.h). */
 #include "ctrl/jobctl_int.h"
 
+#include "api/json.h"
 #include "api/object.h"
 
 static void jpod_free(struct jpod *p)
@@ -76,11 +77,6 @@ struct vjob *mu_jc_job_get(struct mu_jobctl *jc, const char *ns,
     mu_map_init(&j->done);
     mu_map_put(&jc->jobs, key, j);
     return j;
-}
-
-static const char *str_at(const json_t *o, const char *a, const char *b)
-{
-    return json_string_value(json_object_get(json_object_get(o, a), b));
 }
 
 int mu_jc_task_of(const struct vjob *j, const char *task)
@@ -311,7 +307,7 @@ void mu_jc_pod_event(struct mu_jobctl *jc, enum mu_watch_type type,
     const json_t *md = json_object_get(obj, "metadata");
     const char *ns = json_string_value(json_object_get(md, "namespace"));
     const char *name = json_string_value(json_object_get(md, "name"));
-    const char *job = str_at(md, "labels", MU_JC_LABEL_JOB_NAME);
+    const char *job = mu_json_str_at(md, "labels", MU_JC_LABEL_JOB_NAME);
     const json_t *ann = json_object_get(md, "annotations");
     struct vjob *j;
     struct jpod *p;
@@ -335,7 +331,7 @@ void mu_jc_pod_event(struct mu_jobctl *jc, enum mu_watch_type type,
         return;
     }
     p = mu_map_get(&j->pods, name);
-    fresh = !p || mu_strcmp0(p->uid, str_at(obj, "metadata", "uid"));
+    fresh = !p || mu_strcmp0(p->uid, mu_json_str_at(obj, "metadata", "uid"));
     if (!p) {
         p = mu_xcalloc(1, sizeof(*p));
         p->name = mu_xstrdup(name);
@@ -343,7 +339,7 @@ void mu_jc_pod_event(struct mu_jobctl *jc, enum mu_watch_type type,
     }
     if (fresh) {
         free(p->uid);
-        p->uid = mu_xstrdup_or_null(str_at(obj, "metadata", "uid"));
+        p->uid = mu_xstrdup_or_null(mu_json_str_at(obj, "metadata", "uid"));
         free(p->owner);
         p->owner = mu_xstrdup_or_null(controller_uid(md));
         p->killed = false;
@@ -358,12 +354,12 @@ void mu_jc_pod_event(struct mu_jobctl *jc, enum mu_watch_type type,
                             ann, MU_ANN_TASK_INDEX)), -1);
     p->version = int_text(json_string_value(json_object_get(
                               ann, MU_JC_ANN_JOB_VERSION)), 0);
-    p->phase = mu_pod_phase_parse(str_at(obj, "status", "phase"));
+    p->phase = mu_pod_phase_parse(mu_json_str_at(obj, "status", "phase"));
     if (!mu_rfc3339_parse(json_string_value(json_object_get(
                               md, "creationTimestamp")), &p->created))
         p->created = 0;
     p->terminating = p->killed || json_object_get(md, "deletionTimestamp");
-    p->bound = str_at(obj, "spec", "nodeName") != NULL;
+    p->bound = mu_json_str_at(obj, "spec", "nodeName") != NULL;
     if (!j->def || !ours(j, p) || p->terminating ||
         p->version != j->st.version)
         return;

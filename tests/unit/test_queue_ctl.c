@@ -93,9 +93,11 @@ END_TEST
 
 static void free_values(struct mu_map *m)
 {
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->slots[i].key) /* a deleted slot holds NULL */
-            free(m->slots[i].value);
+    size_t it = 0;
+    void *v;
+
+    while (mu_map_next(m, &it, NULL, &v))
+        free(v);
     mu_map_release(m);
 }
 
