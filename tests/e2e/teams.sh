@@ -6,8 +6,11 @@
 # Command (as vcctl makes it) and with a status patch; deleting a queue that
 # holds work is refused (ValidatingAdmissionPolicy in crds/); and the book's
 # chapter 17 lab, a Deployment of 8 one-GPU replicas on 5 free GPUs, under
-# the default scheduler and under `schedulerName: volcano`. Prints TAP, one
-# test point per check; exit 0 when all pass.
+# the default scheduler and under `schedulerName: volcano`; and one rule for
+# a lone pod's PodGroup: a Deployment annotated group-min-member gets one
+# PodGroup of that size from muster serve, and `muster simulate` on the same
+# objects names and sizes the same one. Prints TAP, one test point per
+# check; exit 0 when all pass.
 #
 # Usage: tests/e2e/teams.sh MUSTER_BINARY
 # Env: MUSTER_E2E_KEEP=1 keeps the run directory (path printed on stderr).
@@ -240,5 +243,55 @@ check "the other 3 stay Pending, unplaced" equals 5 bound hog-volcano-
 
 check "and schedules on without it, saying so once" \
     equals 1 bash -c "tail -n +$((mark + 1)) '$D/muster.log' | grep -c 'watch commands'"
+# ---- one rule for a lone pod's PodGroup: the live controller and the simulator agree --
+kubectl delete deployment hog-volcano >/dev/null
+wait_for 60 equals 0 pod_count >/dev/null
+cat <<'YAML' | kubectl apply -f - >/dev/null
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: quad
+  annotations: {scheduling.volcano.sh/group-min-member: "4"}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: quad}}
+  template:
+    metadata: {labels: {app: quad}}
+    spec:
+      schedulerName: volcano
+      containers:
+      - name: train
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        resources: {limits: {nvidia.com/gpu: 1}}
+YAML
+quad_pg() { # name/minMember of the PodGroup the live controller made
+    local uid
+    uid=$(kubectl get rs -l app=quad -o jsonpath='{.items[0].metadata.uid}')
+    [ -n "$uid" ] && kubectl get pg "podgroup-$uid" \
+        -o jsonpath='{.metadata.name}/{.spec.minMember}' 2>/dev/null
+}
+quad_live() { quad_pg | grep -q '/4$'; }
+check "a Deployment annotated group-min-member 4: its ReplicaSet's PodGroup has minMember 4" \
+    wait_for 30 quad_live
+check "and its 4 pods run as one gang" wait_for 60 equals 4 running quad-
+# the same objects, offline: the nodes, the queues, the ReplicaSet and its
+# pods as the cluster has them, without their PodGroup
+quad_sim() {
+    kubectl get nodes,queues -o json >"$D/quad-cluster.json" &&
+        kubectl get rs,pods -l app=quad -o json |
+        jq '.items |= map(if .kind == "Pod" then
+              del(.metadata.annotations["scheduling.k8s.io/group-name"], .spec.nodeName)
+              | .status = {phase: "Pending"} else . end)' >"$D/quad-objs.json" &&
+        "$MUSTER" simulate -o json "$D/quad-cluster.json" "$D/quad-objs.json" 2>"$D/quad-sim.err" |
+        jq -r '.items[] | select(.kind == "PodGroup") | "\(.metadata.name)/\(.spec.minMember)"'
+}
+sim_agrees() {
+    local want
+    want=$(quad_pg)
+    [ -n "$want" ] || { echo "no live PodGroup"; return 1; }
+    equals "$want" quad_sim
+}
+check "muster simulate on the same objects names and sizes the same PodGroup" sim_agrees
+
 check "muster never crashed" kill -0 "$MPID"
 tap_end
