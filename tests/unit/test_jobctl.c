@@ -11,7 +11,7 @@
 #include "ctrl/jobctl.h"
 #include "kube/writer.h"
 #include "sched/cluster.h"
-#include "test_kube_fake.h"
+#include "test_ctl_harness.h"
 
 #define NS "default"
 #define PG_COLL "/apis/scheduling.volcano.sh/v1beta1/namespaces/" NS "/podgroups"
@@ -19,60 +19,33 @@
 #define JOBS "/apis/batch.volcano.sh/v1alpha1/namespaces/" NS "/jobs"
 #define EVENTS "/api/v1/namespaces/" NS "/events"
 
-static struct kf_server srv;
-static struct mu_writer *wr;
-static struct mu_cluster cl;
 static struct mu_jobctl *jc;
 static size_t seen; /* requests already checked */
-static char logs[8192];
-
-static void log_line(void *ctx, const char *line)
-{
-    size_t n = strlen(logs);
-
-    (void)ctx;
-    snprintf(logs + n, sizeof(logs) - n, "%s\n", line);
-}
 
 static void setup(void)
 {
-    struct mu_kube_config cfg;
-    struct mu_writer_opts o = {.threads = 1};
-    struct mu_err err = {{0}};
-    struct mu_ctl ctl;
-
-    ck_assert_int_eq(kf_start(&srv), 0);
-    mu_kube_config_init(&cfg);
-    cfg.server = mu_xstrdup(srv.url);
-    cfg.token = mu_xstrdup("jobctl-token");
-    ck_assert_msg(mu_writer_new(&cfg, &o, &wr, &err) == 0, "%s", err.msg);
-    mu_kube_config_release(&cfg);
-    mu_cluster_init(&cl);
-    ctl = (struct mu_ctl){.cluster = &cl, .writer = wr, .log = log_line};
-    jc = mu_jobctl_new(&ctl); /* copies ctl */
+    th_start("jobctl-token");
+    jc = mu_jobctl_new(&th.ctl); /* copies the context */
     seen = 0;
-    logs[0] = '\0';
 }
 
 static void teardown(void)
 {
-    mu_writer_free(wr); /* its last done calls use the controller */
+    th_stop_writer(); /* its last done calls use the controller */
     mu_jobctl_free(jc);
-    mu_cluster_release(&cl);
-    kf_stop(&srv);
+    th_stop();
 }
 
 /* Every write sent and its completion handled (on this thread). */
 static void settle(void)
 {
-    ck_assert_int_eq(mu_writer_flush(wr, 10000), 0);
-    mu_writer_drain(wr, NULL);
+    th_settle(1, 10000);
 }
 
 static void replies(int n, int status, const char *body)
 {
     for (int i = 0; i < n; i++)
-        kf_reply_body(&srv, status, body);
+        kf_reply_body(&th.srv, status, body);
 }
 
 /* The requests sent since the last call are exactly want[0..n), each
@@ -88,28 +61,28 @@ static size_t expect(size_t n, ...)
         const struct kf_request *r;
         char got[512];
 
-        ck_assert_msg(seen < kf_count(&srv), "request %zu (%s) not sent",
+        ck_assert_msg(seen < kf_count(&th.srv), "request %zu (%s) not sent",
                       seen, want);
-        r = kf_req(&srv, seen++);
+        r = kf_req(&th.srv, seen++);
         snprintf(got, sizeof(got), "%s %s", r->method, r->path);
         ck_assert_msg(!strcmp(got, want), "request %zu: got %s, want %s",
                       seen - 1, got, want);
     }
     va_end(ap);
-    if (kf_count(&srv) != seen)
-        for (size_t i = 0; i < kf_count(&srv); i++)
-            fprintf(stderr, "# %zu %s %s %s\n", i, kf_req(&srv, i)->method,
-                    kf_req(&srv, i)->path, kf_req(&srv, i)->body);
-    ck_assert_msg(kf_count(&srv) == seen, "%zu more requests than expected, "
-                  "the next %s %s", kf_count(&srv) - seen,
-                  kf_req(&srv, seen)->method, kf_req(&srv, seen)->path);
+    if (kf_count(&th.srv) != seen)
+        for (size_t i = 0; i < kf_count(&th.srv); i++)
+            fprintf(stderr, "# %zu %s %s %s\n", i, kf_req(&th.srv, i)->method,
+                    kf_req(&th.srv, i)->path, kf_req(&th.srv, i)->body);
+    ck_assert_msg(kf_count(&th.srv) == seen, "%zu more requests than expected, "
+                  "the next %s %s", kf_count(&th.srv) - seen,
+                  kf_req(&th.srv, seen)->method, kf_req(&th.srv, seen)->path);
     return first;
 }
 
 /* The body of request i, parsed (owned by the caller). */
 static json_t *body(size_t i)
 {
-    const struct kf_request *r = kf_req(&srv, i);
+    const struct kf_request *r = kf_req(&th.srv, i);
     json_t *b = json_loadb(r->body ? r->body : "", r->body_len, 0, NULL);
 
     ck_assert_msg(b != NULL, "request %zu has no JSON body", i);
@@ -242,7 +215,7 @@ static void start_job(const char *extra)
                          MU_GATE);
         json_decref(b);
     }
-    ck_assert_str_eq(kf_req(&srv, first + 3)->content_type,
+    ck_assert_str_eq(kf_req(&th.srv, first + 3)->content_type,
                      "application/merge-patch+json");
     b = body(first + 3);
     ck_assert_str_eq(str(b, "status.state.phase"), "Pending");
@@ -328,7 +301,7 @@ START_TEST(test_jobctl_ttl_deletes_the_job_once)
     size_t first;
     json_t *b;
 
-    kf_reply_file(&srv, 500, "status_500.json");
+    kf_reply_file(&th.srv, 500, "status_500.json");
     job(MU_WATCH_ADDED, "j", 1, 2, "\"ttlSecondsAfterFinished\":30,",
         DONE_STATUS);
     mu_jobctl_sync(jc, false);
@@ -340,14 +313,14 @@ START_TEST(test_jobctl_ttl_deletes_the_job_once)
     ck_assert_str_eq(str(b, "propagationPolicy"), "Background");
     ck_assert_str_eq(str(b, "preconditions.uid"), "j-uid");
     json_decref(b);
-    ck_assert_ptr_nonnull(strstr(logs, "vcjob default/j: delete after ttl"));
+    ck_assert_ptr_nonnull(strstr(th.logged, "vcjob default/j: delete after ttl"));
 
     /* failed: sent again at the next sync, and then never again */
     replies(1, 200, "{}");
     mu_jobctl_sync(jc, true);
     settle();
     first = expect(1, "DELETE " JOBS "/j");
-    ck_assert_ptr_nonnull(strstr(logs, "deleted 30s after it finished"));
+    ck_assert_ptr_nonnull(strstr(th.logged, "deleted 30s after it finished"));
     mu_jobctl_sync(jc, true);
     settle();
     expect(0);
@@ -358,7 +331,7 @@ END_TEST
  * which is not this one's to delete: done, never sent again. */
 START_TEST(test_jobctl_ttl_delete_of_another_job_is_not_retried)
 {
-    kf_reply_file(&srv, 409, "status_409_conflict.json");
+    kf_reply_file(&th.srv, 409, "status_409_conflict.json");
     job(MU_WATCH_ADDED, "j", 1, 2, "\"ttlSecondsAfterFinished\":0,",
         DONE_STATUS);
     mu_jobctl_sync(jc, false);
@@ -367,7 +340,7 @@ START_TEST(test_jobctl_ttl_delete_of_another_job_is_not_retried)
     mu_jobctl_sync(jc, true);
     settle();
     expect(0);
-    ck_assert_ptr_null(strstr(logs, "delete after ttl"));
+    ck_assert_ptr_null(strstr(th.logged, "delete after ttl"));
 }
 END_TEST
 
@@ -383,9 +356,9 @@ START_TEST(test_jobctl_pending_status_carries_the_podgroup_message)
     size_t first;
     json_t *b;
 
-    ck_assert_int_eq(mu_podgroup_decode(pgj, &cl.rn, &pg, &err), 0);
+    ck_assert_int_eq(mu_podgroup_decode(pgj, &th.cluster.rn, &pg, &err), 0);
     json_decref(pgj);
-    cj = mu_cluster_update_job(&cl, &pg);
+    cj = mu_cluster_update_job(&th.cluster, &pg);
     mu_podgroup_release(&pg);
     ck_assert_ptr_nonnull(cj);
     cj->cond.type = mu_xstrdup("Unschedulable"); /* the cluster frees them */
@@ -414,8 +387,8 @@ START_TEST(test_jobctl_svc_objects_first_and_409_counts_as_made)
     size_t first;
     json_t *b;
 
-    kf_reply_body(&srv, 201, "{}");
-    kf_reply_file(&srv, 409, "status_409_exists.json");
+    kf_reply_body(&th.srv, 201, "{}");
+    kf_reply_file(&th.srv, 409, "status_409_exists.json");
     replies(2, 201, "{}");
     job(MU_WATCH_ADDED, "j", 1, 2, SVC, "");
     mu_jobctl_sync(jc, false);
@@ -439,7 +412,7 @@ START_TEST(test_jobctl_svc_objects_first_and_409_counts_as_made)
     mu_jobctl_sync(jc, true);
     settle();
     expect(0);
-    ck_assert_ptr_null(strstr(logs, "create configmap"));
+    ck_assert_ptr_null(strstr(th.logged, "create configmap"));
 }
 END_TEST
 
@@ -448,8 +421,8 @@ START_TEST(test_jobctl_failed_create_is_retried_at_the_next_sync)
     size_t first;
     json_t *b;
 
-    kf_reply_body(&srv, 201, "{}");
-    kf_reply_file(&srv, 500, "status_500.json");
+    kf_reply_body(&th.srv, 201, "{}");
+    kf_reply_file(&th.srv, 500, "status_500.json");
     replies(3, 201, "{}"); /* the network policy, the status, the event */
     job(MU_WATCH_ADDED, "j", 1, 2, SVC, "");
     mu_jobctl_sync(jc, false);
@@ -461,7 +434,7 @@ START_TEST(test_jobctl_failed_create_is_retried_at_the_next_sync)
     ck_assert_str_eq(str(b, "reason"), "FailedCreate");
     ck_assert_ptr_nonnull(strstr(str(b, "message"), "create configmap: "));
     json_decref(b);
-    ck_assert_ptr_nonnull(strstr(logs, "vcjob default/j: create configmap"));
+    ck_assert_ptr_nonnull(strstr(th.logged, "vcjob default/j: create configmap"));
 
     /* the next sync sends that one only; then the PodGroup and pods */
     replies(4, 201, "{}");
@@ -487,7 +460,7 @@ START_TEST(test_jobctl_scaled_job_patches_its_podgroup_spec)
     settle();
     first = expect(3, "PATCH " PG_COLL "/j-j-uid", "POST " POD_COLL,
                    "PATCH " JOBS "/j/status");
-    ck_assert_str_eq(kf_req(&srv, first)->content_type,
+    ck_assert_str_eq(kf_req(&th.srv, first)->content_type,
                      "application/merge-patch+json");
     b = body(first);
     ck_assert_int_eq(num(b, "spec.minMember"), 3);
@@ -532,14 +505,14 @@ END_TEST
 START_TEST(test_jobctl_failed_podgroup_patch_is_retried)
 {
     start_job("");
-    kf_reply_file(&srv, 500, "status_500.json");
+    kf_reply_file(&th.srv, 500, "status_500.json");
     replies(2, 200, "{}");
     job(MU_WATCH_MODIFIED, "j", 2, 3, "", "");
     mu_jobctl_sync(jc, false);
     settle();
     expect(3, "PATCH " PG_COLL "/j-j-uid", "POST " POD_COLL,
            "PATCH " JOBS "/j/status");
-    ck_assert_ptr_nonnull(strstr(logs, "vcjob default/j: update podgroup"));
+    ck_assert_ptr_nonnull(strstr(th.logged, "vcjob default/j: update podgroup"));
     replies(1, 200, "{}");
     mu_jobctl_sync(jc, true);
     settle();
@@ -569,7 +542,7 @@ START_TEST(test_jobctl_command_aborts_the_job)
     b = body(first + 4);
     ck_assert_str_eq(str(b, "status.state.phase"), "Aborting");
     json_decref(b);
-    ck_assert_ptr_nonnull(strstr(logs, "NoSuchAction for vcjob default/j: "
+    ck_assert_ptr_nonnull(strstr(th.logged, "NoSuchAction for vcjob default/j: "
                                        "unknown action"));
 }
 END_TEST

@@ -1,48 +1,21 @@
-/* The PodGroup controller (src/ctrl/pgctl.h) with a real writer on the
+/* The PodGroup controller (src/ctrl/pgctl.h) with a real th.writer on the
  * fake API server: the exact requests it sends for a bare pod, and that it
  * sends each once. One worker, so requests arrive in submit order. */
 #include <check.h>
 #include <stdlib.h>
 
 #include "ctrl/pgctl.h"
-#include "test_kube_fake.h"
-
-static struct kf_server srv;
-static struct mu_cluster cluster;
-static struct mu_writer *writer;
-static struct mu_ctl ctl;
-static char logged[4096];
-
-static void log_line(void *ctx, const char *line)
-{
-    size_t n = strlen(logged);
-
-    (void)ctx;
-    snprintf(logged + n, sizeof(logged) - n, "%s\n", line);
-}
+#include "test_ctl_harness.h"
 
 static void setup(void)
 {
-    struct mu_kube_config cfg;
-    struct mu_writer_opts o = {.threads = 1};
-    struct mu_err err = {{0}};
-
-    ck_assert_int_eq(kf_start(&srv), 0);
-    mu_kube_config_init(&cfg);
-    cfg.server = mu_xstrdup(srv.url);
-    ck_assert_msg(mu_writer_new(&cfg, &o, &writer, &err) == 0, "%s", err.msg);
-    mu_kube_config_release(&cfg);
-    mu_cluster_init(&cluster);
-    ctl = (struct mu_ctl){.cluster = &cluster, .writer = writer,
-                          .log = log_line};
-    logged[0] = '\0';
+    th_start(NULL);
 }
 
 static void teardown(void)
 {
-    mu_writer_free(writer);
-    mu_cluster_release(&cluster);
-    kf_stop(&srv);
+    th_stop_writer();
+    th_stop();
 }
 
 static void add_pod(const char *json)
@@ -52,8 +25,8 @@ static void add_pod(const char *json)
     struct mu_err err;
 
     ck_assert_ptr_nonnull(j);
-    ck_assert_int_eq(mu_pod_decode(j, &cluster.rn, &p, &err), 0);
-    ck_assert_ptr_nonnull(mu_cluster_update_task(&cluster, &p, &err));
+    ck_assert_int_eq(mu_pod_decode(j, &th.cluster.rn, &p, &err), 0);
+    ck_assert_ptr_nonnull(mu_cluster_update_task(&th.cluster, &p, &err));
     json_decref(j);
 }
 
@@ -61,15 +34,12 @@ static void add_pod(const char *json)
  * submit more: twice). */
 static void settle(void)
 {
-    for (int i = 0; i < 3; i++) {
-        ck_assert_int_eq(mu_writer_flush(writer, 5000), 0);
-        mu_writer_drain(writer, NULL);
-    }
+    th_settle(3, 5000);
 }
 
 static json_t *body(size_t i)
 {
-    json_t *j = json_loads(kf_req(&srv, i)->body, 0, NULL);
+    json_t *j = json_loads(kf_req(&th.srv, i)->body, 0, NULL);
 
     ck_assert_ptr_nonnull(j);
     return j;
@@ -92,27 +62,27 @@ START_TEST(test_bare_pod_gets_its_owners_group_once)
 {
     json_t *b;
 
-    kf_reply_body(&srv, 200,
+    kf_reply_body(&th.srv, 200,
                   "{\"metadata\":{\"name\":\"web-rs\",\"annotations\":{"
                   "\"scheduling.volcano.sh/group-min-member\":\"3\"}}}");
-    kf_reply_body(&srv, 201, "{}");
-    kf_reply_body(&srv, 200, "{}");
+    kf_reply_body(&th.srv, 201, "{}");
+    kf_reply_body(&th.srv, 200, "{}");
     add_pod(RS_POD);
-    struct mu_pgctl *pc = mu_pgctl_new(&ctl);
+    struct mu_pgctl *pc = mu_pgctl_new(&th.ctl);
 
     mu_pgctl_sync(pc);
     mu_pgctl_sync(pc); /* its group write is in flight: nothing more */
     settle();
     mu_pgctl_sync(pc); /* made and patched: still nothing */
     settle();
-    ck_assert_uint_eq(kf_count(&srv), 3);
+    ck_assert_uint_eq(kf_count(&th.srv), 3);
 
-    ck_assert_str_eq(kf_req(&srv, 0)->method, "GET");
-    ck_assert_str_eq(kf_req(&srv, 0)->uri,
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "GET");
+    ck_assert_str_eq(kf_req(&th.srv, 0)->uri,
                      "/apis/apps/v1/namespaces/team-a/replicasets/web-rs");
 
-    ck_assert_str_eq(kf_req(&srv, 1)->method, "POST");
-    ck_assert_str_eq(kf_req(&srv, 1)->uri,
+    ck_assert_str_eq(kf_req(&th.srv, 1)->method, "POST");
+    ck_assert_str_eq(kf_req(&th.srv, 1)->uri,
                      "/apis/scheduling.volcano.sh/v1beta1/namespaces/team-a/"
                      "podgroups");
     b = body(1);
@@ -126,10 +96,10 @@ START_TEST(test_bare_pod_gets_its_owners_group_once)
                                          "minResources"), "cpu")), "3");
     json_decref(b);
 
-    ck_assert_str_eq(kf_req(&srv, 2)->method, "PATCH");
-    ck_assert_str_eq(kf_req(&srv, 2)->uri,
+    ck_assert_str_eq(kf_req(&th.srv, 2)->method, "PATCH");
+    ck_assert_str_eq(kf_req(&th.srv, 2)->uri,
                      "/api/v1/namespaces/team-a/pods/web-1");
-    ck_assert_str_eq(kf_req(&srv, 2)->content_type,
+    ck_assert_str_eq(kf_req(&th.srv, 2)->content_type,
                      "application/merge-patch+json");
     b = body(2);
     {
@@ -141,67 +111,67 @@ START_TEST(test_bare_pod_gets_its_owners_group_once)
         json_decref(want);
     }
     json_decref(b);
-    mu_writer_free(writer); /* before the controller its done calls reach */
-    writer = NULL;
+    mu_writer_free(th.writer); /* before the controller its done calls reach */
+    th.writer = NULL;
     mu_pgctl_free(pc);
 }
 END_TEST
 
 START_TEST(test_a_podgroup_that_exists_counts_as_made)
 {
-    kf_reply_body(&srv, 409,
+    kf_reply_body(&th.srv, 409,
                   "{\"kind\":\"Status\",\"code\":409,\"reason\":"
                   "\"AlreadyExists\",\"message\":\"exists\"}");
-    kf_reply_body(&srv, 200, "{}");
+    kf_reply_body(&th.srv, 200, "{}");
     add_pod(LONE_POD);
-    struct mu_pgctl *pc = mu_pgctl_new(&ctl);
+    struct mu_pgctl *pc = mu_pgctl_new(&th.ctl);
 
     mu_pgctl_sync(pc);
     settle();
     mu_pgctl_sync(pc);
     settle();
-    ck_assert_uint_eq(kf_count(&srv), 2);
-    ck_assert_str_eq(kf_req(&srv, 0)->method, "POST");
-    ck_assert_str_eq(kf_req(&srv, 0)->uri,
+    ck_assert_uint_eq(kf_count(&th.srv), 2);
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "POST");
+    ck_assert_str_eq(kf_req(&th.srv, 0)->uri,
                      "/apis/scheduling.volcano.sh/v1beta1/namespaces/team-a/"
                      "podgroups");
-    ck_assert_str_eq(kf_req(&srv, 1)->method, "PATCH");
-    ck_assert_str_eq(kf_req(&srv, 1)->uri,
+    ck_assert_str_eq(kf_req(&th.srv, 1)->method, "PATCH");
+    ck_assert_str_eq(kf_req(&th.srv, 1)->uri,
                      "/api/v1/namespaces/team-a/pods/solo");
-    ck_assert_ptr_nonnull(strstr(kf_req(&srv, 1)->body, "podgroup-solo-uid"));
-    mu_writer_free(writer);
-    writer = NULL;
+    ck_assert_ptr_nonnull(strstr(kf_req(&th.srv, 1)->body, "podgroup-solo-uid"));
+    mu_writer_free(th.writer);
+    th.writer = NULL;
     mu_pgctl_free(pc);
 }
 END_TEST
 
 START_TEST(test_a_failed_create_is_retried_at_the_next_sync)
 {
-    kf_reply_body(&srv, 500,
+    kf_reply_body(&th.srv, 500,
                   "{\"kind\":\"Status\",\"code\":500,\"message\":\"etcd\"}");
-    kf_reply_body(&srv, 201, "{}");
-    kf_reply_body(&srv, 200, "{}");
+    kf_reply_body(&th.srv, 201, "{}");
+    kf_reply_body(&th.srv, 200, "{}");
     add_pod(LONE_POD);
-    struct mu_pgctl *pc = mu_pgctl_new(&ctl);
+    struct mu_pgctl *pc = mu_pgctl_new(&th.ctl);
 
     mu_pgctl_sync(pc);
     settle();
-    ck_assert_uint_eq(kf_count(&srv), 1); /* no patch for a group not made */
-    ck_assert_ptr_nonnull(strstr(logged, "create podgroup team-a/podgroup-"
+    ck_assert_uint_eq(kf_count(&th.srv), 1); /* no patch for a group not made */
+    ck_assert_ptr_nonnull(strstr(th.logged, "create podgroup team-a/podgroup-"
                                          "solo-uid"));
     mu_pgctl_sync(pc);
     settle();
-    ck_assert_uint_eq(kf_count(&srv), 3);
-    ck_assert_str_eq(kf_req(&srv, 0)->method, "POST");
-    ck_assert_str_eq(kf_req(&srv, 1)->method, "POST");
-    ck_assert_str_eq(kf_req(&srv, 1)->uri,
+    ck_assert_uint_eq(kf_count(&th.srv), 3);
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "POST");
+    ck_assert_str_eq(kf_req(&th.srv, 1)->method, "POST");
+    ck_assert_str_eq(kf_req(&th.srv, 1)->uri,
                      "/apis/scheduling.volcano.sh/v1beta1/namespaces/team-a/"
                      "podgroups");
-    ck_assert_str_eq(kf_req(&srv, 2)->method, "PATCH");
-    ck_assert_str_eq(kf_req(&srv, 2)->uri,
+    ck_assert_str_eq(kf_req(&th.srv, 2)->method, "PATCH");
+    ck_assert_str_eq(kf_req(&th.srv, 2)->uri,
                      "/api/v1/namespaces/team-a/pods/solo");
-    mu_writer_free(writer);
-    writer = NULL;
+    mu_writer_free(th.writer);
+    th.writer = NULL;
     mu_pgctl_free(pc);
 }
 END_TEST
@@ -215,24 +185,24 @@ START_TEST(test_a_pod_whose_group_is_cached_is_only_annotated)
     struct mu_podgroup g;
     struct mu_err err;
 
-    ck_assert_int_eq(mu_podgroup_decode(pg, &cluster.rn, &g, &err), 0);
-    mu_cluster_update_job(&cluster, &g);
+    ck_assert_int_eq(mu_podgroup_decode(pg, &th.cluster.rn, &g, &err), 0);
+    mu_cluster_update_job(&th.cluster, &g);
     mu_podgroup_release(&g);
     json_decref(pg);
-    kf_reply_body(&srv, 200, "{}");
+    kf_reply_body(&th.srv, 200, "{}");
     add_pod(LONE_POD);
-    struct mu_pgctl *pc = mu_pgctl_new(&ctl);
+    struct mu_pgctl *pc = mu_pgctl_new(&th.ctl);
 
     mu_pgctl_sync(pc);
     settle();
     mu_pgctl_sync(pc);
     settle();
-    ck_assert_uint_eq(kf_count(&srv), 1);
-    ck_assert_str_eq(kf_req(&srv, 0)->method, "PATCH");
-    ck_assert_str_eq(kf_req(&srv, 0)->uri,
+    ck_assert_uint_eq(kf_count(&th.srv), 1);
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "PATCH");
+    ck_assert_str_eq(kf_req(&th.srv, 0)->uri,
                      "/api/v1/namespaces/team-a/pods/solo");
-    mu_writer_free(writer);
-    writer = NULL;
+    mu_writer_free(th.writer);
+    th.writer = NULL;
     mu_pgctl_free(pc);
 }
 END_TEST

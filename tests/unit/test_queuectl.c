@@ -1,61 +1,32 @@
 /* The queue controller and Commands (src/ctrl/queuectl.h) with a real
- * writer on the fake API server: the exact requests a Command, a status
+ * th.writer on the fake API server: the exact requests a Command, a status
  * sync and the default queue send. One worker, so requests arrive in
  * submit order. */
 #include <check.h>
 #include <stdlib.h>
 
 #include "ctrl/queuectl.h"
-#include "test_kube_fake.h"
+#include "test_ctl_harness.h"
 
-static struct kf_server srv;
-static struct mu_cluster cluster;
-static struct mu_writer *writer;
-static struct mu_ctl ctl;
 static struct mu_queuectl *qc;
-static char logged[8192];
-
-static void log_line(void *ctx, const char *line)
-{
-    size_t n = strlen(logged);
-
-    (void)ctx;
-    snprintf(logged + n, sizeof(logged) - n, "%s\n", line);
-}
 
 static void setup(void)
 {
-    struct mu_kube_config cfg;
-    struct mu_writer_opts o = {.threads = 1};
-    struct mu_err err = {{0}};
-
-    ck_assert_int_eq(kf_start(&srv), 0);
-    mu_kube_config_init(&cfg);
-    cfg.server = mu_xstrdup(srv.url);
-    ck_assert_msg(mu_writer_new(&cfg, &o, &writer, &err) == 0, "%s", err.msg);
-    mu_kube_config_release(&cfg);
-    mu_cluster_init(&cluster);
-    ctl = (struct mu_ctl){.cluster = &cluster, .writer = writer,
-                          .log = log_line};
-    qc = mu_queuectl_new(&ctl);
+    th_start(NULL);
+    qc = mu_queuectl_new(&th.ctl);
     mu_queuectl_set_synced(qc, true, true);
-    logged[0] = '\0';
 }
 
 static void teardown(void)
 {
-    mu_writer_free(writer); /* its last done calls reach the controller */
+    th_stop_writer(); /* its last done calls reach the controller */
     mu_queuectl_free(qc);
-    mu_cluster_release(&cluster);
-    kf_stop(&srv);
+    th_stop();
 }
 
 static void settle(void)
 {
-    for (int i = 0; i < 3; i++) {
-        ck_assert_int_eq(mu_writer_flush(writer, 5000), 0);
-        mu_writer_drain(writer, NULL);
-    }
+    th_settle(3, 5000);
 }
 
 static void add_queue(const char *name, const char *state)
@@ -67,8 +38,8 @@ static void add_queue(const char *name, const char *state)
     struct mu_queue_spec q;
     struct mu_err err;
 
-    ck_assert_int_eq(mu_queue_decode(j, &cluster.rn, &q, &err), 0);
-    mu_cluster_update_queue(&cluster, &q);
+    ck_assert_int_eq(mu_queue_decode(j, &th.cluster.rn, &q, &err), 0);
+    mu_cluster_update_queue(&th.cluster, &q);
     mu_queue_spec_release(&q);
     json_decref(j);
     free(js);
@@ -84,12 +55,12 @@ static void add_podgroup(const char *name, const char *queue)
     struct mu_podgroup pg;
     struct mu_err err;
 
-    ck_assert_int_eq(mu_podgroup_decode(j, &cluster.rn, &pg, &err), 0);
-    mu_cluster_update_job(&cluster, &pg);
+    ck_assert_int_eq(mu_podgroup_decode(j, &th.cluster.rn, &pg, &err), 0);
+    mu_cluster_update_job(&th.cluster, &pg);
     mu_podgroup_release(&pg);
     json_decref(j);
     free(js);
-    mu_cluster_link(&cluster);
+    mu_cluster_link(&th.cluster);
 }
 
 static void command(const char *name, const char *action, const char *kind,
@@ -113,7 +84,7 @@ static void command(const char *name, const char *action, const char *kind,
 
 static json_t *status_of(size_t i)
 {
-    json_t *j = json_loads(kf_req(&srv, i)->body, 0, NULL);
+    json_t *j = json_loads(kf_req(&th.srv, i)->body, 0, NULL);
     json_t *st;
 
     ck_assert_ptr_nonnull(j);
@@ -134,36 +105,36 @@ START_TEST(test_close_queue_command_deletes_it_then_writes_closing)
 
     add_queue("team-b", "Open");
     add_podgroup("g1", "team-b");
-    kf_reply_body(&srv, 200, "{}"); /* DELETE the Command */
-    kf_reply_body(&srv, 200, "{}"); /* PATCH queues/team-b/status */
-    kf_reply_body(&srv, 201, "{}"); /* the Queue's event */
+    kf_reply_body(&th.srv, 200, "{}"); /* DELETE the Command */
+    kf_reply_body(&th.srv, 200, "{}"); /* PATCH queues/team-b/status */
+    kf_reply_body(&th.srv, 201, "{}"); /* the Queue's event */
     command("team-b-closequeue-x", "CloseQueue", "Queue", "team-b");
     command("team-b-closequeue-x", "CloseQueue", "Queue", "team-b");
     ck_assert(!mu_queuectl_changed(qc)); /* carried out only once deleted */
     settle();
     ck_assert(mu_queuectl_changed(qc));
-    ck_assert_uint_eq(kf_count(&srv), 1); /* one DELETE, though seen twice */
-    ck_assert_str_eq(kf_req(&srv, 0)->method, "DELETE");
-    ck_assert_str_eq(kf_req(&srv, 0)->uri,
+    ck_assert_uint_eq(kf_count(&th.srv), 1); /* one DELETE, though seen twice */
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "DELETE");
+    ck_assert_str_eq(kf_req(&th.srv, 0)->uri,
                      "/apis/bus.volcano.sh/v1alpha1/namespaces/default/"
                      "commands/team-b-closequeue-x");
 
     mu_queuectl_sync(qc, 1000);
     settle();
-    ck_assert_uint_eq(kf_count(&srv), 3);
-    ck_assert_str_eq(kf_req(&srv, 1)->method, "PATCH");
-    ck_assert_str_eq(kf_req(&srv, 1)->uri,
+    ck_assert_uint_eq(kf_count(&th.srv), 3);
+    ck_assert_str_eq(kf_req(&th.srv, 1)->method, "PATCH");
+    ck_assert_str_eq(kf_req(&th.srv, 1)->uri,
                      "/apis/scheduling.volcano.sh/v1beta1/queues/team-b/status");
-    ck_assert_str_eq(kf_req(&srv, 1)->content_type,
+    ck_assert_str_eq(kf_req(&th.srv, 1)->content_type,
                      "application/merge-patch+json");
     st = status_of(1);
     ck_assert_str_eq(state_of(st), "Closing");
     ck_assert_int_eq(json_integer_value(json_object_get(st, "running")), 1);
     json_decref(st);
-    ck_assert_str_eq(kf_req(&srv, 2)->method, "POST");
-    ck_assert_str_eq(kf_req(&srv, 2)->uri, "/api/v1/namespaces/default/events");
-    ck_assert_ptr_nonnull(strstr(kf_req(&srv, 2)->body, "CloseQueue"));
-    ck_assert_ptr_nonnull(strstr(logged, "queue team-b closed by command "
+    ck_assert_str_eq(kf_req(&th.srv, 2)->method, "POST");
+    ck_assert_str_eq(kf_req(&th.srv, 2)->uri, "/api/v1/namespaces/default/events");
+    ck_assert_ptr_nonnull(strstr(kf_req(&th.srv, 2)->body, "CloseQueue"));
+    ck_assert_ptr_nonnull(strstr(th.logged, "queue team-b closed by command "
                                          "default/team-b-closequeue-x: "
                                          "Closing until its 1 PodGroup is "
                                          "gone"));
@@ -175,15 +146,15 @@ START_TEST(test_close_queue_without_podgroups_is_closed)
     json_t *st;
 
     add_queue("team-c", "Open");
-    kf_reply_body(&srv, 200, "{}");
-    kf_reply_body(&srv, 200, "{}");
-    kf_reply_body(&srv, 201, "{}");
+    kf_reply_body(&th.srv, 200, "{}");
+    kf_reply_body(&th.srv, 200, "{}");
+    kf_reply_body(&th.srv, 201, "{}");
     command("team-c-closequeue-y", "CloseQueue", "Queue", "team-c");
     settle();
     mu_queuectl_sync(qc, 1000);
     settle();
-    ck_assert_uint_eq(kf_count(&srv), 3);
-    ck_assert_str_eq(kf_req(&srv, 1)->uri,
+    ck_assert_uint_eq(kf_count(&th.srv), 3);
+    ck_assert_str_eq(kf_req(&th.srv, 1)->uri,
                      "/apis/scheduling.volcano.sh/v1beta1/queues/team-c/status");
     st = status_of(1);
     ck_assert_str_eq(state_of(st), "Closed");
@@ -196,15 +167,15 @@ START_TEST(test_a_command_whose_delete_fails_is_not_carried_out)
     json_t *st;
 
     add_queue("team-d", "Open");
-    kf_reply_body(&srv, 404,
+    kf_reply_body(&th.srv, 404,
                   "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}");
     command("team-d-closequeue-z", "CloseQueue", "Queue", "team-d");
     settle();
     ck_assert(!mu_queuectl_changed(qc));
     mu_queuectl_sync(qc, 1000); /* the first status write: Open, as it is */
     settle();
-    ck_assert_uint_eq(kf_count(&srv), 2);
-    ck_assert_str_eq(kf_req(&srv, 1)->method, "PATCH");
+    ck_assert_uint_eq(kf_count(&th.srv), 2);
+    ck_assert_str_eq(kf_req(&th.srv, 1)->method, "PATCH");
     st = status_of(1);
     ck_assert_str_eq(state_of(st), "Open");
     json_decref(st);
@@ -216,15 +187,15 @@ START_TEST(test_a_queue_status_is_written_once)
     json_t *st;
 
     add_queue("team-e", "Open");
-    kf_reply_body(&srv, 200, "{}");
+    kf_reply_body(&th.srv, 200, "{}");
     mu_queuectl_sync(qc, 1000);
     mu_queuectl_sync(qc, 1001); /* in flight: not sent again */
     settle();
     mu_queuectl_sync(qc, 5000); /* nothing changed */
     settle();
-    ck_assert_uint_eq(kf_count(&srv), 1);
-    ck_assert_str_eq(kf_req(&srv, 0)->method, "PATCH");
-    ck_assert_str_eq(kf_req(&srv, 0)->uri,
+    ck_assert_uint_eq(kf_count(&th.srv), 1);
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "PATCH");
+    ck_assert_str_eq(kf_req(&th.srv, 0)->uri,
                      "/apis/scheduling.volcano.sh/v1beta1/queues/team-e/status");
     st = status_of(0);
     ck_assert_str_eq(state_of(st), "Open"); /* the first write carries it */
@@ -236,8 +207,8 @@ END_TEST
 START_TEST(test_a_failed_status_write_is_sent_again)
 {
     add_queue("team-f", "Open");
-    kf_reply_body(&srv, 500, "{\"kind\":\"Status\",\"code\":500}");
-    kf_reply_body(&srv, 200, "{}");
+    kf_reply_body(&th.srv, 500, "{\"kind\":\"Status\",\"code\":500}");
+    kf_reply_body(&th.srv, 200, "{}");
     mu_queuectl_sync(qc, 1000);
     settle();
     ck_assert(mu_queuectl_changed(qc));
@@ -245,10 +216,10 @@ START_TEST(test_a_failed_status_write_is_sent_again)
     settle();
     mu_queuectl_sync(qc, 1200);
     settle();
-    ck_assert_uint_eq(kf_count(&srv), 2);
-    ck_assert_str_eq(kf_req(&srv, 1)->uri,
+    ck_assert_uint_eq(kf_count(&th.srv), 2);
+    ck_assert_str_eq(kf_req(&th.srv, 1)->uri,
                      "/apis/scheduling.volcano.sh/v1beta1/queues/team-f/status");
-    ck_assert_ptr_nonnull(strstr(logged, "status of queue team-f:"));
+    ck_assert_ptr_nonnull(strstr(th.logged, "status of queue team-f:"));
 }
 END_TEST
 
@@ -256,8 +227,8 @@ START_TEST(test_a_job_command_is_handed_back)
 {
     struct mu_queuectl_job j;
 
-    kf_reply_body(&srv, 200, "{}"); /* DELETE */
-    kf_reply_body(&srv, 201, "{}"); /* CommandIssued on the Job */
+    kf_reply_body(&th.srv, 200, "{}"); /* DELETE */
+    kf_reply_body(&th.srv, 201, "{}"); /* CommandIssued on the Job */
     ck_assert(!mu_queuectl_next_job(qc, &j));
     command("job1-abortjob-q", "AbortJob", "Job", "job1");
     ck_assert(!mu_queuectl_next_job(qc, &j)); /* not before its DELETE */
@@ -268,13 +239,13 @@ START_TEST(test_a_job_command_is_handed_back)
     ck_assert_str_eq(j.action, "AbortJob");
     mu_queuectl_job_release(&j);
     ck_assert(!mu_queuectl_next_job(qc, &j));
-    ck_assert_uint_eq(kf_count(&srv), 2);
-    ck_assert_str_eq(kf_req(&srv, 0)->method, "DELETE");
-    ck_assert_str_eq(kf_req(&srv, 0)->uri,
+    ck_assert_uint_eq(kf_count(&th.srv), 2);
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "DELETE");
+    ck_assert_str_eq(kf_req(&th.srv, 0)->uri,
                      "/apis/bus.volcano.sh/v1alpha1/namespaces/default/"
                      "commands/job1-abortjob-q");
-    ck_assert_str_eq(kf_req(&srv, 1)->method, "POST");
-    ck_assert_ptr_nonnull(strstr(kf_req(&srv, 1)->body, "CommandIssued"));
+    ck_assert_str_eq(kf_req(&th.srv, 1)->method, "POST");
+    ck_assert_ptr_nonnull(strstr(kf_req(&th.srv, 1)->body, "CommandIssued"));
 }
 END_TEST
 
@@ -282,24 +253,24 @@ START_TEST(test_the_default_queue_is_made_when_missing)
 {
     json_t *b;
 
-    kf_reply_body(&srv, 201, "{}");
+    kf_reply_body(&th.srv, 201, "{}");
     mu_queuectl_default_queue(qc);
     settle();
-    ck_assert_uint_eq(kf_count(&srv), 1);
-    ck_assert_str_eq(kf_req(&srv, 0)->method, "POST");
-    ck_assert_str_eq(kf_req(&srv, 0)->uri,
+    ck_assert_uint_eq(kf_count(&th.srv), 1);
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "POST");
+    ck_assert_str_eq(kf_req(&th.srv, 0)->uri,
                      "/apis/scheduling.volcano.sh/v1beta1/queues");
-    b = json_loads(kf_req(&srv, 0)->body, 0, NULL);
+    b = json_loads(kf_req(&th.srv, 0)->body, 0, NULL);
     ck_assert_str_eq(json_string_value(json_object_get(
                          json_object_get(b, "metadata"), "name")),
                      "default");
     json_decref(b);
-    ck_assert_ptr_nonnull(strstr(logged, "created queue default"));
+    ck_assert_ptr_nonnull(strstr(th.logged, "created queue default"));
 
     add_queue("default", "Open");
     mu_queuectl_default_queue(qc); /* there now: nothing sent */
     settle();
-    ck_assert_uint_eq(kf_count(&srv), 1);
+    ck_assert_uint_eq(kf_count(&th.srv), 1);
 }
 END_TEST
 
