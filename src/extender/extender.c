@@ -63,21 +63,27 @@ static void add_clean(struct mu_sb *sb, const char *s, size_t cap)
 }
 
 /* Writes a formatted, cleaned, capped message into buf[REASON_MAX]. */
-static void set_msg(char *buf, const char *fmt, ...) MU_PRINTF(2, 3);
-static void set_msg(char *buf, const char *fmt, ...)
+static void vset_msg(char *buf, const char *fmt, va_list ap)
 {
     struct mu_sb raw, clean;
-    va_list ap;
 
     mu_sb_init(&raw);
     mu_sb_init(&clean);
-    va_start(ap, fmt);
     mu_sb_vaddf(&raw, fmt, ap);
-    va_end(ap);
     add_clean(&clean, raw.buf ? raw.buf : "", REASON_MAX - 4);
     snprintf(buf, REASON_MAX, "%s", clean.buf ? clean.buf : "");
     mu_sb_release(&raw);
     mu_sb_release(&clean);
+}
+
+static void set_msg(char *buf, const char *fmt, ...) MU_PRINTF(2, 3);
+static void set_msg(char *buf, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vset_msg(buf, fmt, ap);
+    va_end(ap);
 }
 
 static void waiting_reason(char *buf, const struct mu_view_pod *vp)
@@ -583,11 +589,26 @@ static char *bind_field(const json_t *args, const char *key,
     return mu_xstrdup(s);
 }
 
+/* Refuses r with a message (cleaned and capped): nothing will be
+ * written. */
+static void refuse(struct mu_ext_bind_req *r, const char *fmt, ...)
+    MU_PRINTF(2, 3);
+static void refuse(struct mu_ext_bind_req *r, const char *fmt, ...)
+{
+    char msg[REASON_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vset_msg(msg, fmt, ap);
+    va_end(ap);
+    r->error = mu_xstrdup(msg);
+}
+
 void mu_ext_bind_prepare(const struct mu_view *v, const json_t *args,
                          struct mu_ext_bind_req *r)
 {
     const struct mu_view_pod *vp;
-    char msg[REASON_MAX];
+    char *name, *ns; /* as the request says: only compared, never used */
 
     memset(r, 0, sizeof(*r));
     if (!json_is_object(args)) {
@@ -596,30 +617,46 @@ void mu_ext_bind_prepare(const struct mu_view *v, const json_t *args,
         r->bad = true;
         return;
     }
-    r->name = bind_field(args, "PodName", r);
-    r->ns = bind_field(args, "PodNamespace", r);
+    name = bind_field(args, "PodName", r);
+    ns = bind_field(args, "PodNamespace", r);
     r->uid = bind_field(args, "PodUID", r);
     r->node = bind_field(args, "Node", r);
     if (r->error)
-        return;
+        goto out;
     vp = mu_view_pod(v, r->uid);
-    if (!vp)
-        return; /* not muster's decision: bind at once */
-    if (!vp->node) {
+    if (!vp && (!v || !v->synced))
+        refuse(r, "%s: not binding %s/%s", R_STARTING, ns, name);
+    else if (!vp)
+        refuse(r,
+               "pod uid %s (%s/%s) is not in muster's view: muster binds "
+               "only pods it has placed (kube-scheduler retries once "
+               "muster knows the pod)",
+               r->uid, ns, name);
+    else if (!vp->ns || !vp->name || strcmp(vp->ns, ns) ||
+             strcmp(vp->name, name))
+        refuse(r, "pod uid %s is %s/%s in muster's view, not %s/%s: not "
+                  "binding",
+               r->uid, vp->ns ? vp->ns : "?", vp->name ? vp->name : "?", ns,
+               name);
+    else if (!vp->node) {
         char why[REASON_MAX];
 
         waiting_reason(why, vp);
-        set_msg(msg, "muster holds no node for %s/%s (%s)", r->ns, r->name,
-                why);
-        r->error = mu_xstrdup(msg);
+        refuse(r, "muster holds no node for %s/%s (%s)", vp->ns, vp->name,
+               why);
     } else if (strcmp(vp->node, r->node)) {
-        set_msg(msg, "muster reserved %s for %s/%s, not %s", vp->node, r->ns,
-                r->name, r->node);
-        r->error = mu_xstrdup(msg);
+        refuse(r, "muster reserved %s for %s/%s, not %s", vp->node, vp->ns,
+               vp->name, r->node);
     } else {
+        /* the names the barrier binds, and may delete, are the view's */
+        r->ns = mu_xstrdup(vp->ns);
+        r->name = mu_xstrdup(vp->name);
         r->release = mu_xstrdup_or_null(vp->release);
         r->batch_size = vp->batch_size;
     }
+out:
+    free(name);
+    free(ns);
 }
 
 json_t *mu_ext_bind_finish(struct mu_barrier *b, struct mu_ext_bind_req *r)

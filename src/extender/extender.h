@@ -95,7 +95,12 @@ typedef int (*mu_bind_fn)(void *ctx, const char *ns, const char *name,
                           const char *uid, const char *node,
                           struct mu_err *err);
 /* Undoes a bind that went through when a later member of the same batch
- * failed: deletes the pod (its controller recreates it). */
+ * failed: deletes the pod (its controller recreates it). The delete must
+ * carry DeleteOptions preconditions.uid = uid, so that only the pod that
+ * was bound goes, never another one of the same name; a pod already gone
+ * (404) or whose name is another pod's now (409) counts as undone (0). ns
+ * and name are muster's own (from the view, see mu_ext_bind), never a
+ * request's. */
 typedef int (*mu_unbind_fn)(void *ctx, const char *ns, const char *name,
                             const char *uid, struct mu_err *err);
 
@@ -138,11 +143,19 @@ struct mu_barrier *mu_barrier_new(int64_t timeout_ms, mu_bind_fn bind,
 void mu_barrier_free(struct mu_barrier *b);
 
 /*
- * /bind for one pod (args: ExtenderBindingArgs). Pods muster does not
- * serve, or that are not in a release batch, are bound at once (a batch of
- * one). A pod whose reserved node differs from args.Node is refused.
- * Blocks until its batch completes or times out. Returns a new
- * ExtenderBindingResult ({"Error": ""} on success).
+ * /bind for one pod (args: ExtenderBindingArgs). /bind believes only the
+ * view: it is reachable by anyone who can reach muster's port, so the
+ * request's PodUID only names a pod of the view, and the namespace and
+ * name that are bound (and, on a failed batch, deleted) are the view's.
+ * Refused with an Error, nothing written (no binding, no delete):
+ *   - a PodUID not in v (a pod muster has not placed, or a view older than
+ *     the pod: kube-scheduler retries it), or v NULL or not synced;
+ *   - PodNamespace/PodName other than the view's for that uid;
+ *   - a pod that must wait (no reserved node), or args.Node other than
+ *     its reserved node.
+ * A reserved pod outside a release batch (release NULL) is bound at once;
+ * the others wait in the barrier until their batch completes or times
+ * out. Returns a new ExtenderBindingResult ({"Error": ""} on success).
  */
 json_t *mu_ext_bind(struct mu_barrier *b, const struct mu_view *v,
                     const json_t *args);

@@ -82,7 +82,7 @@ size_t mu_utf8_seq_len(const char *p, const char *end);
 
 /* /bind, split: prepare reads args and the view (copying what it needs);
  * finish meets the barrier (blocks) and returns the ExtenderBindingResult.
- * finish releases r. */
+ * finish releases r. ns and name are the view's (NULL when refused). */
 struct mu_ext_bind_req {
     char *ns, *name, *uid, *node;
     char *release; /* NULL: bind at once */

@@ -4,6 +4,7 @@
 
 #include "api/vcjob.h"
 #include "extender/http.h"
+#include "kube/paths.h"
 #include "kube/pool.h"
 
 void mu_serve_opts_init(struct mu_serve_opts *o)
@@ -159,13 +160,18 @@ static int unbind_fn(void *ctx, const char *ns, const char *name,
 {
     struct mu_serve *sv = ctx;
     struct mu_kube *k = mu_kube_pool_get(sv->bind_pool, err);
-    char *path = mu_xasprintf("/api/v1/namespaces/%s/pods/%s", ns, name);
-    int r = k ? mu_kube_delete(k, path, NULL, NULL, err) : -ENOMEM;
+    char *path = mu_api_path(MU_API_POD, ns, name, NULL);
+    /* only the pod that was bound, never another of the same name */
+    json_t *opts = json_pack("{s:s,s:s,s:{s:s}}", "kind", "DeleteOptions",
+                             "apiVersion", "v1", "preconditions", "uid",
+                             uid ? uid : "");
+    int r = k ? mu_kube_call(k, "DELETE", path, NULL, opts, NULL, NULL, err)
+              : -ENOMEM;
 
-    if (r == -ENOENT) /* gone already: nothing bound to undo */
+    if (r == -ENOENT || r == -EBUSY) /* gone, or the name is another's */
         r = 0;
-    (void)uid;
     mu_kube_pool_put(sv->bind_pool, k);
+    json_decref(opts);
     free(path);
     return r;
 }

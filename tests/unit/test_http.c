@@ -50,6 +50,8 @@ static void publish(bool synced)
                     "team-a/pg#1", 2, NULL);
     mu_view_add_pod(v, "u-res2", "team-a", "w-1", "team-a/pg", "gpu-03",
                     "team-a/pg#1", 2, NULL);
+    mu_view_add_pod(v, "u-solo", "team-a", "solo", "team-a/solo", "gpu-04",
+                    NULL, 0, NULL);
     mu_view_publish(&slot, v);
 }
 
@@ -431,6 +433,9 @@ START_TEST(test_http_metrics_text_has_the_counters)
     static const char stranger[] =
         "{\"PodName\":\"web\",\"PodNamespace\":\"d\",\"PodUID\":\"u-web\","
         "\"Node\":\"n1\"}";
+    static const char solo[] =
+        "{\"PodName\":\"solo\",\"PodNamespace\":\"team-a\","
+        "\"PodUID\":\"u-solo\",\"Node\":\"gpu-04\"}";
     static const char *const want[] = {
         "# TYPE muster_extender_filter_requests_total counter\n",
         "\nmuster_extender_filter_requests_total 2\n",
@@ -441,7 +446,7 @@ START_TEST(test_http_metrics_text_has_the_counters)
         "\nmuster_extender_filter_duration_seconds_sum 0.",
         "\nmuster_extender_filter_duration_seconds_count 2\n",
         "\nmuster_extender_binds_total{result=\"ok\"} 1\n",
-        "\nmuster_extender_binds_total{result=\"failed\"} 2\n",
+        "\nmuster_extender_binds_total{result=\"failed\"} 3\n",
         "\nmuster_extender_batches_timed_out_total 1\n",
         "\nmuster_extender_bad_requests_total 3\n",
         "\nmuster_cycle_seconds 0.5\n",
@@ -456,15 +461,17 @@ START_TEST(test_http_metrics_text_has_the_counters)
     free(req(NULL, "POST", "/bind", "x", 1, 0).body);   /* bad 3, failed */
     /* a member alone: times out (600 ms), failed */
     free(req(NULL, "POST", "/bind", lonely, sizeof(lonely) - 1, 0).body);
-    /* a pod muster does not know: bound at once */
+    /* a pod muster does not know: refused, failed */
     free(req(NULL, "POST", "/bind", stranger, sizeof(stranger) - 1, 0).body);
+    /* a reserved pod outside a batch: bound at once, ok */
+    free(req(NULL, "POST", "/bind", solo, sizeof(solo) - 1, 0).body);
     r = req(NULL, "GET", "/metrics", NULL, 0, 0);
     ck_assert_int_eq(r.status, 200);
     ck_assert_str_eq(r.type, "text/plain; version=0.0.4; charset=utf-8");
     for (size_t i = 0; i < MU_ARRAY_LEN(want); i++)
         ck_assert_msg(strstr(r.body, want[i]), "no \"%s\" in:\n%s", want[i],
                       r.body);
-    ck_assert_uint_eq(atomic_load(&mu_ext_server_stats(srv)->bind_calls), 3);
+    ck_assert_uint_eq(atomic_load(&mu_ext_server_stats(srv)->bind_calls), 4);
     free(r.body);
 }
 END_TEST
