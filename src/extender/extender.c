@@ -19,6 +19,8 @@
 #define REASON_MAX MU_EXT_REASON_MAX
 
 #define R_STARTING "muster is starting (caches not synced)"
+/* the scanner's words too (scan.c) */
+#define TOO_MANY_NAMES "ExtenderArgs.NodeNames: more than %u names (muster's cap)"
 #define R_UNKNOWN "not yet placed by muster"
 
 enum verdict_kind {
@@ -227,6 +229,10 @@ static int read_args(const json_t *args, struct pod_ref *p,
         set_msg(err, "malformed ExtenderArgs: NodeNames: not an array");
         return -EINVAL;
     }
+    if (json_array_size(n) > MU_EXT_MAX_NODE_NAMES) {
+        set_msg(err, TOO_MANY_NAMES, MU_EXT_MAX_NODE_NAMES);
+        return -E2BIG;
+    }
     json_array_foreach(n, i, x)
     {
         if (!json_is_string(x)) {
@@ -384,6 +390,19 @@ static char *filter_error_body(const char *msg, size_t *len)
     return out_done(&o, len);
 }
 
+/* A reply of need bytes (for n names) fits MU_EXT_MAX_REPLY: 0, or
+ * -E2BIG with a message in err[REASON_MAX]. */
+static int reply_fits(size_t need, size_t n, char *err)
+{
+    if (need <= MU_EXT_MAX_REPLY)
+        return 0;
+    set_msg(err,
+            "the reply to %zu NodeNames would take %zu bytes, more than "
+            "muster's cap of %u",
+            n, need, MU_EXT_MAX_REPLY);
+    return -E2BIG;
+}
+
 /* The token is the string s of n bytes (n = strlen(s)); the common case
  * (no escapes, a different length or last byte) costs no call. */
 static inline bool tok_is(const struct mu_js_tok *t, const char *s, size_t n)
@@ -421,7 +440,13 @@ static int body_decide(const struct mu_view *v, const char *body, size_t len,
     dst[2] = &p.uid;
     dst[3] = &p.sched;
     *arena = NULL;
-    if (mu_scan_ext_args(body, len, a, &e)) {
+    switch (mu_scan_ext_args(body, len, a, &e)) {
+    case 0:
+        break;
+    case -E2BIG:
+        set_msg(err, "%s", e.msg);
+        return -E2BIG;
+    default:
         set_msg(err, "malformed ExtenderArgs: %s", e.msg);
         return -EINVAL;
     }
@@ -468,6 +493,11 @@ char *mu_ext_filter_body(const struct mu_view *v, const char *body, size_t len,
         goto out;
     }
     if (vd.kind == PASS_ALL) {
+        if (reply_fits(a.names_raw_len + 96, a.n_names, err)) {
+            *bad = true;
+            s = filter_error_body(err, out_len);
+            goto out;
+        }
         out_need(&o, a.names_raw_len + 96);
         OUT_LIT(&o, "{\"NodeNames\":");
         out_add(&o, a.names_raw, a.names_raw_len);
@@ -477,13 +507,19 @@ char *mu_ext_filter_body(const struct mu_view *v, const char *body, size_t len,
         goto out;
     }
     out_jstr(&reason, vd.reason);
+    if (reply_fits(a.names_raw_len + a.n_names * (reason.len + 2) + 96,
+                   a.n_names, err)) {
+        *bad = true;
+        s = filter_error_body(err, out_len);
+        goto out;
+    }
     out_need(&reason, 16); /* copy16 room */
     node_len = vd.node ? strlen(vd.node) : 0;
     /* One pass: the failed map first (JSON keys have no order), noting
      * the reserved node on the way. Room for every name (names_raw_len
      * counts each token and a comma) with ':' and the reason, so the loop
      * writes without checks. */
-    out_need(&o, a.names_raw_len + a.n_names * (reason.len + 2) + 80 + 16);
+    out_need(&o, a.names_raw_len + a.n_names * (reason.len + 2) + 96);
     OUT_LIT(&o, "{\"FailedNodes\":{},\"FailedAndUnresolvableNodes\":{");
     names_end = a.names_raw + a.names_raw_len;
     for (size_t i = 0; i < a.n_names; i++) {
@@ -534,14 +570,15 @@ char *mu_ext_prioritize_body(const struct mu_view *v, const char *body,
     struct out o = {0};
     char err[REASON_MAX];
     char *arena;
-    size_t node_len;
+    size_t node_len, need;
 
     *bad = body_decide(v, body, len, &a, &vd, &arena, err) != 0;
+    need = a.names_raw_len + a.n_names * (sizeof(head) + sizeof(mid10)) + 8;
+    *bad = *bad || reply_fits(need, a.n_names, err) != 0;
     node_len = !*bad && vd.node ? strlen(vd.node) : 0;
     OUT_LIT(&o, "[");
     if (!*bad) {
-        out_need(&o, a.names_raw_len +
-                         a.n_names * (sizeof(head) + sizeof(mid10)) + 8);
+        out_need(&o, need);
         for (size_t i = 0; i < a.n_names; i++) {
             struct mu_js_tok t = mu_ext_name(&a, i);
             bool top = vd.kind == ONLY_NODE && tok_is(&t, vd.node, node_len);

@@ -50,6 +50,28 @@ json_t *mu_ext_prioritize(const struct mu_view *v, const json_t *args);
  * longer one is cut the same way. */
 #define MU_EXT_VIEW_REASON_CAP 200
 
+/*
+ * Caps of a /filter or /prioritize request and its reply (what happens at
+ * each: the request is refused, HTTP 200 as kube-scheduler expects, with
+ * Error set in the ExtenderFilterResult, or an empty HostPriorityList for
+ * /prioritize, whose errors kube-scheduler ignores; the attempt of that
+ * pod fails and is retried with backoff):
+ *   MU_EXT_MAX_NODE_NAMES  names in ExtenderArgs.NodeNames. Above
+ *                          Kubernetes' largest clusters (5,000 nodes
+ *                          upstream, 65,000 on the largest managed
+ *                          offerings); kube-scheduler also sends muster
+ *                          only its sample of feasible nodes (extender.md
+ *                          3). It bounds the per-request names array
+ *                          (8 bytes a name).
+ *   MU_EXT_MAX_REPLY       bytes of a reply. A reply echoes every name
+ *                          and gives each rejected one the reason, so it
+ *                          can outgrow the request (8 MiB of empty names
+ *                          would make some 84 MB): the size is known before
+ *                          the reply is built, and a larger one is not.
+ */
+#define MU_EXT_MAX_NODE_NAMES 65536u
+#define MU_EXT_MAX_REPLY (16u << 20)
+
 /* Longest pod uid a miss names (a Kubernetes uid has 36 bytes). */
 #define MU_EXT_UID_MAX 64
 
@@ -75,9 +97,9 @@ struct mu_ext_miss {
  * reply then carries Error; the prioritize reply is []). Equal, as JSON,
  * to dumping mu_ext_filter / mu_ext_prioritize of the parsed body.
  * mu_ext_filter_body also fills *miss (when miss is not NULL).
- * The reply is as large as the request makes it (each rejected name with
- * the reason beside it), so the server's body cap (http.h,
- * MU_EXT_MAX_BODY) and MU_EXT_REASON_MAX bound it.
+ * The caps above hold on both paths, except that only these byte paths
+ * (what the server runs) check MU_EXT_MAX_REPLY; the tree paths are the
+ * reference for tests and benchmarks.
  */
 char *mu_ext_filter_body(const struct mu_view *v, const char *body, size_t len,
                          size_t *out_len, bool *bad,
