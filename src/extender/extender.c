@@ -19,8 +19,6 @@
 #define REASON_MAX MU_EXT_REASON_MAX
 
 #define R_STARTING "muster is starting (caches not synced)"
-/* the scanner's words too (scan.c) */
-#define TOO_MANY_NAMES "ExtenderArgs.NodeNames: more than %u names (muster's cap)"
 #define R_UNKNOWN "not yet placed by muster"
 
 enum verdict_kind {
@@ -230,7 +228,7 @@ static int read_args(const json_t *args, struct pod_ref *p,
         return -EINVAL;
     }
     if (json_array_size(n) > MU_EXT_MAX_NODE_NAMES) {
-        set_msg(err, TOO_MANY_NAMES, MU_EXT_MAX_NODE_NAMES);
+        set_msg(err, MU_EXT_TOO_MANY_NAMES, MU_EXT_MAX_NODE_NAMES);
         return -E2BIG;
     }
     json_array_foreach(n, i, x)

@@ -194,6 +194,7 @@ struct mu_ext_stats {
     atomic_ullong filter_calls, filter_ns_total;
     atomic_ullong bind_calls, bind_ok, bind_failed, batches_timed_out;
     atomic_ullong bad_requests;
+    atomic_ullong conns_cut; /* shut down at a deadline (http.h) */
     /* filter latency histogram: bucket i counts calls < 2^i microseconds */
     atomic_ullong filter_hist[MU_EXT_FILTER_BUCKETS];
 };

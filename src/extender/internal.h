@@ -15,6 +15,11 @@
 #include "extender/extender.h"
 #include "extender/view.h"
 
+/* The refusal of a request over MU_EXT_MAX_NODE_NAMES (extender.h), the
+ * same on both paths. */
+#define MU_EXT_TOO_MANY_NAMES                                                  \
+    "ExtenderArgs.NodeNames: more than %u names (muster's cap)"
+
 /* Deepest nesting the scanner accepts (jansson's limit; the scanner's
  * stack is this many bytes). Deeper input is malformed: -EINVAL, and the
  * request is answered with Error. */

@@ -512,9 +512,7 @@ static bool node_names(struct sc *s, struct mu_ext_args *a)
                 return false;
             }
             if (a->n_names == MU_EXT_MAX_NODE_NAMES) {
-                mu_err_set(s->err, -E2BIG,
-                           "ExtenderArgs.NodeNames: more than %u names "
-                           "(muster's cap)",
+                mu_err_set(s->err, -E2BIG, MU_EXT_TOO_MANY_NAMES,
                            MU_EXT_MAX_NODE_NAMES);
                 s->failed = true;
                 s->code = -E2BIG;
