@@ -155,9 +155,11 @@ struct mu_barrier;
  *
  * Bounds: a batch being gathered or bound lives as long as its members
  * wait, and each waiting member holds an HTTP connection, so the server's
- * connection cap (http.h, MU_EXT_MAX_CONNS) bounds them; a batch's member
- * slots are its batch_size (from the view). A finished batch stays as a
- * tombstone (see below).
+ * connection caps (http.h, MU_EXT_MAX_CONNS, and MU_EXT_MAX_CONNS_PER_IP
+ * since every member comes from the one kube-scheduler) bound them and
+ * the largest batch that can gather; a batch's member slots are its
+ * batch_size (from the view). A finished batch stays as a tombstone (see
+ * below).
  */
 struct mu_barrier *mu_barrier_new(int64_t timeout_ms, mu_bind_fn bind,
                                   mu_unbind_fn unbind, mu_report_fn report,
