@@ -64,21 +64,27 @@ static void add_clean(struct mu_sb *sb, const char *s, size_t cap)
 }
 
 /* Writes a formatted, cleaned, capped message into buf[REASON_MAX]. */
-static void set_msg(char *buf, const char *fmt, ...) MU_PRINTF(2, 3);
-static void set_msg(char *buf, const char *fmt, ...)
+static void vset_msg(char *buf, const char *fmt, va_list ap)
 {
     struct mu_sb raw, clean;
-    va_list ap;
 
     mu_sb_init(&raw);
     mu_sb_init(&clean);
-    va_start(ap, fmt);
     mu_sb_vaddf(&raw, fmt, ap);
-    va_end(ap);
     add_clean(&clean, raw.buf ? raw.buf : "", REASON_MAX - 4);
     snprintf(buf, REASON_MAX, "%s", clean.buf ? clean.buf : "");
     mu_sb_release(&raw);
     mu_sb_release(&clean);
+}
+
+static void set_msg(char *buf, const char *fmt, ...) MU_PRINTF(2, 3);
+static void set_msg(char *buf, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vset_msg(buf, fmt, ap);
+    va_end(ap);
 }
 
 static void waiting_reason(char *buf, const struct mu_view_pod *vp)
@@ -195,6 +201,10 @@ static int read_args(const json_t *args, struct pod_ref *p,
     if (!json_is_array(n)) {
         set_msg(err, "malformed ExtenderArgs: NodeNames: not an array");
         return -EINVAL;
+    }
+    if (json_array_size(n) > MU_EXT_MAX_NODE_NAMES) {
+        set_msg(err, MU_EXT_TOO_MANY_NAMES, MU_EXT_MAX_NODE_NAMES);
+        return -E2BIG;
     }
     json_array_foreach(n, i, x)
     {
@@ -353,6 +363,19 @@ static char *filter_error_body(const char *msg, size_t *len)
     return out_done(&o, len);
 }
 
+/* A reply of need bytes (for n names) fits MU_EXT_MAX_REPLY: 0, or
+ * -E2BIG with a message in err[REASON_MAX]. */
+static int reply_fits(size_t need, size_t n, char *err)
+{
+    if (need <= MU_EXT_MAX_REPLY)
+        return 0;
+    set_msg(err,
+            "the reply to %zu NodeNames would take %zu bytes, more than "
+            "muster's cap of %u",
+            n, need, MU_EXT_MAX_REPLY);
+    return -E2BIG;
+}
+
 /* The token is the string s of n bytes (n = strlen(s)); the common case
  * (no escapes, a different length or last byte) costs no call. */
 static inline bool tok_is(const struct mu_js_tok *t, const char *s, size_t n)
@@ -390,7 +413,13 @@ static int body_decide(const struct mu_view *v, const char *body, size_t len,
     dst[2] = &p.uid;
     dst[3] = &p.sched;
     *arena = NULL;
-    if (mu_scan_ext_args(body, len, a, &e)) {
+    switch (mu_scan_ext_args(body, len, a, &e)) {
+    case 0:
+        break;
+    case -E2BIG:
+        set_msg(err, "%s", e.msg);
+        return -E2BIG;
+    default:
         set_msg(err, "malformed ExtenderArgs: %s", e.msg);
         return -EINVAL;
     }
@@ -437,6 +466,11 @@ char *mu_ext_filter_body(const struct mu_view *v, const char *body, size_t len,
         goto out;
     }
     if (vd.kind == PASS_ALL) {
+        if (reply_fits(a.names_raw_len + 96, a.n_names, err)) {
+            *bad = true;
+            s = filter_error_body(err, out_len);
+            goto out;
+        }
         out_need(&o, a.names_raw_len + 96);
         OUT_LIT(&o, "{\"NodeNames\":");
         out_add(&o, a.names_raw, a.names_raw_len);
@@ -446,13 +480,19 @@ char *mu_ext_filter_body(const struct mu_view *v, const char *body, size_t len,
         goto out;
     }
     out_jstr(&reason, vd.reason);
+    if (reply_fits(a.names_raw_len + a.n_names * (reason.len + 2) + 96,
+                   a.n_names, err)) {
+        *bad = true;
+        s = filter_error_body(err, out_len);
+        goto out;
+    }
     out_need(&reason, 16); /* copy16 room */
     node_len = vd.node ? strlen(vd.node) : 0;
     /* One pass: the failed map first (JSON keys have no order), noting
      * the reserved node on the way. Room for every name (names_raw_len
      * counts each token and a comma) with ':' and the reason, so the loop
      * writes without checks. */
-    out_need(&o, a.names_raw_len + a.n_names * (reason.len + 2) + 80 + 16);
+    out_need(&o, a.names_raw_len + a.n_names * (reason.len + 2) + 96);
     OUT_LIT(&o, "{\"FailedNodes\":{},\"FailedAndUnresolvableNodes\":{");
     names_end = a.names_raw + a.names_raw_len;
     for (size_t i = 0; i < a.n_names; i++) {
@@ -503,14 +543,15 @@ char *mu_ext_prioritize_body(const struct mu_view *v, const char *body,
     struct out o = {0};
     char err[REASON_MAX];
     char *arena;
-    size_t node_len;
+    size_t node_len, need;
 
     *bad = body_decide(v, body, len, &a, &vd, &arena, err) != 0;
+    need = a.names_raw_len + a.n_names * (sizeof(head) + sizeof(mid10)) + 8;
+    *bad = *bad || reply_fits(need, a.n_names, err) != 0;
     node_len = !*bad && vd.node ? strlen(vd.node) : 0;
     OUT_LIT(&o, "[");
     if (!*bad) {
-        out_need(&o, a.names_raw_len +
-                         a.n_names * (sizeof(head) + sizeof(mid10)) + 8);
+        out_need(&o, need);
         for (size_t i = 0; i < a.n_names; i++) {
             struct mu_js_tok t = mu_ext_name(&a, i);
             bool top = vd.kind == ONLY_NODE && tok_is(&t, vd.node, node_len);
@@ -558,11 +599,26 @@ static char *bind_field(const json_t *args, const char *key,
     return mu_xstrdup(s);
 }
 
+/* Refuses r with a message (cleaned and capped): nothing will be
+ * written. */
+static void refuse(struct mu_ext_bind_req *r, const char *fmt, ...)
+    MU_PRINTF(2, 3);
+static void refuse(struct mu_ext_bind_req *r, const char *fmt, ...)
+{
+    char msg[REASON_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vset_msg(msg, fmt, ap);
+    va_end(ap);
+    r->error = mu_xstrdup(msg);
+}
+
 void mu_ext_bind_prepare(const struct mu_view *v, const json_t *args,
                          struct mu_ext_bind_req *r)
 {
     const struct mu_view_pod *vp;
-    char msg[REASON_MAX];
+    char *name, *ns; /* as the request says: only compared, never used */
 
     memset(r, 0, sizeof(*r));
     if (!json_is_object(args)) {
@@ -571,30 +627,46 @@ void mu_ext_bind_prepare(const struct mu_view *v, const json_t *args,
         r->bad = true;
         return;
     }
-    r->name = bind_field(args, "PodName", r);
-    r->ns = bind_field(args, "PodNamespace", r);
+    name = bind_field(args, "PodName", r);
+    ns = bind_field(args, "PodNamespace", r);
     r->uid = bind_field(args, "PodUID", r);
     r->node = bind_field(args, "Node", r);
     if (r->error)
-        return;
+        goto out;
     vp = mu_view_pod(v, r->uid);
-    if (!vp)
-        return; /* not muster's decision: bind at once */
-    if (!vp->node) {
+    if (!vp && (!v || !v->synced))
+        refuse(r, "%s: not binding %s/%s", R_STARTING, ns, name);
+    else if (!vp)
+        refuse(r,
+               "pod uid %s (%s/%s) is not in muster's view: muster binds "
+               "only pods it has placed (kube-scheduler retries once "
+               "muster knows the pod)",
+               r->uid, ns, name);
+    else if (!vp->ns || !vp->name || strcmp(vp->ns, ns) ||
+             strcmp(vp->name, name))
+        refuse(r, "pod uid %s is %s/%s in muster's view, not %s/%s: not "
+                  "binding",
+               r->uid, vp->ns ? vp->ns : "?", vp->name ? vp->name : "?", ns,
+               name);
+    else if (!vp->node) {
         char why[REASON_MAX];
 
         waiting_reason(why, vp);
-        set_msg(msg, "muster holds no node for %s/%s (%s)", r->ns, r->name,
-                why);
-        r->error = mu_xstrdup(msg);
+        refuse(r, "muster holds no node for %s/%s (%s)", vp->ns, vp->name,
+               why);
     } else if (strcmp(vp->node, r->node)) {
-        set_msg(msg, "muster reserved %s for %s/%s, not %s", vp->node, r->ns,
-                r->name, r->node);
-        r->error = mu_xstrdup(msg);
+        refuse(r, "muster reserved %s for %s/%s, not %s", vp->node, vp->ns,
+               vp->name, r->node);
     } else {
+        /* the names the barrier binds, and may delete, are the view's */
+        r->ns = mu_xstrdup(vp->ns);
+        r->name = mu_xstrdup(vp->name);
         r->release = mu_xstrdup_or_null(vp->release);
         r->batch_size = vp->batch_size;
     }
+out:
+    free(name);
+    free(ns);
 }
 
 json_t *mu_ext_bind_finish(struct mu_barrier *b, struct mu_ext_bind_req *r)

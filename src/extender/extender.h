@@ -50,6 +50,28 @@ json_t *mu_ext_prioritize(const struct mu_view *v, const json_t *args);
  * longer one is cut the same way. */
 #define MU_EXT_VIEW_REASON_CAP 200
 
+/*
+ * Caps of a /filter or /prioritize request and its reply (what happens at
+ * each: the request is refused, HTTP 200 as kube-scheduler expects, with
+ * Error set in the ExtenderFilterResult, or an empty HostPriorityList for
+ * /prioritize, whose errors kube-scheduler ignores; the attempt of that
+ * pod fails and is retried with backoff):
+ *   MU_EXT_MAX_NODE_NAMES  names in ExtenderArgs.NodeNames. Above
+ *                          Kubernetes' largest clusters (5,000 nodes
+ *                          upstream, 65,000 on the largest managed
+ *                          offerings); kube-scheduler also sends muster
+ *                          only its sample of feasible nodes (extender.md
+ *                          3). It bounds the per-request names array
+ *                          (8 bytes a name).
+ *   MU_EXT_MAX_REPLY       bytes of a reply. A reply echoes every name
+ *                          and gives each rejected one the reason, so it
+ *                          can outgrow the request (8 MiB of empty names
+ *                          would make some 84 MB): the size is known before
+ *                          the reply is built, and a larger one is not.
+ */
+#define MU_EXT_MAX_NODE_NAMES 65536u
+#define MU_EXT_MAX_REPLY (16u << 20)
+
 /* Longest pod uid a miss names (a Kubernetes uid has 36 bytes). */
 #define MU_EXT_UID_MAX 64
 
@@ -75,9 +97,9 @@ struct mu_ext_miss {
  * reply then carries Error; the prioritize reply is []). Equal, as JSON,
  * to dumping mu_ext_filter / mu_ext_prioritize of the parsed body.
  * mu_ext_filter_body also fills *miss (when miss is not NULL).
- * The reply is as large as the request makes it (each rejected name with
- * the reason beside it), so the server's body cap (http.h,
- * MU_EXT_MAX_BODY) and MU_EXT_REASON_MAX bound it.
+ * The caps above hold on both paths, except that only these byte paths
+ * (what the server runs) check MU_EXT_MAX_REPLY; the tree paths are the
+ * reference for tests and benchmarks.
  */
 char *mu_ext_filter_body(const struct mu_view *v, const char *body, size_t len,
                          size_t *out_len, bool *bad,
@@ -95,7 +117,12 @@ typedef int (*mu_bind_fn)(void *ctx, const char *ns, const char *name,
                           const char *uid, const char *node,
                           struct mu_err *err);
 /* Undoes a bind that went through when a later member of the same batch
- * failed: deletes the pod (its controller recreates it). */
+ * failed: deletes the pod (its controller recreates it). The delete must
+ * carry DeleteOptions preconditions.uid = uid, so that only the pod that
+ * was bound goes, never another one of the same name; a pod already gone
+ * (404) or whose name is another pod's now (409) counts as undone (0). ns
+ * and name are muster's own (from the view, see mu_ext_bind), never a
+ * request's. */
 typedef int (*mu_unbind_fn)(void *ctx, const char *ns, const char *name,
                             const char *uid, struct mu_err *err);
 
@@ -128,9 +155,11 @@ struct mu_barrier;
  *
  * Bounds: a batch being gathered or bound lives as long as its members
  * wait, and each waiting member holds an HTTP connection, so the server's
- * connection cap (http.h, MU_EXT_MAX_CONNS) bounds them; a batch's member
- * slots are its batch_size (from the view). A finished batch stays as a
- * tombstone (see below).
+ * connection caps (http.h, MU_EXT_MAX_CONNS, and MU_EXT_MAX_CONNS_PER_IP
+ * since every member comes from the one kube-scheduler) bound them and
+ * the largest batch that can gather; a batch's member slots are its
+ * batch_size (from the view). A finished batch stays as a tombstone (see
+ * below).
  */
 struct mu_barrier *mu_barrier_new(int64_t timeout_ms, mu_bind_fn bind,
                                   mu_unbind_fn unbind, mu_report_fn report,
@@ -138,11 +167,19 @@ struct mu_barrier *mu_barrier_new(int64_t timeout_ms, mu_bind_fn bind,
 void mu_barrier_free(struct mu_barrier *b);
 
 /*
- * /bind for one pod (args: ExtenderBindingArgs). Pods muster does not
- * serve, or that are not in a release batch, are bound at once (a batch of
- * one). A pod whose reserved node differs from args.Node is refused.
- * Blocks until its batch completes or times out. Returns a new
- * ExtenderBindingResult ({"Error": ""} on success).
+ * /bind for one pod (args: ExtenderBindingArgs). /bind believes only the
+ * view: it is reachable by anyone who can reach muster's port, so the
+ * request's PodUID only names a pod of the view, and the namespace and
+ * name that are bound (and, on a failed batch, deleted) are the view's.
+ * Refused with an Error, nothing written (no binding, no delete):
+ *   - a PodUID not in v (a pod muster has not placed, or a view older than
+ *     the pod: kube-scheduler retries it), or v NULL or not synced;
+ *   - PodNamespace/PodName other than the view's for that uid;
+ *   - a pod that must wait (no reserved node), or args.Node other than
+ *     its reserved node.
+ * A reserved pod outside a release batch (release NULL) is bound at once;
+ * the others wait in the barrier until their batch completes or times
+ * out. Returns a new ExtenderBindingResult ({"Error": ""} on success).
  */
 json_t *mu_ext_bind(struct mu_barrier *b, const struct mu_view *v,
                     const json_t *args);
@@ -159,6 +196,7 @@ struct mu_ext_stats {
     atomic_ullong filter_calls, filter_ns_total;
     atomic_ullong bind_calls, bind_ok, bind_failed, batches_timed_out;
     atomic_ullong bad_requests;
+    atomic_ullong conns_cut; /* shut down at a deadline (http.h) */
     /* filter latency histogram: bucket i counts calls < 2^i microseconds */
     atomic_ullong filter_hist[MU_EXT_FILTER_BUCKETS];
 };

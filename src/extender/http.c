@@ -8,6 +8,17 @@
  * (collected into a buffer bounded by MU_EXT_MAX_BODY on *req_cls), and
  * once more when the request is complete, which calls the pure handler of
  * extender.c and queues its reply. The completed callback frees *req_cls.
+ *
+ * Deadlines (http.h): every connection has a struct conn on a list (its
+ * socket context), made and unlinked by the connection callback. Its
+ * deadline moves with the request: arriving (from the accept, or from the
+ * request line on a kept-alive connection, which the URI callback
+ * reports), none while the handler runs, the reply's once it is queued,
+ * idle once the request completed. The watchdog shuts down the socket of
+ * a connection past its deadline; libmicrohttpd then closes it. The list
+ * lock makes that safe: libmicrohttpd unlinks a connection (the closed
+ * callback) before it closes the socket, so a socket on the list is
+ * still the connection's.
  */
 #include "extender/http.h"
 
@@ -23,9 +34,31 @@
 #include "extender/internal.h"
 #include "common/clock.h"
 
+/* Where a connection is (see Deadlines above). */
+enum phase {
+    ARRIVING, /* a request is arriving: the arrival deadline */
+    SERVING,  /* the handler runs: no deadline */
+    SENDING,  /* a reply is queued: the reply deadline */
+    IDLE,     /* kept alive between requests: the idle deadline */
+};
+
+struct conn {
+    struct conn *prev, *next;
+    int fd;
+    enum phase phase;
+    int64_t deadline_ms; /* CLOCK_MONOTONIC; 0: none */
+    bool cut;            /* shut down already */
+};
+
 struct mu_ext_server {
     struct MHD_Daemon *d;
     int port;
+    pthread_mutex_t lock; /* the list, the phases and stopping */
+    pthread_cond_t wake;
+    struct conn conns; /* list head */
+    bool stopping;
+    pthread_t watchdog;
+    int64_t arrival_ms, reply_ms, idle_ms, tick_ms;
     struct mu_view_slot *views;
     struct mu_barrier *barrier;
     mu_metrics_fn metrics;
@@ -53,6 +86,97 @@ struct req {
     char *body;
     size_t len, cap;
 };
+
+/* Moves c to phase p, with its deadline (lock not held). */
+static void set_phase(struct mu_ext_server *s, struct conn *c, enum phase p)
+{
+    int64_t now = mu_now_ms();
+
+    if (!c)
+        return;
+    pthread_mutex_lock(&s->lock);
+    if (c->phase != p || p != ARRIVING) { /* arriving keeps its deadline */
+        c->phase = p;
+        c->deadline_ms = p == ARRIVING  ? now + s->arrival_ms
+                         : p == SENDING ? now + s->reply_ms
+                         : p == IDLE    ? now + s->idle_ms
+                                        : 0;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+    return i ? i->socket_context : NULL;
+}
+
+static void on_conn(void *cls, struct MHD_Connection *mc, void **ctx,
+                    enum MHD_ConnectionNotificationCode toe)
+{
+    struct mu_ext_server *s = cls;
+    struct conn *c = *ctx;
+    const union MHD_ConnectionInfo *i;
+
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        if (!c)
+            return;
+        pthread_mutex_lock(&s->lock);
+        c->prev->next = c->next;
+        c->next->prev = c->prev;
+        pthread_mutex_unlock(&s->lock);
+        free(c);
+        *ctx = NULL;
+        return;
+    }
+    i = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!i)
+        return; /* no deadlines for it; MHD's idle timeout still holds */
+    c = mu_xcalloc(1, sizeof(*c));
+    c->fd = i->connect_fd;
+    c->phase = ARRIVING;
+    pthread_mutex_lock(&s->lock);
+    c->deadline_ms = mu_now_ms() + s->arrival_ms;
+    c->next = &s->conns;
+    c->prev = s->conns.prev;
+    s->conns.prev->next = c;
+    s->conns.prev = c;
+    pthread_mutex_unlock(&s->lock);
+    *ctx = c;
+}
+
+/* The request line of a request has arrived (before its headers). */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *mc)
+{
+    set_phase(cls, conn_of(mc), ARRIVING);
+    return NULL;
+}
+
+static void *watchdog_main(void *arg)
+{
+    struct mu_ext_server *s = arg;
+
+    pthread_mutex_lock(&s->lock);
+    while (!s->stopping) {
+        int64_t now = mu_now_ms();
+        struct timespec ts;
+
+        for (struct conn *c = s->conns.next; c != &s->conns; c = c->next) {
+            if (!c->cut && c->deadline_ms && c->deadline_ms <= now) {
+                /* counted first: whoever sees the close sees the count */
+                atomic_fetch_add(&s->stats.conns_cut, 1);
+                c->cut = true;
+                shutdown(c->fd, SHUT_RDWR);
+            }
+        }
+        ts = mu_ns_to_timespec((now + s->tick_ms) * 1000000);
+        pthread_cond_timedwait(&s->wake, &s->lock, &ts);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -255,6 +379,11 @@ static char *metrics_text(struct mu_ext_server *s)
            "method or path.");
     mu_sb_addf(&sb, "muster_extender_bad_requests_total %llu\n",
                atomic_load(&st->bad_requests));
+    metric(&sb, "muster_extender_connections_cut_total", "counter",
+           "Connections shut down because a request did not arrive, or a "
+           "reply was not taken, in time.");
+    mu_sb_addf(&sb, "muster_extender_connections_cut_total %llu\n",
+               atomic_load(&st->conns_cut));
     if (s->metrics && (extra = s->metrics(s->metrics_ctx))) {
         mu_sb_add(&sb, extra);
         if (sb.len && sb.buf[sb.len - 1] != '\n')
@@ -317,6 +446,9 @@ static long long content_length(struct MHD_Connection *c)
     return n;
 }
 
+static enum MHD_Result answer(struct mu_ext_server *s, struct MHD_Connection *c,
+                              struct req *r);
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                                   const char *url, const char *method,
                                   const char *version, const char *upload,
@@ -324,6 +456,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 {
     struct mu_ext_server *s = cls;
     struct req *r = *req_cls;
+    enum MHD_Result ret;
 
     if (!r) { /* headers only */
         bool get = !strcmp(method, MHD_HTTP_METHOD_GET) ||
@@ -344,6 +477,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         if (cl > (long long)MU_EXT_MAX_BODY) {
             /* refused before the body is read; MHD then closes */
             atomic_fetch_add(&s->stats.bad_requests, 1);
+            set_phase(s, conn_of(c), SENDING);
             return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE,
                               "request body too large", true);
         }
@@ -372,6 +506,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         r->len += n;
         return MHD_YES;
     }
+    /* the request is complete: no deadline while it is served (a /bind
+     * waits in the barrier), then the reply's */
+    set_phase(s, conn_of(c), SERVING);
+    ret = answer(s, c, r);
+    set_phase(s, conn_of(c), SENDING);
+    return ret;
+}
+
+/* The reply to a complete request. */
+static enum MHD_Result answer(struct mu_ext_server *s, struct MHD_Connection *c,
+                              struct req *r)
+{
     if (r->refuse || r->too_big) {
         atomic_fetch_add(&s->stats.bad_requests, 1);
         if (r->too_big)
@@ -391,6 +537,7 @@ static void on_done(void *cls, struct MHD_Connection *c, void **req_cls,
 {
     struct req *r = *req_cls;
 
+    set_phase(cls, conn_of(c), IDLE);
     if (!r)
         return;
     free(r->body);
@@ -485,6 +632,11 @@ static bool looks_like_pem(const char *pem)
     return begin && strstr(begin, "-----END ");
 }
 
+static int64_t or_default(unsigned v, unsigned dflt)
+{
+    return v ? v : dflt;
+}
+
 int mu_ext_server_start(const struct mu_ext_server_opts *o,
                         struct mu_ext_server **out, struct mu_err *err)
 {
@@ -493,7 +645,7 @@ int mu_ext_server_start(const struct mu_ext_server_opts *o,
     bool tls = o->tls_cert_pem || o->tls_key_pem;
     struct MHD_OptionItem tls_opts[3] = {{MHD_OPTION_END, 0, NULL}};
     struct mu_ext_server *s;
-    int fd;
+    int fd, rc;
 
     *out = NULL;
     if (!o->listen || !o->views || !o->barrier)
@@ -532,25 +684,50 @@ int mu_ext_server_start(const struct mu_ext_server_opts *o,
     s->metrics_ctx = o->metrics_ctx;
     s->miss = o->miss;
     s->miss_ctx = o->miss_ctx;
+    s->arrival_ms = or_default(o->arrival_timeout_ms,
+                               MU_EXT_ARRIVAL_TIMEOUT_S * 1000);
+    s->reply_ms =
+        or_default(o->reply_timeout_ms, MU_EXT_REPLY_TIMEOUT_S * 1000);
+    s->idle_ms = or_default(o->idle_timeout_ms, MU_EXT_IDLE_TIMEOUT_S * 1000);
+    s->tick_ms = MU_MIN(s->arrival_ms, s->reply_ms) / 5;
+    s->tick_ms = s->tick_ms < 10 ? 10 : s->tick_ms > 250 ? 250 : s->tick_ms;
+    s->conns.next = s->conns.prev = &s->conns;
+    pthread_mutex_init(&s->lock, NULL);
+    mu_cond_init_monotonic(&s->wake);
     mu_barrier_set_stats(o->barrier, &s->stats);
     s->d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)MU_EXT_MAX_CONNS,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)MU_EXT_IDLE_TIMEOUT_S,
-        MHD_OPTION_NOTIFY_COMPLETED, on_done, s, MHD_OPTION_ARRAY, tls_opts,
-        MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)or_default(o->max_conns, MU_EXT_MAX_CONNS),
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)or_default(o->max_conns_per_ip, MU_EXT_MAX_CONNS_PER_IP),
+        /* a backstop: the watchdog keeps the idle deadline too */
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)((s->idle_ms + 999) / 1000),
+        MHD_OPTION_NOTIFY_COMPLETED, on_done, s, MHD_OPTION_NOTIFY_CONNECTION,
+        on_conn, s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_ARRAY,
+        tls_opts, MHD_OPTION_END);
     if (!s->d) {
-        mu_barrier_set_stats(o->barrier, NULL);
-        free(s);
         if (fcntl(fd, F_GETFD) != -1) /* MHD may have closed it */
             close(fd);
-        return mu_err_set(
+        rc = mu_err_set(
             err, -EIO, "extender: libmicrohttpd could not start on %s%s",
             o->listen, tls ? " (is the TLS certificate or key invalid?)" : "");
+        goto out_free;
+    }
+    if (pthread_create(&s->watchdog, NULL, watchdog_main, s)) {
+        MHD_stop_daemon(s->d);
+        rc = mu_err_set(err, -EAGAIN, "extender: no watchdog thread");
+        goto out_free;
     }
     s->port = bound_port(s->d, fd);
     *out = s;
     return 0;
+out_free:
+    mu_barrier_set_stats(o->barrier, NULL);
+    pthread_cond_destroy(&s->wake);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+    return rc;
 }
 
 int mu_ext_server_port(const struct mu_ext_server *s)
@@ -569,6 +746,13 @@ void mu_ext_server_stop(struct mu_ext_server *s)
         return;
     /* waits for every connection thread, blocked binds included */
     MHD_stop_daemon(s->d);
+    pthread_mutex_lock(&s->lock);
+    s->stopping = true;
+    pthread_cond_signal(&s->wake);
+    pthread_mutex_unlock(&s->lock);
+    pthread_join(s->watchdog, NULL);
     mu_barrier_set_stats(s->barrier, NULL);
+    pthread_cond_destroy(&s->wake);
+    pthread_mutex_destroy(&s->lock);
     free(s);
 }

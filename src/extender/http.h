@@ -22,25 +22,59 @@
  * Errors: start returns 0 or a negative errno with err: -EINVAL (bad
  * options, a bad listen address, a key or certificate that is not PEM),
  * -ENOTSUP (TLS asked of a libmicrohttpd without it), the socket's errno,
- * -EIO (libmicrohttpd refused to start). Once running, every verb reply
- * is HTTP 200 with problems in its Error (extender.h); only the transport
- * is refused with a status:
+ * -EIO (libmicrohttpd refused to start), -EAGAIN (no watchdog thread).
+ * Once running, every verb reply is HTTP 200 with problems in its Error
+ * (extender.h); only the transport is refused with a status:
  *   404 an unknown path           405 a wrong method (with Allow)
  *   413 a body over MU_EXT_MAX_BODY (the connection is then closed)
  *   503 /readyz before the view is synced
  *
- * Bounds (what happens when full):
+ * Bounds (what happens when full). The handlers' own caps (NodeNames per
+ * request, reply size: refused with an Error) are in extender.h.
  *   MU_EXT_MAX_BODY        a request body buffer: an announced larger body
  *                          gets 413 before it is read; an unannounced
  *                          (chunked) one is drained, dropped, then 413.
- *   MU_EXT_MAX_CONNS       connections (and their threads) at once; each
- *                          blocked /bind holds one. libmicrohttpd closes
- *                          a connection accepted beyond the cap.
+ *   MU_EXT_MAX_CONNS       connections (and their threads) at once. A
+ *                          connection beyond it is refused: libmicrohttpd
+ *                          accepts and closes it at once, no reply (not a
+ *                          503: the client sees the connection closed;
+ *                          kube-scheduler fails that attempt and retries).
+ *   MU_EXT_MAX_CONNS_PER_IP  connections from one client IP address at
+ *                          once; beyond it refused the same way. One client
+ *                          can never take the last MU_EXT_MAX_CONNS -
+ *                          MU_EXT_MAX_CONNS_PER_IP connections, so the
+ *                          kubelet's probes and a second client still get
+ *                          in. kube-scheduler is one client, and each
+ *                          member of a release batch waiting in /bind holds
+ *                          one of its connections: a batch larger than this
+ *                          cap (less kube-scheduler's other connections)
+ *                          cannot gather and times out.
+ *   MU_EXT_ARRIVAL_TIMEOUT_S  a request (request line, headers and body)
+ *                          must have arrived this long after its first
+ *                          line (after the accept, for a connection's first
+ *                          request), however slowly it trickles; else the
+ *                          connection is shut down, no reply. So half-sent
+ *                          requests hold a connection seconds, not the
+ *                          idle timeout. A request being served (a /bind
+ *                          waiting in the barrier, up to its timeout) has
+ *                          no deadline.
+ *   MU_EXT_REPLY_TIMEOUT_S a reply must be taken by the client this long
+ *                          after it is queued; else the connection is shut
+ *                          down and the reply freed (a client that does not
+ *                          read pins one reply, at most MU_EXT_MAX_REPLY,
+ *                          for this long).
  *   MU_EXT_LISTEN_BACKLOG  the kernel's queue of connections not yet
  *                          accepted; beyond it the kernel drops (SYN) or
  *                          refuses new connections.
- *   MU_EXT_IDLE_TIMEOUT_S  an idle keep-alive connection (and its thread)
- *                          is closed after this long.
+ *   MU_EXT_IDLE_TIMEOUT_S  a kept-alive connection between requests (and
+ *                          its thread) is closed after this long, even if
+ *                          bytes of a request line trickle in. Longer than
+ *                          Go's 90 s idle timeout, so kube-scheduler closes
+ *                          its idle connections first and never sends on
+ *                          one muster is closing.
+ * The deadlines are kept by a watchdog thread, which shuts a connection's
+ * socket down when its deadline passes (ticks of at most 250 ms); they are
+ * counted in muster_extender_connections_cut_total.
  */
 #ifndef MU_EXTENDER_HTTP_H
 #define MU_EXTENDER_HTTP_H
@@ -52,11 +86,17 @@
 /* Largest request body accepted; larger ones get 413 (see above). */
 #define MU_EXT_MAX_BODY (8u << 20)
 /* Most connections served at once (each blocked /bind holds one). */
-#define MU_EXT_MAX_CONNS 1024
+#define MU_EXT_MAX_CONNS 1024u
+/* Most connections from one client IP address at once. */
+#define MU_EXT_MAX_CONNS_PER_IP (MU_EXT_MAX_CONNS - 64u)
+/* Seconds a request may take to arrive whole. */
+#define MU_EXT_ARRIVAL_TIMEOUT_S 5u
+/* Seconds a queued reply may wait for the client to take it. */
+#define MU_EXT_REPLY_TIMEOUT_S 10u
 /* The listening socket's backlog (listen(2)). */
 #define MU_EXT_LISTEN_BACKLOG 512
 /* Seconds an idle keep-alive connection (and its thread) is kept. */
-#define MU_EXT_IDLE_TIMEOUT_S 120
+#define MU_EXT_IDLE_TIMEOUT_S 120u
 
 /* Extra metric text (cycle duration, pending gangs per queue, queue
  * allocated and deserved, evictions), produced by the scheduler side:
@@ -79,6 +119,9 @@ struct mu_ext_server_opts {
     void *miss_ctx;
     const char *tls_cert_pem; /* optional: serve HTTPS */
     const char *tls_key_pem;
+    /* 0 for each: the caps above (tests set small ones) */
+    unsigned max_conns, max_conns_per_ip;
+    unsigned arrival_timeout_ms, reply_timeout_ms, idle_timeout_ms;
 };
 
 /* Starts serving /filter /prioritize /bind /preempt /healthz /readyz

@@ -15,6 +15,11 @@
 #include "extender/extender.h"
 #include "extender/view.h"
 
+/* The refusal of a request over MU_EXT_MAX_NODE_NAMES (extender.h), the
+ * same on both paths. */
+#define MU_EXT_TOO_MANY_NAMES                                                  \
+    "ExtenderArgs.NodeNames: more than %u names (muster's cap)"
+
 /* Deepest nesting the scanner accepts (jansson's limit; the scanner's
  * stack is this many bytes). Deeper input is malformed: -EINVAL, and the
  * request is answered with Error. */
@@ -39,8 +44,8 @@ struct mu_ext_args {
     bool node_names;                /* "NodeNames" is an array */
     const char *names_raw;          /* its text, '[' to ']' */
     size_t names_raw_len;
-    struct mu_js_name *names; /* its elements (owned array; grows with the
-                                 body, so MU_EXT_MAX_BODY bounds it) */
+    struct mu_js_name *names; /* its elements (owned array of at most
+                                 MU_EXT_MAX_NODE_NAMES) */
     size_t n_names, cap_names;
 };
 
@@ -66,8 +71,10 @@ static inline struct mu_js_tok mu_ext_name(const struct mu_ext_args *a,
 /*
  * Scans buf (len bytes, less than 2 GiB; need not be NUL-terminated) as
  * ExtenderArgs, checking that the whole of it is valid JSON (RFC 8259, UTF-8,
- * no \u0000, no lone surrogates, depth <= MU_SCAN_MAX_DEPTH). 0, or -EINVAL
- * with a message in err. a is always left releasable.
+ * no \u0000, no lone surrogates, depth <= MU_SCAN_MAX_DEPTH). 0, -EINVAL
+ * with a message in err, or -E2BIG when NodeNames has more than
+ * MU_EXT_MAX_NODE_NAMES elements (the scan stops there). a is always left
+ * releasable.
  */
 int mu_scan_ext_args(const char *buf, size_t len, struct mu_ext_args *a,
                      struct mu_err *err);
@@ -82,7 +89,7 @@ size_t mu_utf8_seq_len(const char *p, const char *end);
 
 /* /bind, split: prepare reads args and the view (copying what it needs);
  * finish meets the barrier (blocks) and returns the ExtenderBindingResult.
- * finish releases r. */
+ * finish releases r. ns and name are the view's (NULL when refused). */
 struct mu_ext_bind_req {
     char *ns, *name, *uid, *node;
     char *release; /* NULL: bind at once */

@@ -19,6 +19,7 @@ struct sc {
     const unsigned char *start, *p, *end;
     struct mu_err *err;
     bool failed;
+    int code; /* -EINVAL, or -E2BIG for too many NodeNames */
 };
 
 /* Bytes that may appear unescaped in a string without a closer look. */
@@ -510,6 +511,13 @@ static bool node_names(struct sc *s, struct mu_ext_args *a)
             } else if (!string(s, &t)) {
                 return false;
             }
+            if (a->n_names == MU_EXT_MAX_NODE_NAMES) {
+                mu_err_set(s->err, -E2BIG, MU_EXT_TOO_MANY_NAMES,
+                           MU_EXT_MAX_NODE_NAMES);
+                s->failed = true;
+                s->code = -E2BIG;
+                return false;
+            }
             if (a->n_names == a->cap_names)
                 mu_xgrow((void **)&a->names, &a->cap_names, a->n_names + 1,
                          sizeof(*a->names));
@@ -570,7 +578,7 @@ int mu_scan_ext_args(const char *buf, size_t len, struct mu_ext_args *a,
                      struct mu_err *err)
 {
     struct sc s = {(const unsigned char *)buf, (const unsigned char *)buf,
-                   (const unsigned char *)buf + len, err, false};
+                   (const unsigned char *)buf + len, err, false, -EINVAL};
 
     pthread_once(&plain_once, init_plain);
     memset(a, 0, sizeof(*a));
@@ -587,7 +595,7 @@ int mu_scan_ext_args(const char *buf, size_t len, struct mu_ext_args *a,
         return -EINVAL;
     }
     if (!object(&s, top_member, a, 0))
-        return -EINVAL;
+        return s.code;
     ws(&s);
     if (s.p != s.end) {
         fail(&s, "data after the JSON object");

@@ -21,7 +21,10 @@
 
 #include "common/map.h"
 
-/* One pod muster has decided about. */
+/* One pod muster has decided about. The publisher fills ns and name from
+ * muster's own cache of the pod with that uid: /bind binds (and may delete)
+ * exactly these, never the names a request carries (extender.h,
+ * mu_ext_bind), and refuses a pod whose ns or name is NULL. */
 struct mu_view_pod {
     char *uid;
     char *ns;

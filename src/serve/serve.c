@@ -159,12 +159,17 @@ static int unbind_fn(void *ctx, const char *ns, const char *name,
     struct mu_serve *sv = ctx;
     struct mu_kube *k = mu_kube_pool_get(sv->bind_pool, err);
     char *path = mu_api_path(MU_API_POD, ns, name, NULL);
-    int r = k ? mu_kube_delete(k, path, NULL, NULL, err) : -ENOMEM;
+    /* only the pod that was bound, never another of the same name */
+    json_t *opts = json_pack("{s:s,s:s,s:{s:s}}", "kind", "DeleteOptions",
+                             "apiVersion", "v1", "preconditions", "uid",
+                             uid ? uid : "");
+    int r = k ? mu_kube_call(k, "DELETE", path, NULL, opts, NULL, NULL, err)
+              : -ENOMEM;
 
-    if (r == -ENOENT) /* gone already: nothing bound to undo */
+    if (r == -ENOENT || r == -EBUSY) /* gone, or the name is another's */
         r = 0;
-    (void)uid;
     mu_kube_pool_put(sv->bind_pool, k);
+    json_decref(opts);
     free(path);
     return r;
 }

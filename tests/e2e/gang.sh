@@ -293,6 +293,72 @@ else
     not_ok "kube-apiserver restarted" "$(tail -20 "$D/restart.log")"
 fi
 
+# --- a forged /bind straight to muster's extender changes nothing --------------
+# muster's port is reachable by anyone who can reach the pod: /bind must
+# believe only muster's view (the names of a uid it placed), never the request.
+"$HERE/nodes.sh" "$D" 1 8 fg >/dev/null 2>&1
+kubectl taint node fg-000 forge=1:NoSchedule >/dev/null 2>&1
+cat <<'YAML' | kubectl apply -f - >/dev/null
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: forge-gang}
+spec: {minMember: 2, queue: default}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: forge-0
+  annotations: {scheduling.k8s.io/group-name: forge-gang}
+spec:
+  schedulerName: volcano
+  containers: [{name: c, image: busybox}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: forge-victim, namespace: kube-system}
+spec:
+  schedulerName: nobody-schedules-this
+  containers: [{name: c, image: busybox}]
+YAML
+pod_state() { # NS NAME: "uid node" ("uid " while unbound)
+    kubectl get pod -n "$1" "$2" -o jsonpath='{.metadata.uid} {.spec.nodeName}'
+}
+forge() { # PODNAME PODNAMESPACE PODUID: muster's reply to a forged /bind
+    curl -s --max-time 10 -X POST -H 'Content-Type: application/json' \
+        --data "{\"PodName\":\"$1\",\"PodNamespace\":\"$2\",\"PodUID\":\"$3\",\"Node\":\"fg-000\"}" \
+        "http://127.0.0.1:$PORT/gang/bind"
+}
+refused_with() { # PATTERN REPLY
+    case "$2" in *'"Error":""'*|'') echo "accepted: '$2'"; return 1 ;; esac
+    echo "$2" | grep -q "$1" || { echo "reply: $2"; return 1; }
+}
+check "forge: a waiting gang member muster knows, and a pending kube-system pod" \
+    wait_for 30 bash -c "kubectl describe pod forge-0 | grep FailedScheduling | grep -q 'gang default/forge-gang waiting'"
+GANG_UID=$(kubectl get pod forge-0 -o jsonpath='{.metadata.uid}')
+VICTIM_UID=$(kubectl get pod -n kube-system forge-victim -o jsonpath='{.metadata.uid}')
+before_gang=$(pod_state default forge-0)
+before_victim=$(pod_state kube-system forge-victim)
+check "forge: muster's uid with another namespace's pod name is refused" \
+    refused_with "is default/forge-0 in muster's view, not kube-system/forge-victim" \
+    "$(forge forge-victim kube-system "$GANG_UID")"
+check "forge: an unknown uid (the pending pod's own) with its name is refused" \
+    refused_with "is not in muster's view" "$(forge forge-victim kube-system "$VICTIM_UID")"
+check "forge: an unknown made-up uid with a pending pod's name is refused" \
+    refused_with "is not in muster's view" \
+    "$(forge forge-victim kube-system 00000000-0000-0000-0000-000000000000)"
+sleep 2
+check "forge: the kube-system pod still exists, same uid, unbound" \
+    equals "$VICTIM_UID " pod_state kube-system forge-victim
+check "forge: the gang member still exists, same uid, unbound" \
+    equals "$GANG_UID " pod_state default forge-0
+check "forge: nothing changed (before: '$before_victim' '$before_gang')" \
+    test "$before_victim|$before_gang" = "$(pod_state kube-system forge-victim)|$(pod_state default forge-0)"
+check "forge: no pod was Scheduled onto the tainted node" \
+    equals "" bash -c "kubectl get events -A --field-selector reason=Scheduled -o jsonpath='{.items[*].message}' | tr ' ' '\\n' | grep -x 'fg-000'"
+kubectl delete pod -n kube-system forge-victim --grace-period=0 --force >/dev/null 2>&1
+kubectl delete pod forge-0 --grace-period=0 --force >/dev/null 2>&1
+kubectl delete podgroup forge-gang >/dev/null 2>&1
+
 metrics_ok() {
     local m
     m=$(curl -sf "http://127.0.0.1:$PORT/metrics") || return 1

@@ -13,6 +13,7 @@
 
 struct call {
     char op; /* 'b' bind, 'u' unbind */
+    char ns[64], name[64];
     char uid[64];
     char node[64];
 };
@@ -47,7 +48,8 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void record(char op, const char *uid, const char *node)
+static void record(char op, const char *ns, const char *name,
+                   const char *uid, const char *node)
 {
     struct call *c;
 
@@ -55,6 +57,8 @@ static void record(char op, const char *uid, const char *node)
     ck_assert_int_lt(fk.n_calls, MAX_CALLS);
     c = &fk.calls[fk.n_calls++];
     c->op = op;
+    snprintf(c->ns, sizeof(c->ns), "%s", ns);
+    snprintf(c->name, sizeof(c->name), "%s", name);
     snprintf(c->uid, sizeof(c->uid), "%s", uid);
     snprintf(c->node, sizeof(c->node), "%s", node ? node : "");
     pthread_mutex_unlock(&fk.mu);
@@ -74,7 +78,7 @@ static int fake_bind(void *ctx, const char *ns, const char *name,
     pthread_mutex_lock(&fk.mu);
     fk.in_bind--;
     pthread_mutex_unlock(&fk.mu);
-    record('b', uid, node);
+    record('b', ns, name, uid, node);
     if (fk.fail_uid && !strcmp(uid, fk.fail_uid))
         return fk.fail_rc == -ETIMEDOUT
                    ? mu_err_set(err, -ETIMEDOUT, "binding %s timed out", name)
@@ -86,7 +90,7 @@ static int fake_bind(void *ctx, const char *ns, const char *name,
 static int fake_unbind(void *ctx, const char *ns, const char *name,
                        const char *uid, struct mu_err *err)
 {
-    record('u', uid, NULL);
+    record('u', ns, name, uid, NULL);
     return 0;
 }
 
@@ -434,23 +438,21 @@ START_TEST(test_barrier_batch_of_one_binds_at_once_and_is_reported)
 }
 END_TEST
 
-START_TEST(test_bind_pod_not_in_the_view_binds_at_once_unreported)
+START_TEST(test_bind_reserved_pod_outside_a_batch_binds_at_once_unreported)
 {
     struct mu_view *v = mu_view_new(1, true);
     struct mu_barrier *b = barrier(5000);
     json_t *a = bind_args("web-1", "u-web", "node-7");
-    json_t *r = mu_ext_bind(b, v, a);
+    json_t *r;
 
+    mu_view_add_pod(v, "u-web", "team-a", "web-1", "team-a/web", "node-7",
+                    NULL, 0, NULL);
+    r = mu_ext_bind(b, v, a);
     ck_assert_str_eq(error_of(r), "");
     ck_assert_int_eq(fk.n_calls, 1);
     ck_assert_str_eq(fk.calls[0].uid, "u-web");
     ck_assert_str_eq(fk.calls[0].node, "node-7");
     ck_assert_int_eq(fk.n_reports, 0);
-    json_decref(r);
-    /* nothing published at all: the same */
-    r = mu_ext_bind(b, NULL, a);
-    ck_assert_str_eq(error_of(r), "");
-    ck_assert_int_eq(fk.n_calls, 2);
     json_decref(r);
     /* a failing bind of one is an error, still unreported */
     fk.fail_uid = "u-web";
@@ -463,6 +465,95 @@ START_TEST(test_bind_pod_not_in_the_view_binds_at_once_unreported)
     json_decref(a);
     mu_barrier_free(b);
     mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_bind_refuses_a_uid_not_in_the_view_and_writes_nothing)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_view *unsynced = mu_view_new(1, false);
+    struct mu_barrier *b = barrier(5000);
+    /* a pending kube-system pod's name with a uid muster never placed */
+    json_t *a = json_pack("{s:s,s:s,s:s,s:s}", "PodName", "coredns-0",
+                          "PodNamespace", "kube-system", "PodUID", "u-dns",
+                          "Node", "tainted-1");
+    json_t *r;
+
+    add_gang(v, "g", 2);
+    r = mu_ext_bind(b, v, a);
+    ck_assert_str_eq(error_of(r),
+                     "pod uid u-dns (kube-system/coredns-0) is not in "
+                     "muster's view: muster binds only pods it has placed "
+                     "(kube-scheduler retries once muster knows the pod)");
+    json_decref(r);
+    /* nothing published yet, or not synced: refused as well */
+    r = mu_ext_bind(b, NULL, a);
+    ck_assert_str_eq(error_of(r), "muster is starting (caches not synced): "
+                                  "not binding kube-system/coredns-0");
+    json_decref(r);
+    r = mu_ext_bind(b, unsynced, a);
+    ck_assert(strstr(error_of(r), "muster is starting"));
+    json_decref(r);
+    ck_assert_int_eq(fk.n_calls, 0); /* no bind, no delete */
+    ck_assert_int_eq(fk.n_reports, 0);
+    json_decref(a);
+    mu_barrier_free(b);
+    mu_view_put(unsynced);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_bind_refuses_a_reserved_uid_with_another_pods_name)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(5000);
+    /* g-0's reserved uid and node, and the name of another pod */
+    json_t *forged[] = {
+        json_pack("{s:s,s:s,s:s,s:s}", "PodName", "coredns", "PodNamespace",
+                  "kube-system", "PodUID", "g-0", "Node", "node-g-0"),
+        json_pack("{s:s,s:s,s:s,s:s}", "PodName", "g-w0", "PodNamespace",
+                  "team-b", "PodUID", "g-0", "Node", "node-g-0"),
+        json_pack("{s:s,s:s,s:s,s:s}", "PodName", "g-w1", "PodNamespace",
+                  "team-a", "PodUID", "g-0", "Node", "node-g-0"),
+    };
+    json_t *r;
+
+    add_gang(v, "g", 1);
+    for (size_t i = 0; i < MU_ARRAY_LEN(forged); i++) {
+        r = mu_ext_bind(b, v, forged[i]);
+        ck_assert_msg(strstr(error_of(r), "pod uid g-0 is team-a/g-w0 in "
+                                          "muster's view, not "),
+                      "%zu: %s", i, error_of(r));
+        json_decref(r);
+        json_decref(forged[i]);
+    }
+    ck_assert_int_eq(fk.n_calls, 0);
+    ck_assert_int_eq(fk.n_reports, 0);
+    /* the genuine request still binds (the batch was not spent) */
+    forged[0] = bind_args("g-w0", "g-0", "node-g-0");
+    r = mu_ext_bind(b, v, forged[0]);
+    ck_assert_str_eq(error_of(r), "");
+    ck_assert_int_eq(fk.n_calls, 1);
+    ck_assert_str_eq(fk.calls[0].ns, "team-a");
+    ck_assert_str_eq(fk.calls[0].name, "g-w0");
+    json_decref(r);
+    json_decref(forged[0]);
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_bind_undo_deletes_the_views_pod_by_uid)
+{
+    three_with_a_failure(-EPERM, "were deleted");
+    for (int i = 0; i < fk.n_calls; i++) {
+        char want[16];
+
+        snprintf(want, sizeof(want), "g-w%s", fk.calls[i].uid + 2);
+        ck_assert_str_eq(fk.calls[i].ns, "team-a");
+        ck_assert_str_eq(fk.calls[i].name, want);
+    }
+    ck_assert_int_eq(count('u'), 2);
 }
 END_TEST
 
@@ -507,6 +598,7 @@ END_TEST
 
 START_TEST(test_bind_malformed_args_get_an_error)
 {
+    struct mu_view *v = mu_view_new(1, true);
     struct mu_barrier *b = barrier(5000);
     json_t *cases[] = {
         json_string("x"),
@@ -523,19 +615,21 @@ START_TEST(test_bind_malformed_args_get_an_error)
     json_t *r;
 
     for (size_t i = 0; i < MU_ARRAY_LEN(cases); i++) {
-        r = mu_ext_bind(b, NULL, cases[i]);
+        r = mu_ext_bind(b, v, cases[i]);
         ck_assert_msg(strstr(error_of(r), "malformed ExtenderBindingArgs"),
                       "%zu: %s", i, error_of(r));
         json_decref(r);
         json_decref(cases[i]);
     }
     ck_assert_int_eq(fk.n_calls, 0);
-    r = mu_ext_bind(b, NULL, lower); /* any case is fine */
+    mu_view_add_pod(v, "u", "ns", "p", "ns/pg", "n", NULL, 0, NULL);
+    r = mu_ext_bind(b, v, lower); /* any case is fine */
     ck_assert_str_eq(error_of(r), "");
     ck_assert_int_eq(fk.n_calls, 1);
     json_decref(r);
     json_decref(lower);
     mu_barrier_free(b);
+    mu_view_put(v);
 }
 END_TEST
 
@@ -563,8 +657,13 @@ int main(void)
     tcase_add_test(tc, test_barrier_second_bind_of_a_waiting_pod_is_refused);
     tcase_add_test(tc, test_barrier_batch_of_one_binds_at_once_and_is_reported);
     suite_add_tcase(s, tc);
+    tcase_add_test(
+        bind, test_bind_reserved_pod_outside_a_batch_binds_at_once_unreported);
     tcase_add_test(bind,
-                   test_bind_pod_not_in_the_view_binds_at_once_unreported);
+                   test_bind_refuses_a_uid_not_in_the_view_and_writes_nothing);
+    tcase_add_test(bind,
+                   test_bind_refuses_a_reserved_uid_with_another_pods_name);
+    tcase_add_test(bind, test_bind_undo_deletes_the_views_pod_by_uid);
     tcase_add_test(bind, test_bind_refuses_a_node_other_than_the_reserved_one);
     tcase_add_test(bind, test_bind_refuses_a_pod_that_must_wait);
     tcase_add_test(bind, test_bind_malformed_args_get_an_error);

@@ -533,6 +533,120 @@ START_TEST(test_filter_handles_long_node_names)
 }
 END_TEST
 
+/* A filter body for pod uid (schedulerName sched) with n node names of
+ * name_len bytes each ("n-000042xxx..."). */
+static char *names_body(const char *sched, const char *uid, size_t n,
+                        size_t name_len)
+{
+    struct mu_sb sb;
+    char name[512];
+
+    ck_assert_uint_lt(name_len, sizeof(name));
+    mu_sb_init(&sb);
+    mu_sb_addf(&sb,
+               "{\"Pod\":{\"metadata\":{\"namespace\":\"team-a\","
+               "\"name\":\"w\",\"uid\":\"%s\"},\"spec\":{"
+               "\"schedulerName\":\"%s\"}},\"NodeNames\":[",
+               uid, sched);
+    for (size_t i = 0; i < n; i++) {
+        int k = snprintf(name, sizeof(name), "n-%06zu", i);
+
+        memset(name + k, 'x', name_len > (size_t)k ? name_len - k : 0);
+        name[name_len > (size_t)k ? name_len : (size_t)k] = '\0';
+        mu_sb_addf(&sb, "%s\"%s\"", i ? "," : "", name);
+    }
+    mu_sb_add(&sb, "]}");
+    return mu_sb_detach(&sb);
+}
+
+START_TEST(test_filter_refuses_more_node_names_than_the_cap)
+{
+    struct mu_view *v = view(true);
+    char *at = names_body("volcano", "u-wait", MU_EXT_MAX_NODE_NAMES, 8);
+    char *over = names_body("volcano", "u-wait", MU_EXT_MAX_NODE_NAMES + 1, 8);
+    char want[128], *raw;
+    size_t n;
+    bool bad;
+    json_t *r;
+
+    /* at the cap: answered, every name rejected with the reason */
+    r = filter_both(v, at, strlen(at), &bad);
+    ck_assert(!bad);
+    ck_assert_uint_eq(
+        json_object_size(json_object_get(r, "FailedAndUnresolvableNodes")),
+        MU_EXT_MAX_NODE_NAMES);
+    json_decref(r);
+    /* one more: refused with an Error on both paths, nothing passes */
+    snprintf(want, sizeof(want),
+             "ExtenderArgs.NodeNames: more than %u names (muster's cap)",
+             MU_EXT_MAX_NODE_NAMES);
+    r = filter_both(v, over, strlen(over), &bad);
+    ck_assert(bad);
+    ck_assert_str_eq(error_of(r), want);
+    ck_assert(json_is_null(json_object_get(r, "NodeNames")));
+    json_decref(r);
+    raw = mu_ext_filter_body(v, over, strlen(over), &n, &bad, NULL);
+    r = json_loads(raw, 0, NULL);
+    ck_assert_str_eq(error_of(r), want);
+    json_decref(r);
+    free(raw);
+    raw = mu_ext_prioritize_body(v, over, strlen(over), &n, &bad);
+    ck_assert(bad);
+    ck_assert_str_eq(raw, "[]");
+    free(raw);
+    free(at);
+    free(over);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_filter_refuses_a_reply_over_the_reply_cap)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    char why[MU_EXT_VIEW_REASON_CAP + 1], gang[254];
+    /* 4 MiB of names: under the body cap, but each rejected name takes
+     * the long reason beside it, so the reply would be over 20 MB */
+    char *body = names_body("volcano", "u-long", MU_EXT_MAX_NODE_NAMES, 60);
+    char *pass = names_body("default-scheduler", "u-x", MU_EXT_MAX_NODE_NAMES,
+                            300);
+    char *raw;
+    size_t n;
+    bool bad;
+    json_t *r;
+
+    memset(why, 'w', sizeof(why) - 1);
+    why[sizeof(why) - 1] = '\0';
+    memset(gang, 'g', sizeof(gang) - 1);
+    gang[sizeof(gang) - 1] = '\0';
+    mu_view_add_pod(v, "u-long", "team-a", "w", gang, NULL, NULL, 0, why);
+    raw = mu_ext_filter_body(v, body, strlen(body), &n, &bad, NULL);
+    ck_assert(bad);
+    ck_assert_uint_lt(n, 1024);
+    r = json_loads(raw, 0, NULL);
+    ck_assert_msg(strstr(error_of(r), "more than muster's cap of 16777216"),
+                  "%s", error_of(r));
+    ck_assert(json_is_null(json_object_get(r, "NodeNames")));
+    json_decref(r);
+    free(raw);
+    /* the same names for a pod with a short reason fit */
+    memcpy(strstr(body, "u-long"), "u-shrt", 6);
+    mu_view_add_pod(v, "u-shrt", "team-a", "w", "g", NULL, NULL, 0, "x");
+    raw = mu_ext_filter_body(v, body, strlen(body), &n, &bad, NULL);
+    ck_assert(!bad);
+    ck_assert_uint_le(n, MU_EXT_MAX_REPLY);
+    free(raw);
+    /* an echo of every name (another scheduler's pod) counts too */
+    ck_assert_uint_gt(strlen(pass), MU_EXT_MAX_REPLY);
+    raw = mu_ext_filter_body(v, pass, strlen(pass), &n, &bad, NULL);
+    ck_assert(bad);
+    ck_assert(strstr(raw, "more than muster's cap"));
+    free(raw);
+    free(pass);
+    free(body);
+    mu_view_put(v);
+}
+END_TEST
+
 START_TEST(test_prioritize_scores_the_reserved_node_ten_and_the_rest_zero)
 {
     struct mu_view *v = view(true);
@@ -788,6 +902,8 @@ int main(void)
     tcase_add_test(tc, test_filter_reasons_with_quotes_are_escaped);
     tcase_add_test(tc, test_filter_with_no_node_names_answers_empty_lists);
     tcase_add_test(tc, test_filter_handles_long_node_names);
+    tcase_add_test(tc, test_filter_refuses_more_node_names_than_the_cap);
+    tcase_add_test(tc, test_filter_refuses_a_reply_over_the_reply_cap);
     tcase_add_test(
         tc, test_prioritize_scores_the_reserved_node_ten_and_the_rest_zero);
     tcase_add_test(tc, test_prioritize_malformed_request_is_an_empty_list);

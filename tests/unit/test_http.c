@@ -5,16 +5,23 @@
  * certificate made by openssl at start, and skips as a whole (TAP
  * "1..0 # SKIP") without openssl or libmicrohttpd TLS support.
  */
+#include <arpa/inet.h>
 #include <check.h>
 #include <curl/curl.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "extender/extender.h"
 #include "extender/http.h"
+
+static int scaled(int ms);
 
 static struct mu_view_slot slot;
 static struct mu_barrier *bar;
@@ -50,6 +57,8 @@ static void publish(bool synced)
                     "team-a/pg#1", 2, NULL);
     mu_view_add_pod(v, "u-res2", "team-a", "w-1", "team-a/pg", "gpu-03",
                     "team-a/pg#1", 2, NULL);
+    mu_view_add_pod(v, "u-solo", "team-a", "solo", "team-a/solo", "gpu-04",
+                    NULL, 0, NULL);
     mu_view_publish(&slot, v);
 }
 
@@ -67,6 +76,11 @@ static void setup(void)
     o.metrics = extra_metrics;
     o.tls_cert_pem = tls_cert;
     o.tls_key_pem = tls_key;
+    /* a TLS handshake counts towards the arrival deadline, and takes
+     * seconds under valgrind */
+    if (tls_cert)
+        o.arrival_timeout_ms =
+            (unsigned)scaled((int)MU_EXT_ARRIVAL_TIMEOUT_S * 1000);
     ck_assert_msg(mu_ext_server_start(&o, &srv, &err) == 0, "%s", err.msg);
     ck_assert_int_gt(mu_ext_server_port(srv), 0);
     snprintf(base, sizeof(base), "%s://127.0.0.1:%d",
@@ -431,6 +445,9 @@ START_TEST(test_http_metrics_text_has_the_counters)
     static const char stranger[] =
         "{\"PodName\":\"web\",\"PodNamespace\":\"d\",\"PodUID\":\"u-web\","
         "\"Node\":\"n1\"}";
+    static const char solo[] =
+        "{\"PodName\":\"solo\",\"PodNamespace\":\"team-a\","
+        "\"PodUID\":\"u-solo\",\"Node\":\"gpu-04\"}";
     static const char *const want[] = {
         "# TYPE muster_extender_filter_requests_total counter\n",
         "\nmuster_extender_filter_requests_total 2\n",
@@ -441,9 +458,10 @@ START_TEST(test_http_metrics_text_has_the_counters)
         "\nmuster_extender_filter_duration_seconds_sum 0.",
         "\nmuster_extender_filter_duration_seconds_count 2\n",
         "\nmuster_extender_binds_total{result=\"ok\"} 1\n",
-        "\nmuster_extender_binds_total{result=\"failed\"} 2\n",
+        "\nmuster_extender_binds_total{result=\"failed\"} 3\n",
         "\nmuster_extender_batches_timed_out_total 1\n",
         "\nmuster_extender_bad_requests_total 3\n",
+        "\nmuster_extender_connections_cut_total 0\n",
         "\nmuster_cycle_seconds 0.5\n",
     };
     struct resp r;
@@ -456,15 +474,17 @@ START_TEST(test_http_metrics_text_has_the_counters)
     free(req(NULL, "POST", "/bind", "x", 1, 0).body);   /* bad 3, failed */
     /* a member alone: times out (600 ms), failed */
     free(req(NULL, "POST", "/bind", lonely, sizeof(lonely) - 1, 0).body);
-    /* a pod muster does not know: bound at once */
+    /* a pod muster does not know: refused, failed */
     free(req(NULL, "POST", "/bind", stranger, sizeof(stranger) - 1, 0).body);
+    /* a reserved pod outside a batch: bound at once, ok */
+    free(req(NULL, "POST", "/bind", solo, sizeof(solo) - 1, 0).body);
     r = req(NULL, "GET", "/metrics", NULL, 0, 0);
     ck_assert_int_eq(r.status, 200);
     ck_assert_str_eq(r.type, "text/plain; version=0.0.4; charset=utf-8");
     for (size_t i = 0; i < MU_ARRAY_LEN(want); i++)
         ck_assert_msg(strstr(r.body, want[i]), "no \"%s\" in:\n%s", want[i],
                       r.body);
-    ck_assert_uint_eq(atomic_load(&mu_ext_server_stats(srv)->bind_calls), 3);
+    ck_assert_uint_eq(atomic_load(&mu_ext_server_stats(srv)->bind_calls), 4);
     free(r.body);
 }
 END_TEST
@@ -560,6 +580,296 @@ START_TEST(test_https_bad_certificate_or_key_fails_to_start)
 }
 END_TEST
 
+/* ---- the connection caps and deadlines, with raw sockets ---------------- */
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Slow runs (valgrind) stretch every duration by MU_TEST_TIME_SCALE. */
+static int scaled(int ms)
+{
+    const char *e = getenv("MU_TEST_TIME_SCALE");
+    long f = e ? strtol(e, NULL, 10) : 1;
+
+    return ms * (int)(f > 0 && f < 100 ? f : 1);
+}
+
+static void sleep_ms(int ms)
+{
+    nanosleep(&(struct timespec){ms / 1000, (long)(ms % 1000) * 1000000},
+              NULL);
+}
+
+/* A second server on the same view and barrier, with small caps. */
+static struct mu_ext_server *small_server(unsigned conns, unsigned per_ip,
+                                          unsigned arrival_ms,
+                                          unsigned reply_ms)
+{
+    struct mu_ext_server_opts o = {0};
+    struct mu_ext_server *s = NULL;
+    struct mu_err err = {{0}};
+
+    o.listen = "127.0.0.1:0";
+    o.views = &slot;
+    o.barrier = bar;
+    o.max_conns = conns;
+    o.max_conns_per_ip = per_ip;
+    o.arrival_timeout_ms = (unsigned)scaled((int)arrival_ms);
+    o.reply_timeout_ms = (unsigned)scaled((int)reply_ms);
+    ck_assert_msg(mu_ext_server_start(&o, &s, &err) == 0, "%s", err.msg);
+    return s;
+}
+
+/* A TCP connection to 127.0.0.1:port from address from (NULL: any), with
+ * a receive buffer of rcvbuf bytes (0: the default). */
+static int raw_connect(const char *from, int port, int rcvbuf)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    ck_assert_int_ge(fd, 0);
+    if (rcvbuf)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+    if (from) {
+        ck_assert_int_eq(inet_pton(AF_INET, from, &a.sin_addr), 1);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    }
+    a.sin_port = htons((uint16_t)port);
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    return fd;
+}
+
+static void raw_send(int fd, const char *s)
+{
+    ck_assert_int_eq(send(fd, s, strlen(s), MSG_NOSIGNAL), (ssize_t)strlen(s));
+}
+
+/* Reads what fd gets within ms: the bytes read; *closed when the server
+ * closed (EOF or reset) in that time. */
+static size_t raw_read(int fd, int ms, bool *closed)
+{
+    int64_t end = now_ms() + ms;
+    size_t total = 0;
+    char buf[65536];
+
+    *closed = false;
+    for (int64_t left; (left = end - now_ms()) > 0;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        ssize_t n;
+
+        if (poll(&p, 1, (int)left) <= 0)
+            continue;
+        n = recv(fd, buf, sizeof(buf), 0);
+        if (n <= 0) {
+            *closed = true;
+            break;
+        }
+        total += (size_t)n;
+    }
+    return total;
+}
+
+/* GET /healthz on port from address from: the status, or -1 when the
+ * connection was refused (closed without a reply). */
+static long healthz_from(const char *from, int port)
+{
+    CURL *c = curl_easy_init();
+    char url[64];
+    long status = -1;
+    struct resp r = {0};
+
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/healthz", port);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_INTERFACE, from);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 5L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
+    if (curl_easy_perform(c) == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(c);
+    free(r.body);
+    return status;
+}
+
+/* A complete GET /healthz on a fresh connection from from: true when it
+ * was closed without a byte of reply (refused). */
+static bool refused(const char *from, int port)
+{
+    int fd = raw_connect(from, port, 0);
+    bool closed;
+    size_t n;
+
+    send(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 35, MSG_NOSIGNAL);
+    n = raw_read(fd, scaled(2000), &closed);
+    close(fd);
+    return n == 0 && closed;
+}
+
+static const char half_sent[] = "POST /gang/filter HTTP/1.1\r\nHost: x\r\n"
+                                "Content-Length: 100\r\n\r\n{\"Pod\":";
+
+START_TEST(test_http_connection_caps_refuse_beyond_and_keep_room_for_others)
+{
+    struct mu_ext_server *s2 = small_server(8, 4, 1500, 0);
+    int port = mu_ext_server_port(s2), fd[8];
+
+    /* one client takes its 4 connections with half-sent requests */
+    for (int i = 0; i < 4; i++) {
+        fd[i] = raw_connect("127.0.0.1", port, 0);
+        raw_send(fd[i], half_sent);
+    }
+    sleep_ms(scaled(100));
+    ck_assert(refused("127.0.0.1", port)); /* its 5th: per-IP cap */
+    ck_assert_int_eq(healthz_from("127.0.0.2", port), 200); /* others: in */
+    /* another client fills the rest: then everyone is refused */
+    for (int i = 4; i < 8; i++) {
+        fd[i] = raw_connect("127.0.0.2", port, 0);
+        raw_send(fd[i], half_sent);
+    }
+    sleep_ms(scaled(100));
+    ck_assert(refused("127.0.0.3", port)); /* the total cap */
+    ck_assert_uint_eq(atomic_load(&mu_ext_server_stats(s2)->conns_cut), 0);
+    /* the half-sent requests are cut at the arrival deadline: room again */
+    sleep_ms(scaled(2000));
+    ck_assert_uint_eq(atomic_load(&mu_ext_server_stats(s2)->conns_cut), 8);
+    ck_assert_int_eq(healthz_from("127.0.0.1", port), 200);
+    for (int i = 0; i < 8; i++)
+        close(fd[i]);
+    mu_ext_server_stop(s2);
+}
+END_TEST
+
+START_TEST(test_http_a_request_still_arriving_is_cut_at_the_arrival_deadline)
+{
+    static const char *const pieces[] = {"POST /gang/filter HTTP/1.1\r\n",
+                                         "Host: x\r\n", "Content-Len",
+                                         "gth: 9\r\n\r\n", "{", "}"};
+    struct mu_ext_server *s2 = small_server(0, 0, 500, 0);
+    int port = mu_ext_server_port(s2);
+    int fd = raw_connect(NULL, port, 0);
+    int64_t t0 = now_ms();
+    bool closed = false;
+
+    /* a request trickling in, a piece every 150 ms, never completes */
+    for (size_t i = 0; !closed; i = (i + 1) % MU_ARRAY_LEN(pieces)) {
+        send(fd, pieces[i], strlen(pieces[i]), MSG_NOSIGNAL);
+        ck_assert_uint_eq(raw_read(fd, scaled(150), &closed), 0);
+        ck_assert_int_lt(now_ms() - t0, scaled(3000));
+    }
+    ck_assert_int_ge(now_ms() - t0, scaled(450));
+    close(fd);
+    /* a kept-alive connection: the deadline starts at the next request */
+    fd = raw_connect(NULL, port, 0);
+    raw_send(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    ck_assert_uint_gt(raw_read(fd, scaled(200), &closed), 0);
+    ck_assert(!closed);
+    /* idle longer than the arrival deadline: still open */
+    sleep_ms(scaled(700));
+    t0 = now_ms();
+    raw_send(fd, "POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n");
+    ck_assert_uint_eq(raw_read(fd, scaled(2000), &closed), 0);
+    ck_assert(closed);
+    ck_assert_int_ge(now_ms() - t0, scaled(450));
+    close(fd);
+    ck_assert_uint_eq(atomic_load(&mu_ext_server_stats(s2)->conns_cut), 2);
+    mu_ext_server_stop(s2);
+}
+END_TEST
+
+START_TEST(test_http_a_bind_waiting_in_the_barrier_is_not_cut)
+{
+    static const char lonely[] =
+        "{\"PodName\":\"w-0\",\"PodNamespace\":\"team-a\","
+        "\"PodUID\":\"u-res\",\"Node\":\"gpu-02\"}";
+    /* the barrier waits 600 ms, three times the arrival deadline */
+    struct mu_ext_server *s2 = small_server(0, 0, 200, 200);
+    char *text;
+    int fd;
+    bool closed;
+    size_t n;
+
+    publish(true);
+    fd = raw_connect(NULL, mu_ext_server_port(s2), 0);
+    text = mu_xasprintf("POST /bind HTTP/1.1\r\nHost: x\r\n"
+                        "Content-Length: %zu\r\n\r\n%s",
+                        sizeof(lonely) - 1, lonely);
+    raw_send(fd, text);
+    n = raw_read(fd, scaled(1500), &closed);
+    ck_assert_uint_gt(n, 0); /* its answer: the batch timed out */
+    ck_assert_uint_eq(atomic_load(&mu_ext_server_stats(s2)->conns_cut), 0);
+    close(fd);
+    free(text);
+    mu_ext_server_stop(s2);
+}
+END_TEST
+
+START_TEST(test_http_a_reply_not_taken_is_cut_at_the_reply_deadline)
+{
+    struct mu_view *v = mu_view_new(2, true);
+    struct mu_ext_server *s2 = small_server(0, 0, 2000, 300);
+    struct mu_sb sb;
+    char *req_text;
+    int fd;
+    bool closed;
+    size_t n;
+
+    /* 65536 rejected names of 60 bytes: a reply of some 11 MB, more than
+     * the socket buffers of both ends hold */
+    mu_view_add_pod(v, "u-w", "team-a", "w", "team-a/g", NULL, NULL, 0,
+                    "waiting for sixty-three more members of its gang, "
+                    "which is more than the cluster can place today");
+    mu_view_publish(&slot, v);
+    mu_sb_init(&sb);
+    mu_sb_add(&sb, "{\"Pod\":{\"metadata\":{\"uid\":\"u-w\"},\"spec\":{"
+                   "\"schedulerName\":\"volcano\"}},\"NodeNames\":[");
+    for (int i = 0; i < 65536; i++)
+        mu_sb_addf(&sb, "%s\"node-%06d-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                        "xxxxxxxxxxxxxxx\"",
+                   i ? "," : "", i);
+    mu_sb_add(&sb, "]}");
+    req_text = mu_xasprintf("POST /filter HTTP/1.1\r\nHost: x\r\n"
+                            "Content-Length: %zu\r\n\r\n%s",
+                            sb.len, sb.buf);
+    fd = raw_connect(NULL, mu_ext_server_port(s2), 4096);
+    raw_send(fd, req_text);
+    sleep_ms(scaled(1500)); /* not reading */
+    ck_assert_uint_eq(atomic_load(&mu_ext_server_stats(s2)->conns_cut), 1);
+    n = raw_read(fd, scaled(3000), &closed);
+    ck_assert(closed);
+    ck_assert_uint_lt(n, 11000000); /* the reply was cut short */
+    close(fd);
+    free(req_text);
+    mu_sb_release(&sb);
+    mu_ext_server_stop(s2);
+}
+END_TEST
+
+START_TEST(test_http_default_arrival_deadline_is_the_named_cap)
+{
+    int fd = raw_connect(NULL, mu_ext_server_port(srv), 0);
+    int64_t t0 = now_ms();
+    bool closed;
+
+    raw_send(fd, half_sent);
+    ck_assert_uint_eq(raw_read(fd,
+                               (int)MU_EXT_ARRIVAL_TIMEOUT_S * 1000 +
+                                   scaled(1500),
+                               &closed),
+                      0);
+    ck_assert(closed);
+    ck_assert_int_ge(now_ms() - t0, (int64_t)MU_EXT_ARRIVAL_TIMEOUT_S * 1000 -
+                                        100);
+    close(fd);
+    ck_assert_uint_eq(atomic_load(&mu_ext_server_stats(srv)->conns_cut), 1);
+}
+END_TEST
+
 static char dir[] = "/tmp/mu-http-tls-XXXXXX";
 
 static char *slurp(const char *name)
@@ -649,6 +959,16 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_http_keeps_connections_alive);
         tcase_add_test(tc,
                        test_http_start_reports_bad_addresses_and_busy_ports);
+        tcase_add_test(
+            tc,
+            test_http_connection_caps_refuse_beyond_and_keep_room_for_others);
+        tcase_add_test(
+            tc,
+            test_http_a_request_still_arriving_is_cut_at_the_arrival_deadline);
+        tcase_add_test(tc, test_http_a_bind_waiting_in_the_barrier_is_not_cut);
+        tcase_add_test(
+            tc, test_http_a_reply_not_taken_is_cut_at_the_reply_deadline);
+        tcase_add_test(tc, test_http_default_arrival_deadline_is_the_named_cap);
     }
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
