@@ -18,7 +18,8 @@ static void deleted(void *ctx, int rc, const char *msg)
     struct vjob *j = mu_map_get(&w->jc->jobs, w->job);
     struct jpod *p = j ? mu_map_get(&j->pods, w->pod) : NULL;
 
-    if (rc == -ENOENT && p) {
+    /* gone, or the name is another pod's now (the uid precondition) */
+    if ((rc == -ENOENT || rc == -EBUSY) && p) {
         p->gone = true;
         j->dirty = true;
     } else if (rc < 0 && rc != -ECANCELED) {
@@ -39,6 +40,7 @@ static void delete_pod(struct mu_jobctl *jc, struct vjob *j, struct jpod *p)
     char *path = mu_api_path(MU_API_POD, j->ns, p->name, NULL);
     struct job_write *pw = mu_jc_write_new(jc, j, p->name);
     struct mu_write w = {.method = "DELETE", .path = path, .done = deleted,
+                         .body = mu_api_delete_options(p->uid, NULL),
                          .ctx = pw};
 
     if (mu_writer_submit(jc->ctl.writer, &w) < 0) {
@@ -65,9 +67,14 @@ static char *group_path(const struct vjob *j)
  * queued, before a create made later (a restart keeps the name). */
 static void delete_group(struct mu_jobctl *jc, struct vjob *j)
 {
-    char *path = group_path(j);
+    char *path = group_path(j), *pg = mu_jc_group_name(j);
+    const struct mu_job *cj = mu_cluster_job(jc->ctl.cluster, j->ns, pg);
+    /* the PodGroup the cache shows, never one made again meanwhile; one
+     * not seen yet goes by name (its create may still be queued) */
     struct mu_write w = {.method = "DELETE",
                          .path = path,
+                         .body = mu_api_delete_options(
+                             cj ? cj->pg.meta.uid : NULL, NULL),
                          .flags = MU_WRITE_GONE_OK};
 
     if (mu_writer_submit(jc->ctl.writer, &w) < 0)
@@ -76,6 +83,7 @@ static void delete_group(struct mu_jobctl *jc, struct vjob *j)
     j->pg_version = -1;
     j->pg_making = -1;
     free(path);
+    free(pg);
 }
 
 /* A PodGroup create completed: the version it was made for now has its

@@ -259,9 +259,7 @@ bool mu_jc_expire(struct mu_jobctl *jc, struct vjob *j)
     w.method = "DELETE";
     w.path = path;
     /* the uid precondition spares a Job made again under the same name */
-    w.body = json_pack("{s:s,s:s,s:s,s:{s:s}}", "kind", "DeleteOptions",
-                       "apiVersion", "v1", "propagationPolicy", "Background",
-                       "preconditions", "uid", j->uid ? j->uid : "");
+    w.body = mu_api_delete_options(j->uid ? j->uid : "", "Background");
     w.done = expired;
     w.ctx = jw;
     if (mu_writer_submit(jc->ctl.writer, &w) < 0) {

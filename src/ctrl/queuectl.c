@@ -230,6 +230,8 @@ void mu_queuectl_command(struct mu_queuectl *qc, enum mu_watch_type type,
     path = mu_api_path(MU_API_COMMAND, d->c.meta.ns, d->c.meta.name, NULL);
     {
         struct mu_write w = {.method = "DELETE", .path = path,
+                             .body = mu_api_delete_options(d->c.meta.uid,
+                                                           NULL),
                              .done = command_deleted, .ctx = d};
 
         mu_map_put(&qc->deleting, d->key, (void *)1);

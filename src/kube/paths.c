@@ -1,5 +1,7 @@
 #include "kube/paths.h"
 
+#include <jansson.h>
+
 #include "common/mu.h"
 
 static const struct mu_api_res table[MU_API__COUNT] = {
@@ -98,4 +100,17 @@ char *mu_api_path(enum mu_api_kind k, const char *ns, const char *name,
         }
     }
     return sb.buf;
+}
+
+json_t *mu_api_delete_options(const char *uid, const char *propagation)
+{
+    json_t *o;
+
+    if (!uid)
+        return NULL;
+    o = json_pack("{s:s,s:s,s:{s:s}}", "kind", "DeleteOptions", "apiVersion",
+                  "v1", "preconditions", "uid", uid);
+    if (o && propagation)
+        json_object_set_new(o, "propagationPolicy", json_string(propagation));
+    return o;
 }

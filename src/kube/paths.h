@@ -63,6 +63,17 @@ int mu_api_kind_find(const char *api_version, const char *kind);
 char *mu_api_path(enum mu_api_kind k, const char *ns, const char *name,
                   const char *sub);
 
+/*
+ * The body of a DELETE that removes only the object with this uid
+ * (DeleteOptions with preconditions.uid): one made again under the same
+ * name is left alone, and the apiserver answers 409 Conflict (-EBUSY).
+ * propagation (may be NULL) is sent as propagationPolicy ("Background").
+ * A new reference; NULL when uid is NULL (then no precondition is sent:
+ * only for objects muster has not seen yet).
+ */
+struct json_t;
+struct json_t *mu_api_delete_options(const char *uid, const char *propagation);
+
 /* s percent-escaped as one path segment (see above); malloc'd. */
 char *mu_api_escape(const char *s);
 

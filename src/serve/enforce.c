@@ -365,11 +365,14 @@ void mu_enforcer_filter_miss(struct mu_enforcer *e, const char *uid)
     }
 }
 
-/* Deletes a pod through the writer, after any write already queued for it
- * (a release patch); fire and forget, a pod already gone is fine. */
-static void delete_pod(struct mu_enforcer *e, const char *path)
+/* Deletes pod t through the writer, after any write already queued for it
+ * (a release patch); only that pod (its uid as precondition: one made again
+ * under the name is spared); fire and forget, a pod already gone is fine. */
+static void delete_pod(struct mu_enforcer *e, const struct mu_task *t,
+                       const char *path)
 {
     struct mu_write w = {.method = "DELETE", .path = path,
+                         .body = mu_api_delete_options(t->pod.meta.uid, NULL),
                          .flags = MU_WRITE_GONE_OK};
 
     if (mu_writer_submit(e->ctl->writer, &w) < 0)
@@ -441,7 +444,7 @@ void mu_enforcer_evict(struct mu_enforcer *e, const struct mu_cycle_out *out)
         msg = mu_xasprintf("Pod %s evicted by muster (%s for %s)", v->key,
                            x->action, x->for_job->key);
         mu_ctl_log(e->ctl, "%s", msg);
-        delete_pod(e, path);
+        delete_pod(e, v, path);
         if (v->job) {
             struct mu_kube_event ev = {
                 .involved = {"scheduling.volcano.sh/v1beta1", "PodGroup",
@@ -490,7 +493,7 @@ static void fail_release(struct mu_enforcer *e, const char *release)
             mu_ctl_log(e->ctl, "pod %s was pinned to %s by a release that "
                                "did not complete; deleting it", r->key,
                        r->node);
-            delete_pod(e, path);
+            delete_pod(e, t, path);
             free(path);
         }
         resv_free(mu_map_del(&e->resv, r->key));
@@ -605,7 +608,7 @@ void mu_enforcer_partial(struct mu_enforcer *e)
                 if (t->status != MU_TASK_RUNNING && t->status != MU_TASK_BOUND)
                     continue;
                 path = pod_path(t);
-                delete_pod(e, path);
+                delete_pod(e, t, path);
                 free(path);
             }
             free(mu_map_del(&e->partial, j->key));

@@ -160,9 +160,7 @@ static int unbind_fn(void *ctx, const char *ns, const char *name,
     struct mu_kube *k = mu_kube_pool_get(sv->bind_pool, err);
     char *path = mu_api_path(MU_API_POD, ns, name, NULL);
     /* only the pod that was bound, never another of the same name */
-    json_t *opts = json_pack("{s:s,s:s,s:{s:s}}", "kind", "DeleteOptions",
-                             "apiVersion", "v1", "preconditions", "uid",
-                             uid ? uid : "");
+    json_t *opts = mu_api_delete_options(uid ? uid : "", NULL);
     int r = k ? mu_kube_call(k, "DELETE", path, NULL, opts, NULL, NULL, err)
               : -ENOMEM;
 

@@ -265,6 +265,16 @@ START_TEST(test_jobctl_failed_pod_restarts_the_job)
     ck_assert_str_eq(str(b, "message"), "Start to execute action RestartJob");
     ck_assert_str_eq(str(b, "involvedObject.name"), "j");
     json_decref(b);
+    /* each delete names the pod it means: one made again is spared */
+    for (int k = 0; k < 2; k++) {
+        char want[16];
+
+        snprintf(want, sizeof(want), "pod-%d", k);
+        b = body(first + 1 + (size_t)k);
+        ck_assert_str_eq(str(b, "kind"), "DeleteOptions");
+        ck_assert_str_eq(str(b, "preconditions.uid"), want);
+        json_decref(b);
+    }
     b = body(first + 4);
     ck_assert_str_eq(str(b, "status.state.phase"), "Restarting");
     ck_assert_int_eq(num(b, "status.version"), 1);

@@ -1,5 +1,6 @@
 /* API paths (src/kube/paths.h) and the map iterator (src/common/map.h). */
 #include <check.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,20 @@ START_TEST(test_kind_find)
 }
 END_TEST
 
+START_TEST(test_delete_options_carry_the_uid)
+{
+    json_t *o = mu_api_delete_options("u-1", "Background");
+    char *s = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
+
+    ck_assert_str_eq(s, "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\","
+                        "\"preconditions\":{\"uid\":\"u-1\"},"
+                        "\"propagationPolicy\":\"Background\"}");
+    free(s);
+    json_decref(o);
+    ck_assert_ptr_null(mu_api_delete_options(NULL, NULL));
+}
+END_TEST
+
 START_TEST(test_escape_empty)
 {
     char *e = mu_api_escape("");
@@ -127,6 +142,7 @@ int main(void)
                         (int)MU_ARRAY_LEN(path_cases));
     tcase_add_test(tc, test_kind_find);
     tcase_add_test(tc, test_escape_empty);
+    tcase_add_test(tc, test_delete_options_carry_the_uid);
     tcase_add_test(tc, test_map_next_and_sorted_keys);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

@@ -118,6 +118,9 @@ START_TEST(test_close_queue_command_deletes_it_then_writes_closing)
     ck_assert_str_eq(kf_req(&th.srv, 0)->uri,
                      "/apis/bus.volcano.sh/v1alpha1/namespaces/default/"
                      "commands/team-b-closequeue-x");
+    /* only the Command seen, not one made again under its name */
+    ck_assert_ptr_nonnull(strstr(kf_req(&th.srv, 0)->body,
+                                 "\"preconditions\":{\"uid\":\"cmd-uid\"}"));
 
     mu_queuectl_sync(qc, 1000);
     settle();
