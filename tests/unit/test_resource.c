@@ -364,11 +364,70 @@ START_TEST(test_res_format_sorts_names)
 }
 END_TEST
 
+/* ---- saturating sums ---------------------------------------------------- */
+
+/* The largest quantities the API server accepts, as muster reads them. */
+#define MEM_MAX "9223372036854775807"  /* memory: 2^63 - 1 bytes */
+#define CPU_MAX "9223372036854775807m" /* cpu: 2^63 - 1 millicores */
+
+START_TEST(test_add_sub_sat_clamp_at_the_bounds)
+{
+    ck_assert_int_eq(mu_add_sat(INT64_MAX, 1), INT64_MAX);
+    ck_assert_int_eq(mu_add_sat(INT64_MAX, INT64_MAX), INT64_MAX);
+    ck_assert_int_eq(mu_add_sat(INT64_MIN, -1), INT64_MIN);
+    ck_assert_int_eq(mu_add_sat(INT64_MIN, INT64_MIN), INT64_MIN);
+    ck_assert_int_eq(mu_add_sat(INT64_MAX, INT64_MIN), -1);
+    ck_assert_int_eq(mu_add_sat(40, 2), 42);
+    ck_assert_int_eq(mu_sub_sat(INT64_MIN, 1), INT64_MIN);
+    ck_assert_int_eq(mu_sub_sat(INT64_MAX, -1), INT64_MAX);
+    ck_assert_int_eq(mu_sub_sat(0, INT64_MIN), INT64_MAX);
+    ck_assert_int_eq(mu_sub_sat(-1, INT64_MAX), INT64_MIN);
+    ck_assert_int_eq(mu_sub_sat(-1, INT64_MIN), INT64_MAX);
+    ck_assert_int_eq(mu_sub_sat(44, 2), 42);
+}
+END_TEST
+
+/* Two pods of the largest memory the API server accepts: the sum stays at
+ * INT64_MAX (a wrapping sum would read -2), and taking it back off
+ * saturates at the other end instead of wrapping. */
+START_TEST(test_res_add_saturates_with_accepted_quantities)
+{
+    struct mu_err err = {{0}};
+    struct mu_res a, b, neg;
+    int64_t mem, cpu;
+
+    ck_assert_int_eq(mu_quantity_parse(MEM_MAX, MU_Q_BYTES, &mem, &err), 0);
+    ck_assert_int_eq(mu_quantity_parse(CPU_MAX, MU_Q_MILLI, &cpu, &err), 0);
+    ck_assert_int_eq(mem, INT64_MAX);
+    ck_assert_int_eq(cpu, INT64_MAX);
+    mu_res_zero(&a);
+    mu_res_zero(&b);
+    mu_res_put(&b, MU_RES_MEMORY, mem);
+    mu_res_put(&b, MU_RES_CPU, cpu);
+    mu_res_put(&b, MU_RES_PODS, 1);
+    for (int i = 0; i < 3; i++)
+        mu_res_add(&a, &b);
+    ck_assert_int_eq(mu_res_get(&a, MU_RES_MEMORY), INT64_MAX);
+    ck_assert_int_eq(mu_res_get(&a, MU_RES_CPU), INT64_MAX);
+    ck_assert_int_eq(mu_res_get(&a, MU_RES_PODS), 3);
+    mu_res_zero(&neg);
+    mu_res_put(&neg, MU_RES_MEMORY, -mem);
+    mu_res_sub(&a, &neg);
+    ck_assert_int_eq(mu_res_get(&a, MU_RES_MEMORY), INT64_MAX);
+    mu_res_zero(&a);
+    for (int i = 0; i < 3; i++)
+        mu_res_sub(&a, &b);
+    ck_assert_int_eq(mu_res_get(&a, MU_RES_MEMORY), -INT64_MAX - 1);
+    ck_assert_int_eq(mu_res_get(&a, MU_RES_PODS), -3);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("resource");
     TCase *tq = tcase_create("quantity");
     TCase *tv = tcase_create("vector");
+    TCase *ts = tcase_create("saturate");
     SRunner *sr;
     int failed;
 
@@ -388,6 +447,9 @@ int main(void)
     tcase_add_test(tv, test_res_first_short_checks_requested_dims);
     tcase_add_test(tv, test_res_format_sorts_names);
     suite_add_tcase(s, tv);
+    tcase_add_test(ts, test_add_sub_sat_clamp_at_the_bounds);
+    tcase_add_test(ts, test_res_add_saturates_with_accepted_quantities);
+    suite_add_tcase(s, ts);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
     failed = srunner_ntests_failed(sr);
