@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "api/resource.h"
+#include "sched/cycle.h"
+#include "sim/sim.h"
 
 #define SYNTAX_MSG                                                            \
     "quantities must match the regular expression "                         \
@@ -422,6 +424,72 @@ START_TEST(test_res_add_saturates_with_accepted_quantities)
 }
 END_TEST
 
+#define HUGE_NODE(name)                                                       \
+    "apiVersion: v1\nkind: Node\nmetadata: {name: " name "}\n"                \
+    "status: {allocatable: {cpu: '" CPU_MAX "', memory: '" MEM_MAX "', "      \
+    "pods: '110'}}\n---\n"
+
+#define HUGE_GANG(name, spec)                                                 \
+    "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\n"                      \
+    "metadata: {name: " name "}\nspec:\n  minAvailable: 2\n"                 \
+    "  tasks:\n  - name: w\n    replicas: 2\n    template:\n      spec:\n"   \
+    spec "        containers:\n        - name: c\n          resources:\n"    \
+    "            requests: {cpu: '3000000000000000000m', memory: "            \
+    "'3000000000000000000'}\n---\n"
+
+/* Many nodes of the largest cpu and memory: the cycle's sums (free in the
+ * cluster, node scores, the overcommit limit) saturate instead of
+ * overflowing, a gang that fits binds, and one that matches no node says
+ * the cluster has the most there is free (a wrapping sum would be
+ * negative and left out). Run under -fsanitize=undefined (the asan
+ * setup halts on the first signed overflow). */
+START_TEST(test_cycle_with_huge_nodes_does_not_overflow)
+{
+    struct mu_cycle_out out = {0};
+    struct mu_sim sim;
+    struct mu_conf conf;
+    const struct mu_job *fits = NULL, *big = NULL;
+
+    mu_conf_default(&conf);
+    mu_sim_init(&sim, &conf, stderr);
+    ck_assert_int_eq(
+        mu_sim_load_text(&sim, "huge.yaml",
+                         HUGE_NODE("n1") HUGE_NODE("n2") HUGE_NODE("n3")
+                             HUGE_NODE("n4") HUGE_GANG("fits", "")
+                                 HUGE_GANG("big", "        nodeSelector: {zone: none}\n")),
+        0);
+    mu_sim_step(&sim);
+    ck_assert_int_eq(sim.errors, 0);
+    size_t binds = 0;
+
+    for (int c = 0; c < 2; c++) {
+        mu_cycle_out_release(&out);
+        mu_cycle_run(&sim.cluster, &sim.conf, sim.now_ms, &out);
+        for (size_t i = 0; i < out.nbinds; i++)
+            binds += !strncmp(out.binds[i]->pod.meta.name, "fits", 4);
+    }
+    for (size_t i = 0; i < sim.cluster.njobs; i++) {
+        const struct mu_job *j = sim.cluster.jobs[i];
+
+        if (!strncmp(j->pg.meta.name, "fits", 4))
+            fits = j;
+        if (!strncmp(j->pg.meta.name, "big", 3))
+            big = j;
+    }
+    ck_assert_ptr_nonnull(fits);
+    ck_assert_ptr_nonnull(big);
+    ck_assert_msg(binds == 2, "%zu binds; fits: %s", binds,
+                  fits->cond.message ? fits->cond.message : "");
+    ck_assert_ptr_nonnull(big->cond.message);
+    ck_assert_msg(strstr(big->cond.message,
+                         "free in the cluster {cpu: 9223372036854775807m, "
+                         "memory: 9223372036854775807}") != NULL,
+                  "%s", big->cond.message);
+    mu_cycle_out_release(&out);
+    mu_sim_release(&sim);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("resource");
@@ -449,6 +517,7 @@ int main(void)
     suite_add_tcase(s, tv);
     tcase_add_test(ts, test_add_sub_sat_clamp_at_the_bounds);
     tcase_add_test(ts, test_res_add_saturates_with_accepted_quantities);
+    tcase_add_test(ts, test_cycle_with_huge_nodes_does_not_overflow);
     suite_add_tcase(s, ts);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
