@@ -36,8 +36,8 @@
  *     "path: must not contain a NUL character", so the object is reported
  *     and skipped instead of being matched under a cut name;
  *   - label and annotation values (match.h's mu_kvs_decode) and the
- *     forgiving readers (mu_json_as_str, mu_json_str, mu_json_nonempty)
- *     see the text up to the NUL: "a\u0000b" reads as "a", a value the
+ *     plain readers (mu_json_as_str, mu_json_str, mu_json_nonempty) see
+ *     the text up to the NUL: "a\u0000b" reads as "a", a value the
  *     object's author could have written anyway, so the cut grants
  *     nothing and the object stays in the cache;
  *   - a NUL in an object key, which jansson cannot hold, is read as U+FFFD
