@@ -324,7 +324,6 @@ if start_muster >/dev/null 2>&1; then
 else
     not_ok "NUL: a restarted muster lists the pods and becomes ready (/readyz 200)" \
         "$(tail -20 "$D/muster.log")"
-    start_muster >/dev/null 2>&1
 fi
 one_gang nulgang | kubectl apply -f - >/dev/null
 check "NUL: a new gang binds whole next to that pod" wait_for 90 pods_running nulgang- 8
