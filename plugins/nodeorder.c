@@ -1,7 +1,8 @@
 /*
  * nodeorder.c - kube-scheduler's resource scorers, weighted (§8.8):
  * LeastAllocated, MostAllocated and BalancedAllocation over cpu and memory,
- * in kube-scheduler's integer arithmetic (0..100 each). The other scorers'
+ * in kube-scheduler's integer arithmetic (0..100 each), saturating where
+ * the API server's quantities (up to 2^63 - 1) would overflow it. The other scorers'
  * weights are read (so wrong types warn) but add nothing: muster models no
  * preferred affinity, PreferNoSchedule ranking, images or spread.
  */
@@ -41,6 +42,17 @@ static int64_t get0(const struct mu_res *r, int d)
     return mu_res_has(r, d) ? r->v[d] : 0;
 }
 
+/* floor(x * MAX_NODE_SCORE / cap) for 0 <= x <= cap, cap > 0, without
+ * overflow: exact while x * 100 fits in int64; beyond (x > 9.2e16, so cap
+ * is as large) x / (cap / 100), off by less than one part in 1e14 and
+ * clamped to the maximum. */
+static int64_t scaled(int64_t x, int64_t cap)
+{
+    if (x <= INT64_MAX / MAX_NODE_SCORE)
+        return x * MAX_NODE_SCORE / cap;
+    return MU_MIN(x / (cap / MAX_NODE_SCORE), MAX_NODE_SCORE);
+}
+
 static double node_score(void *st, const struct mu_task *t,
                          const struct mu_cnode *n)
 {
@@ -51,12 +63,13 @@ static double node_score(void *st, const struct mu_task *t,
 
     for (int i = 0; i < 2; i++) {
         int64_t cap = get0(&n->spec.allocatable, dims[i]);
-        int64_t req = get0(&n->used, dims[i]) + get0(&t->pod.req, dims[i]);
+        int64_t req = MU_MAX(
+            mu_add_sat(get0(&n->used, dims[i]), get0(&t->pod.req, dims[i])), 0);
 
         if (cap <= 0)
             continue;
-        least += req > cap ? 0 : (cap - req) * MAX_NODE_SCORE / cap;
-        most += MU_MIN(req, cap) * MAX_NODE_SCORE / cap;
+        least += req > cap ? 0 : scaled(cap - req, cap);
+        most += scaled(MU_MIN(req, cap), cap);
         frac[count++] = MU_MIN((double)req / (double)cap, 1.0);
     }
     if (count > 0) {

@@ -37,10 +37,10 @@ static void add_inqueue(struct mu_res *sum, const struct mu_job *j)
         mu_res_add(sum, min);
     } else if (j->phase == MU_PG_RUNNING) {
         for (int d = 0; d < MU_RES_MAX; d++) {
-            int64_t x = get0(min, d) - get0(&j->allocated, d);
+            int64_t x = mu_sub_sat(get0(min, d), get0(&j->allocated, d));
 
             if (d != MU_RES_PODS && x > 0)
-                mu_res_put(sum, d, get0(sum, d) + x);
+                mu_res_put(sum, d, mu_add_sat(get0(sum, d), x));
         }
     }
 }
@@ -63,9 +63,12 @@ static void *open_oc(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
     for (int d = 0; d < MU_RES_MAX; d++) {
         double v = (double)c->total.v[d] * o->factor;
 
-        /* the relative nudge keeps 10 × 1.2 at 12 despite binary floats */
+        /* the relative nudge keeps 10 × 1.2 at 12 despite binary floats;
+         * a limit past int64 (the API server takes quantities up to
+         * 2^63 - 1) saturates, as converting it would be undefined */
+        v = floor(v + fabs(v) * 1e-12);
         if (mu_res_has(&c->total, d))
-            mu_res_put(&o->limit, d, (int64_t)floor(v + fabs(v) * 1e-12));
+            mu_res_put(&o->limit, d, v >= 0x1p63 ? INT64_MAX : (int64_t)v);
     }
     for (size_t i = 0; i < c->nnodes; i++)
         mu_res_add(&o->used, &c->nodes[i]->used);
@@ -107,7 +110,8 @@ static bool owed(const struct mu_job *j)
         return false;
     for (int d = 0; d < MU_RES_MAX; d++)
         if (d != MU_RES_PODS && get0(min, d) > 0 &&
-            get0(&q->allocated, d) + min->v[d] > get0(&q->deserved, d))
+            mu_add_sat(get0(&q->allocated, d), min->v[d]) >
+                get0(&q->deserved, d))
             return false;
     return true;
 }
@@ -123,8 +127,8 @@ static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
         return MU_VOTE_PERMIT;
     for (int d = 0; d < MU_RES_MAX && short_dim < 0; d++)
         if (d != MU_RES_PODS && get0(min, d) > 0 &&
-            get0(&o->used, d) + get0(&o->inqueue, d) + min->v[d] >
-                get0(&o->limit, d))
+            mu_add_sat(mu_add_sat(get0(&o->used, d), get0(&o->inqueue, d)),
+                       min->v[d]) > get0(&o->limit, d))
             short_dim = d;
     if (short_dim < 0)
         return MU_VOTE_PERMIT;
@@ -140,7 +144,8 @@ static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
                    "%s requested > %s (%s × overcommit-factor %g)",
                    name,
                    mu_quantity_format(name,
-                                      get0(&o->used, d) + get0(&o->inqueue, d),
+                                      mu_add_sat(get0(&o->used, d),
+                                                 get0(&o->inqueue, d)),
                                       a, sizeof(a)),
                    mu_quantity_format(name, min->v[d], r, sizeof(r)),
                    mu_quantity_format(name, get0(&o->limit, d), l, sizeof(l)),

@@ -90,7 +90,7 @@ static bool grow(struct wq *w, uint32_t dims, struct mu_res *inc)
         if (!((dims >> d) & 1u))
             continue;
         before = q->deserved.v[d];
-        v = before + w->add.v[d];
+        v = mu_add_sat(before, w->add.v[d]);
         if (mu_res_has(&q->real_capability, d))
             v = MU_MIN(v, q->real_capability.v[d]);
         v = MU_MIN(v, get0(&w->request, d));
@@ -99,7 +99,7 @@ static bool grow(struct wq *w, uint32_t dims, struct mu_res *inc)
         if (v != before)
             changed = true;
         if (v > before)
-            inc->v[d] += v - before;
+            inc->v[d] = mu_add_sat(inc->v[d], v - before);
     }
     for (int d = 0; d < MU_RES_MAX; d++)
         if (d != MU_RES_PODS && get0(&w->request, d) > get0(&q->deserved, d))
@@ -136,7 +136,7 @@ static void water_fill(struct mu_cluster *c, struct wq *w, int n,
 
             if (!((dims >> d) & 1u))
                 continue;
-            r = MU_MAX(get0(&remaining, d) - inc.v[d], 0);
+            r = MU_MAX(mu_sub_sat(get0(&remaining, d), inc.v[d]), 0);
             mu_res_put(&remaining, d, r);
             if (r > 0)
                 empty = false;
@@ -160,8 +160,9 @@ static void real_capability(struct mu_cluster *c, struct mu_cqueue *q,
 
         if (!((dims >> d) & 1u))
             continue;
-        v = MU_MAX(get0(&c->total, d) - get0(guarantees, d), 0) +
-            get0(&q->spec.guarantee, d);
+        v = mu_add_sat(
+            MU_MAX(mu_sub_sat(get0(&c->total, d), get0(guarantees, d)), 0),
+            get0(&q->spec.guarantee, d));
         /* Volcano: a capability cpu or memory <= 0 means unlimited */
         if (mu_res_has(cap, d) &&
             !(cap->v[d] <= 0 && (d == MU_RES_CPU || d == MU_RES_MEMORY)))
@@ -180,10 +181,11 @@ static void scan_jobs(struct mu_cqueue *q, struct wq *w, struct mu_res *el)
             if (j->tasks[k]->status == MU_TASK_PENDING)
                 mu_res_add(&w->request, &j->tasks[k]->pod.req);
         for (int d = 0; d < MU_RES_MAX; d++) {
-            int64_t x = get0(&j->allocated, d) - get0(&j->pg.min_resources, d);
+            int64_t x = mu_sub_sat(get0(&j->allocated, d),
+                                   get0(&j->pg.min_resources, d));
 
             if (d != MU_RES_PODS && x > 0)
-                mu_res_put(el, d, get0(el, d) + x);
+                mu_res_put(el, d, mu_add_sat(get0(el, d), x));
         }
         if (j->phase == MU_PG_INQUEUE && j->pg.has_min_resources &&
             !mu_job_ready(j))
@@ -298,7 +300,7 @@ static bool allocatable(void *st, const struct mu_cqueue *q,
             continue;
         x = get0(req, d);
         if (x <= 0 ||
-            get0(&q->allocated, d) + x <= get0(&q->deserved, d))
+            mu_add_sat(get0(&q->allocated, d), x) <= get0(&q->deserved, d))
             continue;
         if (why) {
             name = p->c->rn.name[d];
@@ -367,7 +369,7 @@ static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
             int64_t a = MU_MIN(get0(&o->allocated, d),
                                get0(&o->pg.min_resources, d));
 
-            mu_res_put(&low, d, get0(&low, d) + MU_MAX(a, 0));
+            mu_res_put(&low, d, mu_add_sat(get0(&low, d), MU_MAX(a, 0)));
         }
     }
     for (int d = 0; d < MU_RES_MAX; d++) {
@@ -378,8 +380,9 @@ static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
         if (d == MU_RES_PODS || v <= 0 ||
             !mu_res_has(&q->real_capability, d))
             continue;
-        v += get0(&q->allocated, d) + get0(&q->inqueue, d) - get0(el, d) -
-             get0(&low, d);
+        v = mu_add_sat(v, mu_add_sat(get0(&q->allocated, d),
+                                     get0(&q->inqueue, d)));
+        v = mu_sub_sat(mu_sub_sat(v, get0(el, d)), get0(&low, d));
         if (v <= q->real_capability.v[d])
             continue;
         if (why) {

@@ -9,6 +9,67 @@
 #include <string.h>
 #include <strings.h>
 
+/* ---- parsing ---- */
+
+/* Past the string whose opening quote is at p[-1]: the index of its
+ * closing quote, or len. */
+static size_t string_end(const char *p, size_t i, size_t len)
+{
+    while (i < len && p[i] != '"')
+        i += p[i] == '\\' ? 2 : 1;
+    return MU_MIN(i, len);
+}
+
+/* Rewrites each "\u0000" of the string p[start..end) as "\ufffd". */
+static void nuls_out(char *p, size_t start, size_t end)
+{
+    for (size_t i = start; i + 6 <= end; i++) {
+        if (p[i] != '\\')
+            continue;
+        if (p[i + 1] == 'u' && memcmp(p + i + 2, "0000", 4) == 0)
+            memcpy(p + i + 2, "fffd", 4);
+        i++; /* the escaped character */
+    }
+}
+
+/* nuls_out() on every object key of p[0..len), in place: the text keeps
+ * its length. */
+static void key_nuls_out(char *p, size_t len)
+{
+    size_t i = 0, start, end, k;
+
+    while (i < len) {
+        if (p[i++] != '"')
+            continue;
+        start = i;
+        end = string_end(p, i, len);
+        for (k = end + 1; k < len && p[k] && strchr(" \t\r\n", p[k]); k++)
+            ;
+        if (k < len && p[k] == ':')
+            nuls_out(p, start, end);
+        i = end + 1;
+    }
+}
+
+json_t *mu_json_loadb(const char *buf, size_t len, json_error_t *err)
+{
+    json_error_t local;
+    json_t *j;
+    char *copy;
+
+    if (!err)
+        err = &local;
+    j = json_loadb(buf, len, JSON_ALLOW_NUL, err);
+    if (j || json_error_code(err) != json_error_null_byte_in_key)
+        return j;
+    copy = mu_xmalloc(len ? len : 1);
+    memcpy(copy, buf, len);
+    key_nuls_out(copy, len);
+    j = json_loadb(copy, len, JSON_ALLOW_NUL, err);
+    free(copy);
+    return j;
+}
+
 /* ---- plain reading ---- */
 
 int mu_json_as(const json_t *v, json_type type, const json_t **out)
@@ -148,10 +209,17 @@ int mu_json_member_str(const json_t *o, const char *base, const char *key,
                        const char **out, struct mu_err *err)
 {
     const json_t *v;
+    char p[MU_JSON_PATH_LEN];
     int rc = mu_json_member(o, base, key, JSON_STRING, &v, err);
 
-    *out = v ? json_string_value(v) : NULL;
-    return rc;
+    *out = NULL;
+    if (rc || !v)
+        return rc;
+    if (strlen(json_string_value(v)) != json_string_length(v))
+        return mu_err_set(err, -EINVAL, "%s: must not contain a NUL character",
+                          mu_json_path(p, base, key));
+    *out = json_string_value(v);
+    return 0;
 }
 
 int mu_json_member_dup(const json_t *o, const char *base, const char *key,

@@ -25,6 +25,25 @@
  * that as it treats mu_xmalloc failing (a message and abort), so the
  * builders never fail.
  *
+ * Parsing: mu_json_loadb() is how muster reads every body and every
+ * watch line that comes from the API server, which accepts "\u0000" in
+ * any string. A NUL in a string value is kept (JSON_ALLOW_NUL): the value
+ * round-trips exactly when muster copies it back into an object it writes,
+ * json_string_length() counts past it, and json_string_value() - a C
+ * string - ends at it. Per field:
+ *   - strings muster reads one by one with a path (mu_json_member_str,
+ *     _dup, _enum: names, uids, queue names, phases, enums) fail with
+ *     "path: must not contain a NUL character", so the object is reported
+ *     and skipped instead of being matched under a cut name;
+ *   - label and annotation values (match.h's mu_kvs_decode) and the
+ *     plain readers (mu_json_as_str, mu_json_str, mu_json_nonempty) see
+ *     the text up to the NUL: "a\u0000b" reads as "a", a value the
+ *     object's author could have written anyway, so the cut grants
+ *     nothing and the object stays in the cache;
+ *   - a NUL in an object key, which jansson cannot hold, is read as U+FFFD
+ *     (the key "a\u0000b" becomes "a\ufffdb"), so one such key does not
+ *     make a whole LIST page unreadable.
+ *
  * Ownership: readers borrow o and return borrowed pointers into it (valid
  * while o lives) except mu_json_member_dup(), which returns a malloc'd
  * copy. Setters copy their strings. Out-parameters are written on success
@@ -43,6 +62,15 @@
 
 /* Longest field path kept in a message (with its NUL). */
 #define MU_JSON_PATH_LEN 512
+
+/* ---- parsing ---- */
+
+/*
+ * Parses buf[0..len) as one JSON value with NULs read as described above.
+ * Returns a new reference, or NULL with err (may be NULL) filled in as
+ * json_loadb() fills it.
+ */
+json_t *mu_json_loadb(const char *buf, size_t len, json_error_t *err);
 
 /* ---- plain reading ---- */
 

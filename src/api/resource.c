@@ -252,7 +252,7 @@ void mu_res_add(struct mu_res *a, const struct mu_res *b)
 
     for (int d = 0; set; d++, set >>= 1)
         if (set & 1u)
-            mu_res_put(a, d, get0(a, d) + b->v[d]);
+            mu_res_put(a, d, mu_add_sat(get0(a, d), b->v[d]));
 }
 
 void mu_res_sub(struct mu_res *a, const struct mu_res *b)
@@ -261,7 +261,7 @@ void mu_res_sub(struct mu_res *a, const struct mu_res *b)
 
     for (int d = 0; set; d++, set >>= 1)
         if (set & 1u)
-            mu_res_put(a, d, get0(a, d) - b->v[d]);
+            mu_res_put(a, d, mu_sub_sat(get0(a, d), b->v[d]));
 }
 
 void mu_res_max(struct mu_res *a, const struct mu_res *b)

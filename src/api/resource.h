@@ -106,8 +106,37 @@ static inline bool mu_res_has(const struct mu_res *r, int dim)
     return (r->set >> dim) & 1u;
 }
 
-/* a += b; a -= b (set bits are or-ed; values may go negative on -=, which
- * callers treat as a bug they assert against). */
+/*
+ * Saturating int64 arithmetic: a + b and a - b, clamped to
+ * [INT64_MIN, INT64_MAX] instead of overflowing. The API server accepts
+ * quantities up to 2^63 - 1 each (memory: 9223372036854775807, cpu:
+ * 9223372036854775m), so any sum of two may not fit; a saturated sum
+ * reads as "more than anything", which is what a scheduler needs of it.
+ * Saturation loses information: (a + b) - b is not a once a + b hit the
+ * bound, so a vector that ever saturated stays approximate (a node whose
+ * pods sum past 2^63 stays "full").
+ */
+static inline int64_t mu_add_sat(int64_t a, int64_t b)
+{
+    if (b > 0 && a > INT64_MAX - b)
+        return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b)
+        return INT64_MIN;
+    return a + b;
+}
+
+static inline int64_t mu_sub_sat(int64_t a, int64_t b)
+{
+    if (b < 0 && a > INT64_MAX + b)
+        return INT64_MAX;
+    if (b > 0 && a < INT64_MIN + b)
+        return INT64_MIN;
+    return a - b;
+}
+
+/* a += b; a -= b, each dimension saturating (mu_add_sat, mu_sub_sat); set
+ * bits are or-ed; values may go negative on -=, which callers treat as a
+ * bug they assert against. */
 void mu_res_add(struct mu_res *a, const struct mu_res *b);
 void mu_res_sub(struct mu_res *a, const struct mu_res *b);
 /* a = max(a, b) and a = min(a, b) dimension by dimension over a.set | b.set,

@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 
+#include "api/json.h"
 #include "common/clock.h"
 #include "kube/paths.h"
 
@@ -541,7 +542,7 @@ int mu_kube_request(struct mu_kube *k, const char *method, const char *path,
     if (rc)
         goto out;
     if (s.body.len) {
-        j = json_loadb(s.body.buf, s.body.len, 0, &jerr);
+        j = mu_json_loadb(s.body.buf, s.body.len, &jerr);
         if (!j && status < 400) {
             rc = mu_err_set(err, -EPROTO, "%s %s: %ld response is not JSON: %s",
                             method, path, status, jerr.text);
@@ -815,7 +816,7 @@ int mu_kube_stream(struct mu_kube *k, const char *path,
     rc = send_req(k, &r, &s, &status, err);
     if (!rc) {
         json_t *j =
-            s.body.len ? json_loadb(s.body.buf, s.body.len, 0, NULL) : NULL;
+            s.body.len ? mu_json_loadb(s.body.buf, s.body.len, NULL) : NULL;
 
         if (status >= 400)
             http_error(&r, status, j, &s.body, err);

@@ -1,5 +1,7 @@
 #include "kube/watch.h"
 
+#include "api/json.h"
+
 /* Verdicts of one line, one WATCH or one LIST (positive, so they pass
  * through mu_kube_stream untouched). */
 enum {
@@ -130,7 +132,7 @@ int mu_watch_event_parse(const char *line, size_t len,
     int t;
 
     memset(ev, 0, sizeof(*ev));
-    root = json_loadb(line, len, 0, &jerr);
+    root = mu_json_loadb(line, len, &jerr);
     if (!root)
         return mu_err_set(err, -EPROTO, "watch event: %s at byte %d", jerr.text,
                           jerr.position);
@@ -383,8 +385,14 @@ static int deliver_page(struct mu_watch *w, json_t *page)
         json_t *item = json_incref(json_array_get(items, i));
 
         json_array_set_new(items, i, json_null());
-        if (json_is_object(item))
-            fill_kind(item, kind, api);
+        if (!json_is_object(item)) {
+            wlog(w, "list: items[%zu]: expected an object, got %s; skipped",
+                 i, mu_json_kind(item));
+            w->st.skipped++;
+            json_decref(item);
+            continue;
+        }
+        fill_kind(item, kind, api);
         deliver(w, MU_WATCH_LIST_ITEM, item);
         if (stopped(w))
             return V_STOP;

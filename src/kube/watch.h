@@ -23,6 +23,16 @@
  *      an HTTP 4xx. HTTP 429 and 5xx and transport errors are retried from
  *      the RV after a backoff. Nothing a server sends makes the loop crash
  *      or stop; only the stop flag does.
+ *   5. One bad object is one bad object: a string with "\u0000" in it is
+ *      read (api/json.h's mu_json_loadb, for LIST pages and watch lines
+ *      alike); an item of a LIST page that is not an object is logged with
+ *      its index and skipped (stats.skipped) while the rest of the page is
+ *      delivered; an object goes to the callback even when it would not
+ *      decode, and the callback's decoders report it by kind and name and
+ *      skip it (serve/apply.c). Only input that names no object - a page
+ *      or a line that is not JSON, an event without a type or an object -
+ *      fails a LIST page or ends a watch (the relist of step 4), because
+ *      the object it changed is unknown and only a relist catches up.
  * Backoff doubles from MU_WATCH_BACKOFF_MIN_NS to MU_WATCH_BACKOFF_MAX_NS
  * (with jitter from the seed) and resets once a watch delivers an event or
  * ends normally.
@@ -143,6 +153,7 @@ struct mu_watch_stats {
     unsigned long bookmarks;
     unsigned long relists; /* relists decided after the first list */
     unsigned long errors;  /* failures that led to a backoff */
+    unsigned long skipped; /* LIST items that were not objects */
     int64_t slept_ns;      /* total backoff */
     long last_timeout_s;   /* timeoutSeconds of the last WATCH */
 };

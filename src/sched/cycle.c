@@ -24,7 +24,7 @@ static void freestat_fill(const struct mu_cluster *c, struct freestat *f)
 
             if (v <= 0)
                 continue;
-            f->total.v[d] += v;
+            f->total.v[d] = mu_add_sat(f->total.v[d], v);
             f->total.set |= 1u << d;
             if (!f->best_node[d] || v > f->best.v[d]) {
                 f->best.v[d] = v;

@@ -14,13 +14,42 @@ static char *key_of(const json_t *obj)
     return mu_xasprintf("%s/%s", ns ? ns : "", name);
 }
 
-static void bad(struct mu_apply *a, const char *kind, const json_t *obj,
-                const struct mu_err *err)
+/* Logs that obj (of source s) is ignored, once per uid@resourceVersion. */
+static void bad(struct mu_apply *a, enum mu_src s, const char *kind,
+                const json_t *obj, const struct mu_err *err)
 {
+    const json_t *md = json_object_get(obj, "metadata");
+    const char *uid = json_string_value(json_object_get(md, "uid"));
+    const char *rv = json_string_value(json_object_get(md, "resourceVersion"));
     char *k = key_of(obj);
+    char *ver = mu_xasprintf("%s@%s", uid ? uid : "", rv ? rv : "");
+    char *old = k ? mu_map_get(&a->bad[s], k) : NULL;
 
-    mu_ctl_log(a->ctl, "ignoring %s %s: %s", kind, k ? k : "(no name)",
-                 err->msg);
+    if (old && strcmp(old, ver) == 0) {
+        free(ver);
+        goto out;
+    }
+    mu_ctl_log(a->ctl, "ignoring %s %s (uid %s, rv %s): %s", kind,
+               k ? k : "(no name)", uid ? uid : "?", rv ? rv : "?", err->msg);
+    if (k) {
+        free(mu_map_put(&a->bad[s], k, ver));
+        ver = NULL;
+    }
+    free(ver);
+out:
+    free(k);
+}
+
+/* obj of source s decoded (or went away): it may be reported again. */
+static void good(struct mu_apply *a, enum mu_src s, const json_t *obj)
+{
+    char *k;
+
+    if (a->bad[s].n == 0)
+        return;
+    k = key_of(obj);
+    if (k)
+        free(mu_map_del(&a->bad[s], k));
     free(k);
 }
 
@@ -47,15 +76,16 @@ static bool apply_pod(struct mu_apply *a, const struct mu_ev *ev)
         return t != NULL;
     }
     if (mu_pod_decode(ev->obj, &c->rn, &p, &err) < 0) {
-        bad(a, "Pod", ev->obj, &err);
+        bad(a, MU_SRC_POD, "Pod", ev->obj, &err);
         return false;
     }
     t = mu_cluster_update_task(c, &p, &err);
     if (!t) {
         mu_pod_release(&p);
-        bad(a, "Pod", ev->obj, &err);
+        bad(a, MU_SRC_POD, "Pod", ev->obj, &err);
         return false;
     }
+    good(a, MU_SRC_POD, ev->obj);
     mu_enforcer_pod_seen(a->enf, t);
     return true;
 }
@@ -77,9 +107,10 @@ static bool apply_node(struct mu_apply *a, const struct mu_ev *ev)
         return cn != NULL;
     }
     if (mu_node_decode(ev->obj, &c->rn, &n, &err) < 0) {
-        bad(a, "Node", ev->obj, &err);
+        bad(a, MU_SRC_NODE, "Node", ev->obj, &err);
         return false;
     }
+    good(a, MU_SRC_NODE, ev->obj);
     mu_cluster_update_node(c, &n);
     mu_node_release(&n);
     return c->node_gen != gen;
@@ -102,9 +133,10 @@ static bool apply_podgroup(struct mu_apply *a, const struct mu_ev *ev)
         return j != NULL;
     }
     if (mu_podgroup_decode(ev->obj, &c->rn, &pg, &err) < 0) {
-        bad(a, "PodGroup", ev->obj, &err);
+        bad(a, MU_SRC_PODGROUP, "PodGroup", ev->obj, &err);
         return false;
     }
+    good(a, MU_SRC_PODGROUP, ev->obj);
     if (pg.phase == MU_PG_NONE)
         pg.phase = MU_PG_PENDING;
     mu_cluster_update_job(c, &pg);
@@ -128,9 +160,10 @@ static bool apply_queue(struct mu_apply *a, const struct mu_ev *ev)
         return cq != NULL;
     }
     if (mu_queue_decode(ev->obj, &c->rn, &q, &err) < 0) {
-        bad(a, "Queue", ev->obj, &err);
+        bad(a, MU_SRC_QUEUE, "Queue", ev->obj, &err);
         return false;
     }
+    good(a, MU_SRC_QUEUE, ev->obj);
     mu_cluster_update_queue(c, &q);
     mu_queue_spec_release(&q);
     return true;
@@ -150,9 +183,10 @@ static bool apply_pc(struct mu_apply *a, const struct mu_ev *ev)
         return true;
     }
     if (mu_priorityclass_decode(ev->obj, &pc, &err) < 0) {
-        bad(a, "PriorityClass", ev->obj, &err);
+        bad(a, MU_SRC_PRIORITYCLASS, "PriorityClass", ev->obj, &err);
         return false;
     }
+    good(a, MU_SRC_PRIORITYCLASS, ev->obj);
     mu_cluster_add_priorityclass(a->cluster, &pc);
     return true;
 }
@@ -166,14 +200,30 @@ void mu_apply_init(struct mu_apply *a, struct mu_cluster *cluster,
     a->ctl = ctl;
     a->enf = enf;
     a->jobctl = jobctl;
-    for (int s = 0; s < MU_SRC__COUNT; s++)
+    for (int s = 0; s < MU_SRC__COUNT; s++) {
         mu_map_init(&a->listed[s]);
+        mu_map_init(&a->bad[s]);
+    }
+}
+
+static void forget_bad(struct mu_map *m, const struct mu_map *keep)
+{
+    size_t it = 0;
+    const char *k;
+    void *v;
+
+    while (mu_map_next(m, &it, &k, &v))
+        if (!keep || !mu_map_get(keep, k))
+            free(mu_map_del(m, k));
 }
 
 void mu_apply_release(struct mu_apply *a)
 {
-    for (int s = 0; s < MU_SRC__COUNT; s++)
+    for (int s = 0; s < MU_SRC__COUNT; s++) {
         mu_map_release(&a->listed[s]);
+        forget_bad(&a->bad[s], NULL);
+        mu_map_release(&a->bad[s]);
+    }
 }
 
 static bool listed(const struct mu_apply *a, enum mu_src s, const char *ns,
@@ -195,6 +245,7 @@ static void list_end(struct mu_apply *a, enum mu_src s)
     if (!a->listing[s])
         return;
     a->listing[s] = false;
+    forget_bad(&a->bad[s], &a->listed[s]); /* gone from the list */
     switch (s) {
     case MU_SRC_NODE:
         for (size_t i = c->nnodes; i-- > 0;)
@@ -253,6 +304,8 @@ bool mu_apply_event(struct mu_apply *a, const struct mu_ev *ev)
             mu_map_put(&a->listed[s], k, (void *)1);
         free(k);
     }
+    if (ev->type == MU_WATCH_DELETED)
+        good(a, s, ev->obj);
     switch (s) {
     case MU_SRC_NODE: changed = apply_node(a, ev); break;
     case MU_SRC_POD: changed = apply_pod(a, ev); break;

@@ -30,6 +30,10 @@ struct mu_apply {
     bool synced[MU_SRC__COUNT];      /* listed once */
     bool listing[MU_SRC__COUNT];     /* a relist is under way */
     struct mu_map listed[MU_SRC__COUNT]; /* keys seen in it -> 1 */
+    /* Objects that did not decode: ns/name -> the malloc'd "uid@rv" last
+     * reported. An object is reported once per version, not on every
+     * relist; its entry goes when it decodes or is deleted. */
+    struct mu_map bad[MU_SRC__COUNT];
 };
 
 void mu_apply_init(struct mu_apply *a, struct mu_cluster *cluster,
@@ -37,7 +41,10 @@ void mu_apply_init(struct mu_apply *a, struct mu_cluster *cluster,
                    struct mu_jobctl *jobctl);
 void mu_apply_release(struct mu_apply *a);
 
-/* Applies one watch event (ev->src < MU_SRC__COUNT). Returns true when
+/* Applies one watch event (ev->src < MU_SRC__COUNT). An object that does
+ * not decode is skipped (the cache keeps what it had) and logged once per
+ * uid and resourceVersion: "ignoring Pod ns/name (uid u, rv 7): <the
+ * field at fault and why>". Returns true when
  * scheduling may have changed. Commands are not applied here (the cache
  * has none; ctrl/queuectl.h carries them out), only their relists
  * counted. */

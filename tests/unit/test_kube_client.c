@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "api/json.h"
 #include "kube/client.h"
 #include "test_kube_fake.h"
 
@@ -101,6 +102,32 @@ START_TEST(test_kube_get_sends_exact_request_and_parses_reply)
     ck_assert_str_eq(r->accept, "application/json");
     ck_assert_ptr_null(r->content_type);
     ck_assert_uint_eq(r->body_len, 0);
+    json_decref(pod);
+    mu_kube_free(k);
+}
+END_TEST
+
+/* A body with "\u0000" in a string value is read, the value whole. */
+START_TEST(test_kube_get_reads_nul_in_a_string)
+{
+    struct mu_kube *k = client();
+    struct mu_err err = {{0}};
+    json_t *pod = NULL;
+    const json_t *v;
+    long status = 0;
+
+    kf_reply_body(&srv, 200,
+                  "{\"metadata\":{\"name\":\"p\",\"annotations\":"
+                  "{\"note\":\"a\\u0000b\"}}}");
+    ck_assert_int_eq(mu_kube_request(k, "GET", "/api/v1/namespaces/a/pods/p",
+                                     NULL, NULL, NULL, &status, &pod, &err),
+                     0);
+    ck_assert_int_eq(status, 200);
+    v = json_object_get(
+        json_object_get(json_object_get(pod, "metadata"), "annotations"),
+        "note");
+    ck_assert_uint_eq(json_string_length(v), 3);
+    ck_assert_mem_eq(json_string_value(v), "a\0b", 3);
     json_decref(pod);
     mu_kube_free(k);
 }
@@ -769,6 +796,49 @@ START_TEST(test_kube_stop_flag_cancels_limiter_wait)
 }
 END_TEST
 
+/* mu_json_loadb: a NUL in a value is kept, in a key it becomes U+FFFD
+ * (jansson holds no NUL in keys), an escaped backslash before "u0000" is
+ * left alone, and text that is not JSON still fails. */
+START_TEST(test_json_loadb_nul_in_values_and_keys)
+{
+    static const char in[] = "{\"k\\u0000\" : \"v\\u0000\","
+                             " \"\\\\u0000\": [\"\\u0000\"]}";
+    json_error_t e;
+    json_t *j = mu_json_loadb(in, strlen(in), &e);
+    const json_t *v;
+
+    ck_assert_msg(j != NULL, "%s", e.text);
+    v = json_object_get(j, "k\xef\xbf\xbd");
+    ck_assert_uint_eq(json_string_length(v), 2);
+    ck_assert_mem_eq(json_string_value(v), "v\0", 2);
+    v = json_object_get(j, "\\u0000");
+    ck_assert_uint_eq(json_string_length(json_array_get(v, 0)), 1);
+    ck_assert_uint_eq(json_object_size(j), 2);
+    json_decref(j);
+    ck_assert_ptr_null(mu_json_loadb("{\"a\":", 5, &e));
+    ck_assert_ptr_null(mu_json_loadb("{\"a\\u0000\":", 11, NULL));
+}
+END_TEST
+
+/* A field read with a path refuses a NUL; labels and annotations keep the
+ * text before it. */
+START_TEST(test_json_member_str_refuses_nul)
+{
+    static const char in[] = "{\"name\":\"a\\u0000b\"}";
+    json_t *j = mu_json_loadb(in, strlen(in), NULL);
+    struct mu_err err = {{0}};
+    const char *s = "untouched";
+
+    ck_assert_ptr_nonnull(j);
+    ck_assert_int_eq(mu_json_member_str(j, "metadata", "name", &s, &err),
+                     -EINVAL);
+    ck_assert_ptr_null(s);
+    ck_assert_str_eq(err.msg, "metadata.name: must not contain a NUL character");
+    ck_assert_str_eq(mu_json_str(j, "name"), "a");
+    json_decref(j);
+}
+END_TEST
+
 START_TEST(test_kube_time_text)
 {
     char buf[32];
@@ -804,6 +874,7 @@ int main(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_kube_get_sends_exact_request_and_parses_reply);
+    tcase_add_test(tc, test_kube_get_reads_nul_in_a_string);
     tcase_add_test(tc, test_kube_handle_is_reused_across_methods);
     tcase_add_test(tc, test_kube_bind_posts_binding_with_uid);
     tcase_add_test(tc, test_kube_bind_escapes_namespace_and_name);
@@ -830,6 +901,8 @@ int main(void)
     tcase_add_test(tp, test_kube_limiter_token_bucket);
     tcase_add_test(tp, test_kube_http_errno_table);
     tcase_add_test(tp, test_kube_event_of_cluster_object_goes_to_default);
+    tcase_add_test(tp, test_json_loadb_nul_in_values_and_keys);
+    tcase_add_test(tp, test_json_member_str_refuses_nul);
     tcase_add_test(tp, test_kube_time_text);
     tcase_add_test(tp, test_kube_new_needs_server);
     suite_add_tcase(s, tc);

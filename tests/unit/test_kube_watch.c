@@ -489,6 +489,63 @@ START_TEST(test_watch_malformed_line_relists)
 }
 END_TEST
 
+/* One pod with a NUL in an annotation value, one with a NUL in a key and
+ * one item that is no object, among good ones: the good ones and the NUL
+ * ones are delivered, the non-object is logged by index and skipped, and
+ * the list completes (a NUL used to fail the whole page). */
+START_TEST(test_watch_list_page_with_nul_and_junk_delivers_the_rest)
+{
+    struct mu_watch *w = watch_new((struct mu_watch_opts){0});
+    struct mu_watch_stats st;
+    char *got;
+
+    kf_reply_file(&srv, 200, "pods_nul.json");
+    kf_reply_file(&srv, 200, "watch_deleted.ndjson");
+    got = run(w, &st);
+    ck_assert_str_eq(got, "LIST_BEGIN\n"
+                          "LIST_ITEM Pod/train-0@90\n"
+                          "LIST_ITEM Pod/nul-value@91\n"
+                          "LIST_ITEM Pod/nul-key@92\n"
+                          "LIST_ITEM Pod/train-1@93\n"
+                          "LIST_END\n"
+                          "DELETED Pod/train-3@201\n");
+    ck_assert_uint_eq(st.lists, 1);
+    ck_assert_uint_eq(st.skipped, 1);
+    ck_assert_uint_eq(st.relists, 0);
+    ck_assert_uint_eq(st.errors, 0);
+    ck_assert_ptr_nonnull(strstr(logged, "watch /api/v1/pods: list: items[2]: "
+                                         "expected an object, got a string; "
+                                         "skipped"));
+    assert_query(1, WATCH_Q("100"));
+    free(got);
+    mu_watch_free(w);
+}
+END_TEST
+
+/* Watch events whose objects carry a NUL in a value and in a key are
+ * delivered; the stream carries on to the next event, no relist. */
+START_TEST(test_watch_stream_with_nul_carries_on)
+{
+    struct mu_watch *w = watch_new((struct mu_watch_opts){0});
+    struct mu_watch_stats st;
+    char *got;
+
+    kf_reply_file(&srv, 200, "pods_empty.json");
+    kf_reply_file(&srv, 200, "watch_nul.ndjson");
+    got = run(w, &st);
+    ck_assert_str_eq(got, "LIST_BEGIN\nLIST_END\n"
+                          "ADDED Pod/nul-value@101\n"
+                          "MODIFIED Pod/nul-key@102\n"
+                          "ADDED Pod/after@103\n");
+    ck_assert_uint_eq(st.events, 3);
+    ck_assert_uint_eq(st.relists, 0);
+    ck_assert_uint_eq(st.errors, 0);
+    assert_query(2, WATCH_Q("103"));
+    free(got);
+    mu_watch_free(w);
+}
+END_TEST
+
 START_TEST(test_watch_oversize_event_relists)
 {
     struct mu_watch *w = watch_new((struct mu_watch_opts){.max_line = 200});
@@ -713,6 +770,8 @@ int main(void)
     tcase_add_test(
         tw, test_watch_dropped_mid_line_resumes_without_loss_or_duplicates);
     tcase_add_test(tw, test_watch_malformed_line_relists);
+    tcase_add_test(tw, test_watch_list_page_with_nul_and_junk_delivers_the_rest);
+    tcase_add_test(tw, test_watch_stream_with_nul_carries_on);
     tcase_add_test(tw, test_watch_oversize_event_relists);
     tcase_add_test(tw, test_watch_backoff_is_exponential_and_capped);
     tcase_add_test(tw, test_watch_failed_list_backs_off_and_retries);

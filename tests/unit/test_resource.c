@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "api/resource.h"
+#include "sched/cycle.h"
+#include "sim/sim.h"
 
 #define SYNTAX_MSG                                                            \
     "quantities must match the regular expression "                         \
@@ -364,11 +366,136 @@ START_TEST(test_res_format_sorts_names)
 }
 END_TEST
 
+/* ---- saturating sums ---------------------------------------------------- */
+
+/* The largest quantities the API server accepts, as muster reads them. */
+#define MEM_MAX "9223372036854775807"  /* memory: 2^63 - 1 bytes */
+#define CPU_MAX "9223372036854775807m" /* cpu: 2^63 - 1 millicores */
+
+START_TEST(test_add_sub_sat_clamp_at_the_bounds)
+{
+    ck_assert_int_eq(mu_add_sat(INT64_MAX, 1), INT64_MAX);
+    ck_assert_int_eq(mu_add_sat(INT64_MAX, INT64_MAX), INT64_MAX);
+    ck_assert_int_eq(mu_add_sat(INT64_MIN, -1), INT64_MIN);
+    ck_assert_int_eq(mu_add_sat(INT64_MIN, INT64_MIN), INT64_MIN);
+    ck_assert_int_eq(mu_add_sat(INT64_MAX, INT64_MIN), -1);
+    ck_assert_int_eq(mu_add_sat(40, 2), 42);
+    ck_assert_int_eq(mu_sub_sat(INT64_MIN, 1), INT64_MIN);
+    ck_assert_int_eq(mu_sub_sat(INT64_MAX, -1), INT64_MAX);
+    ck_assert_int_eq(mu_sub_sat(0, INT64_MIN), INT64_MAX);
+    ck_assert_int_eq(mu_sub_sat(-1, INT64_MAX), INT64_MIN);
+    ck_assert_int_eq(mu_sub_sat(-1, INT64_MIN), INT64_MAX);
+    ck_assert_int_eq(mu_sub_sat(44, 2), 42);
+}
+END_TEST
+
+/* Two pods of the largest memory the API server accepts: the sum stays at
+ * INT64_MAX (a wrapping sum would read -2), and taking it back off
+ * saturates at the other end instead of wrapping. */
+START_TEST(test_res_add_saturates_with_accepted_quantities)
+{
+    struct mu_err err = {{0}};
+    struct mu_res a, b, neg;
+    int64_t mem, cpu;
+
+    ck_assert_int_eq(mu_quantity_parse(MEM_MAX, MU_Q_BYTES, &mem, &err), 0);
+    ck_assert_int_eq(mu_quantity_parse(CPU_MAX, MU_Q_MILLI, &cpu, &err), 0);
+    ck_assert_int_eq(mem, INT64_MAX);
+    ck_assert_int_eq(cpu, INT64_MAX);
+    mu_res_zero(&a);
+    mu_res_zero(&b);
+    mu_res_put(&b, MU_RES_MEMORY, mem);
+    mu_res_put(&b, MU_RES_CPU, cpu);
+    mu_res_put(&b, MU_RES_PODS, 1);
+    for (int i = 0; i < 3; i++)
+        mu_res_add(&a, &b);
+    ck_assert_int_eq(mu_res_get(&a, MU_RES_MEMORY), INT64_MAX);
+    ck_assert_int_eq(mu_res_get(&a, MU_RES_CPU), INT64_MAX);
+    ck_assert_int_eq(mu_res_get(&a, MU_RES_PODS), 3);
+    mu_res_zero(&neg);
+    mu_res_put(&neg, MU_RES_MEMORY, -mem);
+    mu_res_sub(&a, &neg);
+    ck_assert_int_eq(mu_res_get(&a, MU_RES_MEMORY), INT64_MAX);
+    mu_res_zero(&a);
+    for (int i = 0; i < 3; i++)
+        mu_res_sub(&a, &b);
+    ck_assert_int_eq(mu_res_get(&a, MU_RES_MEMORY), -INT64_MAX - 1);
+    ck_assert_int_eq(mu_res_get(&a, MU_RES_PODS), -3);
+}
+END_TEST
+
+#define HUGE_NODE(name)                                                       \
+    "apiVersion: v1\nkind: Node\nmetadata: {name: " name "}\n"                \
+    "status: {allocatable: {cpu: '" CPU_MAX "', memory: '" MEM_MAX "', "      \
+    "pods: '110'}}\n---\n"
+
+#define HUGE_GANG(name, spec)                                                 \
+    "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\n"                      \
+    "metadata: {name: " name "}\nspec:\n  minAvailable: 2\n"                 \
+    "  tasks:\n  - name: w\n    replicas: 2\n    template:\n      spec:\n"   \
+    spec "        containers:\n        - name: c\n          resources:\n"    \
+    "            requests: {cpu: '3000000000000000000m', memory: "            \
+    "'3000000000000000000'}\n---\n"
+
+/* Many nodes of the largest cpu and memory: the cycle's sums (free in the
+ * cluster, node scores, the overcommit limit) saturate instead of
+ * overflowing, a gang that fits binds, and one that matches no node says
+ * the cluster has the most there is free (a wrapping sum would be
+ * negative and left out). Run under -fsanitize=undefined (the asan
+ * setup halts on the first signed overflow). */
+START_TEST(test_cycle_with_huge_nodes_does_not_overflow)
+{
+    struct mu_cycle_out out = {0};
+    struct mu_sim sim;
+    struct mu_conf conf;
+    const struct mu_job *fits = NULL, *big = NULL;
+
+    mu_conf_default(&conf);
+    mu_sim_init(&sim, &conf, stderr);
+    ck_assert_int_eq(
+        mu_sim_load_text(&sim, "huge.yaml",
+                         HUGE_NODE("n1") HUGE_NODE("n2") HUGE_NODE("n3")
+                             HUGE_NODE("n4") HUGE_GANG("fits", "")
+                                 HUGE_GANG("big", "        nodeSelector: {zone: none}\n")),
+        0);
+    mu_sim_step(&sim);
+    ck_assert_int_eq(sim.errors, 0);
+    size_t binds = 0;
+
+    for (int c = 0; c < 2; c++) {
+        mu_cycle_out_release(&out);
+        mu_cycle_run(&sim.cluster, &sim.conf, sim.now_ms, &out);
+        for (size_t i = 0; i < out.nbinds; i++)
+            binds += !strncmp(out.binds[i]->pod.meta.name, "fits", 4);
+    }
+    for (size_t i = 0; i < sim.cluster.njobs; i++) {
+        const struct mu_job *j = sim.cluster.jobs[i];
+
+        if (!strncmp(j->pg.meta.name, "fits", 4))
+            fits = j;
+        if (!strncmp(j->pg.meta.name, "big", 3))
+            big = j;
+    }
+    ck_assert_ptr_nonnull(fits);
+    ck_assert_ptr_nonnull(big);
+    ck_assert_msg(binds == 2, "%zu binds; fits: %s", binds,
+                  fits->cond.message ? fits->cond.message : "");
+    ck_assert_ptr_nonnull(big->cond.message);
+    ck_assert_msg(strstr(big->cond.message,
+                         "free in the cluster {cpu: 9223372036854775807m, "
+                         "memory: 9223372036854775807}") != NULL,
+                  "%s", big->cond.message);
+    mu_cycle_out_release(&out);
+    mu_sim_release(&sim);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("resource");
     TCase *tq = tcase_create("quantity");
     TCase *tv = tcase_create("vector");
+    TCase *ts = tcase_create("saturate");
     SRunner *sr;
     int failed;
 
@@ -388,6 +515,10 @@ int main(void)
     tcase_add_test(tv, test_res_first_short_checks_requested_dims);
     tcase_add_test(tv, test_res_format_sorts_names);
     suite_add_tcase(s, tv);
+    tcase_add_test(ts, test_add_sub_sat_clamp_at_the_bounds);
+    tcase_add_test(ts, test_res_add_saturates_with_accepted_quantities);
+    tcase_add_test(ts, test_cycle_with_huge_nodes_does_not_overflow);
+    suite_add_tcase(s, ts);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
     failed = srunner_ntests_failed(sr);
