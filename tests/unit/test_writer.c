@@ -454,6 +454,48 @@ START_TEST(test_writer_sends_urgent_writes_first_but_never_before_their_key)
 }
 END_TEST
 
+/* --------------------------------------------------------------- gate -- */
+
+static atomic_bool may_write;
+
+static bool gate_fn(void *ctx)
+{
+    (void)ctx;
+    return atomic_load(&may_write);
+}
+
+/* A closed gate refuses submits with -EPERM, and a write queued while it
+ * was open completes with -EPERM, unsent, once the gate closes before a
+ * worker takes it (muster serve's "only the leader writes"). */
+START_TEST(test_writer_gate_refuses_and_fails_queued_writes)
+{
+    struct mu_kube_config cfg;
+    struct mu_writer_opts o = {.threads = 1, .gate = gate_fn};
+    struct mu_writer *w = NULL;
+    struct mu_err err = {{0}};
+
+    rec_init();
+    atomic_store(&may_write, true);
+    mu_kube_config_init(&cfg);
+    cfg.server = mu_xstrdup("http://127.0.0.1:9");
+    ck_assert_msg(mu_writer_new(&cfg, &o, &w, &err) == 0, "%s", err.msg);
+    mu_kube_config_release(&cfg);
+    ck_assert_int_eq(submit_tw(w, 0, "k/0", 0, true, 0, 0), 0);
+    wait_started(1);
+    ck_assert_int_eq(submit_tw(w, 1, "k/1", 0, false, 0, 0), 0);
+    atomic_store(&may_write, false);
+    ck_assert_int_eq(submit_tw(w, 2, "k/2", 0, false, 0, 0), -EPERM);
+    open_gate();
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_uint_eq(mu_writer_drain(w, NULL), 2);
+    ck_assert_int_eq(R.done_rc[0], 0);
+    ck_assert_int_eq(R.done_rc[1], -EPERM);
+    ck_assert_int_eq(R.norder, 1); /* 1 never ran */
+    ck_assert_int_eq(R.ndone[2], 0);
+    mu_writer_free(w);
+}
+END_TEST
+
 /* ---------------------------------------------------------- coalescing -- */
 
 START_TEST(test_writer_coalesces_queued_state_writes_only)
@@ -1016,6 +1058,7 @@ int main(void)
     tcase_add_test(
         tc, test_writer_sends_urgent_writes_first_but_never_before_their_key);
     tcase_add_test(tc, test_writer_folds_queued_merge_patches_into_one);
+    tcase_add_test(tc, test_writer_gate_refuses_and_fails_queued_writes);
     tcase_add_test(tc, test_writer_urgent_submit_after_waiting_for_room);
     tcase_add_test(
         tc, test_release_of_a_plain_gated_pod_is_one_strategic_merge_patch);
