@@ -27,7 +27,8 @@
  * is refused with a status:
  *   404 an unknown path           405 a wrong method (with Allow)
  *   413 a body over MU_EXT_MAX_BODY (the connection is then closed)
- *   503 /readyz before the view is synced
+ *   503 /readyz before the view is synced, and /readyz and /bind while
+ *       the leading hook says this replica is not the leader
  *
  * Bounds (what happens when full):
  *   MU_EXT_MAX_BODY        a request body buffer: an announced larger body
@@ -77,6 +78,12 @@ struct mu_ext_server_opts {
     void *metrics_ctx;
     mu_miss_fn miss;          /* optional */
     void *miss_ctx;
+    /* Optional (NULL: always): is this replica the leader? While it
+     * answers false, /readyz and /bind answer 503 "not the leader" (a
+     * Service routes to the leader only; kube-scheduler retries a bind
+     * refused). Any connection thread; thread-safe, must not block. */
+    bool (*leading)(void *ctx);
+    void *leading_ctx;
     const char *tls_cert_pem; /* optional: serve HTTPS */
     const char *tls_key_pem;
 };
