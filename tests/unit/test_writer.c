@@ -877,9 +877,9 @@ static struct mu_kube *plain_client(void)
 
 static int release(bool gated, bool smp, struct mu_err *err)
 {
-    char node[] = "gpu-2", uid[] = "u-1";
-    struct mu_release c = {
-        .node = node, .uid = uid, .gated = gated, .smp = smp};
+    char node[] = "gpu-2", uid[] = "u-1", rel[] = "a/g#1";
+    struct mu_release c = {.node = node, .uid = uid, .release = rel,
+                           .batch = 2, .gated = gated, .smp = smp};
     struct mu_write w = {.method = "PATCH",
                          .path = "/api/v1/namespaces/a/pods/p"};
     struct mu_kube *k = plain_client();
@@ -887,10 +887,12 @@ static int release(bool gated, bool smp, struct mu_err *err)
 
     if (smp) {
         w.body = mu_serve_release_smp(c.uid, c.node);
+        mu_serve_release_annotate(w.body, rel, 2, node, true);
         w.content_type = "application/strategic-merge-patch+json";
     } else if (!gated) {
         w.path = "/api/v1/namespaces/a/pods/p/status";
         w.body = mu_serve_wake_patch(c.uid, c.node, "a/g#1");
+        mu_serve_release_annotate(w.body, rel, 2, node, false);
         w.content_type = MU_KUBE_MERGE_PATCH;
     }
     rc = mu_serve_release_run(k, &w, &c, err);
@@ -921,6 +923,13 @@ START_TEST(test_release_of_a_plain_gated_pod_is_one_strategic_merge_patch)
     ck_assert_str_eq(kf_req(&srv, 0)->content_type,
                      "application/strategic-merge-patch+json");
     ck_assert_ptr_nonnull(strstr(kf_req(&srv, 0)->body, "\"$patch\""));
+    /* the release's record, in the same request (takeover) */
+    ck_assert_ptr_nonnull(strstr(kf_req(&srv, 0)->body,
+                                 "\"muster.io/release\":\"a/g#1\""));
+    ck_assert_ptr_nonnull(strstr(kf_req(&srv, 0)->body,
+                                 "\"muster.io/release-size\":\"2\""));
+    ck_assert_ptr_nonnull(strstr(kf_req(&srv, 0)->body,
+                                 "\"muster.io/release-pinned\":\"true\""));
 }
 END_TEST
 
@@ -946,7 +955,11 @@ START_TEST(test_release_refused_as_invalid_reads_the_pod_and_tightens_its_terms)
         "requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/"
         "matchFields\",\"value\":[{\"key\":\"metadata.name\",\"operator\":"
         "\"In\",\"values\":[\"gpu-2\"]}]},"
-        "{\"op\":\"remove\",\"path\":\"/spec/schedulingGates\"}]",
+        "{\"op\":\"remove\",\"path\":\"/spec/schedulingGates\"},"
+        "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":"
+        "{\"muster.io/release\":\"a/g#1\",\"muster.io/release-size\":\"2\","
+        "\"muster.io/reserved-node\":\"gpu-2\","
+        "\"muster.io/release-pinned\":\"true\"}}]",
         0, NULL);
     ck_assert_ptr_nonnull(want);
     ck_assert_msg(json_equal(got, want), "%.*s", (int)r->body_len, r->body);
@@ -974,13 +987,22 @@ START_TEST(test_release_of_a_pod_with_terms_reads_it_first)
 {
     struct mu_err err;
 
-    kf_reply_body(&srv, 200, gated_pod_with_a_term);
+    kf_reply_body(&srv, 200,
+                  "{\"metadata\":{\"name\":\"p\",\"uid\":\"u-1\","
+                  "\"annotations\":{\"x\":\"y\"}},\"spec\":"
+                  "{\"schedulingGates\":[{\"name\":\"muster.io/gang\"}]}}");
     kf_reply_body(&srv, 200, "{}");
     ck_assert_int_eq(release(true, false, &err), 0);
     ck_assert_uint_eq(kf_count(&srv), 2);
     ck_assert_str_eq(kf_req(&srv, 0)->method, "GET");
     ck_assert_str_eq(kf_req(&srv, 1)->content_type,
                      "application/json-patch+json");
+    /* annotations there already: one add per key, "/" escaped as "~1" */
+    ck_assert_ptr_nonnull(strstr(kf_req(&srv, 1)->body,
+                                 "\"/metadata/annotations/muster.io~1release\""));
+    ck_assert_ptr_nonnull(strstr(
+        kf_req(&srv, 1)->body,
+        "\"/metadata/annotations/muster.io~1release-size\",\"value\":\"2\""));
 }
 END_TEST
 
