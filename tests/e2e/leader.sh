@@ -88,7 +88,8 @@ check "the leader answers /bind (200, an Error for an unknown pod is its busines
     equals 200 status_of "$PA" POST /scheduler/bind
 
 # --- 40 gangs of 4, the leader killed after 16 of them -----------------------
-"$HERE/nodes.sh" "$D" 20 8 lg >/dev/null 2>&1
+# 176 GPUs: the 40 gangs of 4, and 4 more for the second failover
+"$HERE/nodes.sh" "$D" 22 8 lg >/dev/null 2>&1
 gang() { # INDEX
     cat <<YAML
 apiVersion: batch.volcano.sh/v1alpha1
@@ -128,13 +129,13 @@ echo "# replica-b ready $((LEAD_MS - KILL_MS)) ms after the kill"
 check "the Lease names replica-b, one transition more" \
     bash -c "[ \"\$(kubectl -n muster-system get lease muster -o jsonpath='{.spec.holderIdentity}/{.spec.leaseTransitions}')\" = replica-b/1 ]"
 
-gangs_whole() { # every lg-N has 4 Running pods
+gangs_whole() { # COUNT: that many lg-N have 4 Running pods
     local out
     out=$(kubectl get pods --no-headers 2>/dev/null | awk '$1 ~ /^lg-/ && $3 == "Running" {
         sub(/-w-[0-9]+$/, "", $1); n[$1]++ } END { for (g in n) if (n[g] == 4) w++; print w + 0 }')
-    [ "$out" = 40 ] || { echo "$out of 40 gangs run whole"; return 1; }
+    [ "$out" = "$1" ] || { echo "$out of $1 gangs run whole"; return 1; }
 }
-check "every one of the 40 gangs runs whole" wait_for 180 gangs_whole
+check "every one of the 40 gangs runs whole" wait_for 180 gangs_whole 40
 partial_gangs() { # gangs with some but not all members bound
     kubectl get pods --no-headers -o custom-columns=N:.metadata.name,NODE:.spec.nodeName 2>/dev/null |
         awk '$1 ~ /^lg-/ { g = $1; sub(/-w-[0-9]+$/, "", g); t[g]++; if ($2 != "<none>") b[g]++ }
@@ -153,5 +154,38 @@ APID=$(replica replica-a2 "$PA")
 check "a replica started again follows: caches synced, /readyz 503" \
     wait_for 30 bash -c "curl -s http://127.0.0.1:$PA/readyz | grep -q 'not the leader'"
 check "and the leader stays" equals replica-b holder
+
+# --- the leader dies between a release and its binds ---------------------
+# kube-scheduler paused: replica-b releases 4 gangs (16 pods ungated, pinned,
+# annotated with their release) that nobody binds; then replica-b dies and
+# replica-a2 must finish those releases from what the pods say.
+read -r VSPID _ <"$D/pids/kube-scheduler-volcano.pid"
+kill -STOP "$VSPID"
+for i in 40 41 42 43; do gang $i; done | kubectl apply -f - >/dev/null
+released_unbound() { # pods of lg-40..43 released by muster, not bound
+    kubectl get pods -o json 2>/dev/null | python3 -c '
+import json, sys
+n = 0
+for p in json.load(sys.stdin)["items"]:
+    m, s = p["metadata"], p["spec"]
+    if m["name"].startswith(("lg-40-", "lg-41-", "lg-42-", "lg-43-")) and \
+       "muster.io/release" in m.get("annotations", {}) and \
+       not s.get("schedulingGates") and not s.get("nodeName"):
+        n += 1
+print(n)'
+}
+check "kube-scheduler paused: the leader releases 4 gangs, 16 pods ungated, annotated, unbound" \
+    wait_for 30 equals 16 released_unbound
+kill -9 "$BPID"
+KILL_MS=$(date +%s%3N)
+check "replica-a2 leads within the lease duration + 5 s" \
+    wait_for $((LEASE + 5)) bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$PA/readyz)\" = 200 ]"
+echo "# replica-a2 ready $(( $(date +%s%3N) - KILL_MS )) ms after the kill"
+kill -CONT "$VSPID"
+check "replica-a2 takes the 4 unfinished releases over from the pods" \
+    wait_for 10 equals 4 bash -c "grep -c 'taken over, 4 of 4 members left to bind' '$D/muster-replica-a2.log'"
+check "and kube-scheduler binds them whole through it: 44 gangs run" wait_for 90 gangs_whole 44
+check "still no gang partial" equals 0 partial_gangs
+check "176 pods, none made twice" equals 176 bash -c "kubectl get pods --no-headers | grep -c '^lg-'"
 
 tap_end
