@@ -611,7 +611,10 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
             }
         }
         mu_ev_free(evs);
-        if (sv.lease && mu_lease_lost(sv.lease)) {
+        /* lost, or past the renew deadline while the elector's request
+         * still hangs: either way this leadership is over */
+        if (sv.lease && (mu_lease_lost(sv.lease) ||
+                         (sv.leads && !mu_lease_leading(sv.lease)))) {
             say(&sv, "lost the lease: stopped writing; exiting so that a "
                      "fresh process follows");
             r = mu_err_set(err, -ENOLCK, "lost the leader election lease");
