@@ -70,6 +70,7 @@ start() { # SLOT (0|1) GEN
         --leader-elect-retry-period "${RETRY}s" >"${LOG[$1]}" 2>&1 &
     PID[$1]=$!
     PIDS="$PIDS $!"
+    disown "$!" # its kill -9 is the point: no "Killed" notice from bash
 }
 port_of() { [ "$1" = 0 ] && echo "$P0" || echo "$P1"; }
 gang() { # NAME

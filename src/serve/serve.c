@@ -248,12 +248,13 @@ static int start_lease(struct mu_serve *sv, struct mu_err *err)
 static void keep_command(struct mu_serve *sv, const struct mu_ev *e)
 {
     const json_t *m = json_object_get(e->obj, "metadata");
+    const char *ns = json_string_value(json_object_get(m, "namespace"));
+    const char *name = json_string_value(json_object_get(m, "name"));
     char *key;
 
-    if (!e->obj)
+    if (!ns || !name) /* the queue controller reports it when it leads */
         return;
-    key = mu_xasprintf("%s/%s", json_string_value(json_object_get(m, "namespace")),
-                       json_string_value(json_object_get(m, "name")));
+    key = mu_xasprintf("%s/%s", ns, name);
     if (e->type == MU_WATCH_DELETED)
         json_decref(mu_map_del(&sv->pending_cmds, key));
     else
