@@ -29,6 +29,15 @@ static const char usage[] =
     "  --listen HOST:PORT default 127.0.0.1:8888\n"
     "  --config FILE      scheduler configuration (volcano-scheduler.conf)\n"
     "  --period DURATION  cycle tick (default 1s)\n"
+    "  --leader-elect     only the holder of a coordination.k8s.io Lease\n"
+    "                     writes; the others are followers (warm caches,\n"
+    "                     /readyz and /bind 503), kube-scheduler's flags:\n"
+    "    --leader-elect-lease-duration D   (15s)\n"
+    "    --leader-elect-renew-deadline D   (10s)\n"
+    "    --leader-elect-retry-period D     (2s)\n"
+    "    --leader-elect-resource-namespace NS (muster-system)\n"
+    "    --leader-elect-resource-name NAME (muster)\n"
+    "    --leader-elect-identity ID        (hostname_pid)\n"
     "\n"
     "simulate  runs muster's scheduling cycle on the Nodes, Queues,\n"
     "          PriorityClasses, PodGroups, Pods and vcjobs in FILE... in\n"
@@ -123,6 +132,39 @@ static void on_signal(int sig)
     atomic_store(&stop_flag, true);
 }
 
+/* One --leader-elect-* flag with its value: 0, or 2 (said why). */
+static int leader_flag(struct mu_serve_opts *o, const char *a, const char *v)
+{
+    int64_t *d = NULL;
+    struct mu_err err;
+
+    if (!strcmp(a, "--leader-elect-lease-duration"))
+        d = &o->lease_ms;
+    else if (!strcmp(a, "--leader-elect-renew-deadline"))
+        d = &o->renew_ms;
+    else if (!strcmp(a, "--leader-elect-retry-period"))
+        d = &o->retry_ms;
+    else if (!strcmp(a, "--leader-elect-resource-namespace"))
+        o->lease_ns = v;
+    else if (!strcmp(a, "--leader-elect-resource-name"))
+        o->lease_name = v;
+    else if (!strcmp(a, "--leader-elect-identity"))
+        o->lease_identity = v;
+    else {
+        fprintf(stderr, "muster: serve: unknown option %s\n%s", a, usage);
+        return 2;
+    }
+    if (d && mu_duration_parse(v, d, &err) < 0) {
+        fprintf(stderr, "muster: %s: %s\n", a, err.msg);
+        return 2;
+    }
+    if (d && *d <= 0) {
+        fprintf(stderr, "muster: %s: must be positive\n", a);
+        return 2;
+    }
+    return 0;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
     struct mu_serve_opts o;
@@ -148,6 +190,13 @@ static int cmd_serve(int argc, char **argv)
                         o.period_ms <= 0 ? "must be positive" : err.msg);
                 return 2;
             }
+        } else if (!strcmp(a, "--leader-elect")) {
+            o.leader_elect = true;
+        } else if (!strncmp(a, "--leader-elect-", 15) && i + 1 < argc) {
+            int r2 = leader_flag(&o, a, argv[++i]);
+
+            if (r2)
+                return r2;
         } else {
             fprintf(stderr, "muster: serve: unknown option %s\n%s", a, usage);
             return 2;
@@ -168,6 +217,10 @@ static int cmd_serve(int argc, char **argv)
         }
     }
     r = mu_serve_run(&o, &err);
+    if (r == -ENOLCK) { /* lost the Lease: restart as a follower */
+        fprintf(stderr, "muster: serve: %s\n", err.msg);
+        return 3;
+    }
     if (r < 0) {
         fprintf(stderr, "muster: serve: %s\n", err.msg);
         return 1;

@@ -65,8 +65,15 @@ struct mu_ext_server {
     void *metrics_ctx;
     mu_miss_fn miss;
     void *miss_ctx;
+    bool (*leading)(void *ctx);
+    void *leading_ctx;
     struct mu_ext_stats stats;
 };
+
+static bool follower(const struct mu_ext_server *s)
+{
+    return s->leading && !s->leading(s->leading_ctx);
+}
 
 enum route {
     R_FILTER,
@@ -406,6 +413,12 @@ static enum MHD_Result serve(struct mu_ext_server *s, struct MHD_Connection *c,
     case R_PRIORITIZE:
         return serve_filter(s, c, r, true);
     case R_BIND:
+        if (follower(s)) {
+            atomic_fetch_add(&s->stats.bind_calls, 1);
+            atomic_fetch_add(&s->stats.bind_failed, 1);
+            return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+                              "not the leader", false);
+        }
         return serve_bind(s, c, r);
     case R_PREEMPT:
         /* always a veto: the body is not even parsed */
@@ -416,6 +429,9 @@ static enum MHD_Result serve(struct mu_ext_server *s, struct MHD_Connection *c,
         v = mu_view_get(s->views);
         ready = v && v->synced;
         mu_view_put(v);
+        if (ready && follower(s))
+            return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+                              "not ready: not the leader", false);
         return ready ? reply_text(c, MHD_HTTP_OK, "ok", false)
                      : reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
                                   "not ready: caches not synced", false);
@@ -694,6 +710,8 @@ int mu_ext_server_start(const struct mu_ext_server_opts *o,
     s->conns.next = s->conns.prev = &s->conns;
     pthread_mutex_init(&s->lock, NULL);
     mu_cond_init_monotonic(&s->wake);
+    s->leading = o->leading;
+    s->leading_ctx = o->leading_ctx;
     mu_barrier_set_stats(o->barrier, &s->stats);
     s->d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,

@@ -27,7 +27,8 @@
  * (extender.h); only the transport is refused with a status:
  *   404 an unknown path           405 a wrong method (with Allow)
  *   413 a body over MU_EXT_MAX_BODY (the connection is then closed)
- *   503 /readyz before the view is synced
+ *   503 /readyz before the view is synced, and /readyz and /bind while
+ *       the leading hook says this replica is not the leader
  *
  * Bounds (what happens when full). The handlers' own caps (NodeNames per
  * request, reply size: refused with an Error) are in extender.h.
@@ -117,6 +118,12 @@ struct mu_ext_server_opts {
     void *metrics_ctx;
     mu_miss_fn miss;          /* optional */
     void *miss_ctx;
+    /* Optional (NULL: always): is this replica the leader? While it
+     * answers false, /readyz and /bind answer 503 "not the leader" (a
+     * Service routes to the leader only; kube-scheduler retries a bind
+     * refused). Any connection thread; thread-safe, must not block. */
+    bool (*leading)(void *ctx);
+    void *leading_ctx;
     const char *tls_cert_pem; /* optional: serve HTTPS */
     const char *tls_key_pem;
     /* 0 for each: the caps above (tests set small ones) */

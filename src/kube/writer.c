@@ -136,10 +136,15 @@ static struct item *pick(struct mu_writer *w)
     return NULL;
 }
 
-static int send_one(struct mu_kube *k, struct item *it, struct mu_err *err)
+static int send_one(const struct mu_writer *w_gate, struct mu_kube *k,
+                    struct item *it, struct mu_err *err)
 {
     int rc;
 
+    if (w_gate->o.gate && !w_gate->o.gate(w_gate->o.gate_ctx))
+        return mu_err_set(err, -EPERM, "%s %s: not sent: the gate is closed "
+                                       "(not the leader)",
+                          it->w.method ? it->w.method : "write", it->w.path);
     if (it->w.run)
         rc = it->w.run(k, &it->w, it->w.ctx, err);
     else
@@ -185,7 +190,7 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&w->lock);
 
         err.msg[0] = '\0';
-        rc = send_one(k, it, &err);
+        rc = send_one(w, k, it, &err);
 
         pthread_mutex_lock(&w->lock);
         mu_map_del(&w->busy, it->key);
@@ -355,6 +360,10 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
     if (!wr->path || (!wr->method && !wr->run)) {
         json_decref(wr->body);
         return -EINVAL;
+    }
+    if (w->o.gate && !w->o.gate(w->o.gate_ctx)) {
+        json_decref(wr->body);
+        return -EPERM;
     }
     it = mu_xcalloc(1, sizeof(*it));
     it->w = *wr;

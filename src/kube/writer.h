@@ -52,6 +52,13 @@
  * Use it for a series of diffs of one state (each written against the one
  * before), where coalescing would lose the older diff.
  *
+ * Gate: opts.gate, when set, is asked before a write is queued and again
+ * just before a worker starts it (a run function's later requests are
+ * not asked again): while it answers false, mu_writer_submit() refuses
+ * with -EPERM and a queued write completes with -EPERM, unsent. muster
+ * serve gates on its Lease (kube/lease.h): the last guard that a process
+ * that is not the leader writes nothing, whatever its loop decided.
+ *
  * Errors: a write's outcome is 0 or a negative errno: the request's
  * (client.h; HTTP errors mapped by mu_kube_http_errno(), e.g. -ENOENT for
  * 404) with its one-line message, or the run function's. The writer never
@@ -148,6 +155,10 @@ struct mu_writer_opts {
      * Threads). */
     void (*notify)(void *ctx);
     void *notify_ctx;
+    /* Optional: may writes go now (see Gate)? Any thread (submitters and
+     * workers); must be thread-safe and must not block. */
+    bool (*gate)(void *ctx);
+    void *gate_ctx;
     /* Optional: one line (no newline) about a failed fire-and-forget
      * write; on the owner thread. */
     void (*log)(void *ctx, const char *msg);
@@ -185,7 +196,8 @@ void mu_writer_free(struct mu_writer *w);
 
 /*
  * Queues a write (see Ownership, Bounds). Returns 0, -EINVAL (no path, or
- * neither method nor run) or -ECANCELED (the writer is stopping); on an
+ * neither method nor run), -EPERM (the gate is closed) or -ECANCELED (the
+ * writer is stopping); on an
  * error done is not called and the body is released.
  */
 int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr);

@@ -4,11 +4,11 @@
  */
 #include "serve/enforce.h"
 
+#include "api/strconv.h"
 #include "api/vcjob.h"
 #include "common/clock.h"
 #include "kube/paths.h"
 
-#define MU_ANN_RESERVED "muster.io/reserved-node"
 #define MU_ANN_WAKE "muster.io/wake"
 /* Wakes of one reservation after a /filter miss (mu_enforcer_filter_miss):
  * enough for a nomination that lost a race, not a loop when kube-scheduler
@@ -37,6 +37,9 @@ void mu_enforcer_init(struct mu_enforcer *e, const struct mu_ctl *ctl,
     memset(e, 0, sizeof(*e));
     e->ctl = ctl;
     e->bind_timeout_ms = bind_timeout_ms;
+    /* release ids stay unique across processes (a new leader's are never
+     * an old one's, written on the pods): seeded from the start time */
+    e->release_seq = (uint64_t)time(NULL) << 20;
     mu_map_init(&e->resv);
     mu_map_init(&e->announced);
     mu_map_init(&e->partial);
@@ -200,6 +203,69 @@ json_t *mu_serve_wake_patch(const char *uid, const char *node,
     return p;
 }
 
+void mu_serve_release_annotate(json_t *patch, const char *release, int batch,
+                               const char *node, bool pinned)
+{
+    json_t *meta = json_object_get(patch, "metadata"), *ann;
+    char size[16];
+
+    if (!meta) {
+        meta = json_object();
+        json_object_set_new(patch, "metadata", meta);
+    }
+    ann = json_object_get(meta, "annotations");
+    if (!ann) {
+        ann = json_object();
+        json_object_set_new(meta, "annotations", ann);
+    }
+    snprintf(size, sizeof(size), "%d", batch);
+    json_object_set_new(ann, MU_ANN_RELEASE, json_string(release));
+    json_object_set_new(ann, MU_ANN_RELEASE_SIZE, json_string(size));
+    json_object_set_new(ann, MU_ANN_RESERVED, json_string(node));
+    if (pinned)
+        json_object_set_new(ann, MU_ANN_PINNED, json_string("true"));
+}
+
+/* The JSON patch ops that set the release's annotations on pod as read
+ * (mu_serve_release_annotate's, for mu_serve_release_patch). */
+static void annotate_ops(json_t *ops, const json_t *pod,
+                         const struct mu_release *c)
+{
+    const json_t *ann =
+        json_object_get(json_object_get(pod, "metadata"), "annotations");
+    json_t *want = json_object(), *v;
+    const char *k;
+
+    mu_serve_release_annotate(want, c->release, c->batch, c->node, true);
+    v = json_object_get(json_object_get(want, "metadata"), "annotations");
+    if (!json_is_object(ann)) {
+        json_array_append_new(ops, json_pack("{s:s,s:s,s:O}", "op", "add",
+                                             "path", "/metadata/annotations",
+                                             "value", v));
+    } else {
+        json_t *x;
+
+        json_object_foreach(v, k, x) {
+            char *path = mu_xasprintf("/metadata/annotations/%s", k);
+            char *slash;
+
+            /* RFC 6901: "/" in a key is "~1" ("muster.io/x") */
+            while ((slash = strchr(path + strlen("/metadata/annotations/"),
+                                   '/'))) {
+                char *t = mu_xasprintf("%.*s~1%s", (int)(slash - path), path,
+                                       slash + 1);
+
+                free(path);
+                path = t;
+            }
+            json_array_append_new(ops, json_pack("{s:s,s:s,s:O}", "op", "add",
+                                                 "path", path, "value", x));
+            free(path);
+        }
+    }
+    json_decref(want);
+}
+
 /* On a worker: GET the pod, then the JSON patch built from it, guarded by
  * its uid (test op): the general case, two requests. */
 static int release_read_patch(struct mu_kube *k, const char *path,
@@ -222,6 +288,7 @@ static int release_read_patch(struct mu_kube *k, const char *path,
         return r;
     }
     patch = mu_serve_release_patch(pod, c->node);
+    annotate_ops(patch, pod, c);
     if (c->uid)
         json_array_insert_new(patch, 0,
                               json_pack("{s:s,s:s,s:s}", "op", "test", "path",
@@ -292,7 +359,7 @@ static void release_done(void *ctx, int rc, const char *msg)
  * affinity term, else a read and a JSON patch), other pods are woken with
  * mu_serve_wake_patch on pods/<name>/status; wake names the wake-up. */
 static void release_pod(struct mu_enforcer *e, struct mu_task *t,
-                        const char *node, const char *release,
+                        const char *node, const char *release, int batch,
                         const char *wake)
 {
     struct mu_release *c = mu_xcalloc(1, sizeof(*c));
@@ -309,10 +376,12 @@ static void release_pod(struct mu_enforcer *e, struct mu_task *t,
     c->release = mu_xstrdup(release);
     c->node = mu_xstrdup(node);
     c->uid = mu_xstrdup_or_null(t->pod.meta.uid);
+    c->batch = batch;
     c->gated = t->pod.muster_gate;
     c->smp = c->gated && !t->pod.affinity.nterms;
     if (c->smp) {
         w.body = mu_serve_release_smp(c->uid, node);
+        mu_serve_release_annotate(w.body, release, batch, node, true);
         w.content_type = MU_STRATEGIC_MERGE_PATCH;
     } else if (!c->gated) {
         /* not ours to pin: wake it so kube-scheduler asks /filter again,
@@ -321,6 +390,7 @@ static void release_pod(struct mu_enforcer *e, struct mu_task *t,
         w.path = status;
         w.key = path; /* in order with the pod's other writes */
         w.body = mu_serve_wake_patch(c->uid, node, wake);
+        mu_serve_release_annotate(w.body, release, batch, node, false);
         w.content_type = MU_KUBE_MERGE_PATCH;
     }
     if (mu_writer_submit(e->ctl->writer, &w) < 0) {
@@ -359,7 +429,7 @@ void mu_enforcer_filter_miss(struct mu_enforcer *e, const char *uid)
         mu_ctl_log(e->ctl, "pod %s was tried without its node %s; waking it "
                            "again (%d of %d)", r->key, r->node, r->wakes,
                    MU_REWAKE_MAX);
-        release_pod(e, t, r->node, r->release, wake);
+        release_pod(e, t, r->node, r->release, r->batch, wake);
         free(wake);
         return;
     }
@@ -430,7 +500,7 @@ void mu_enforcer_release_pods(struct mu_enforcer *e,
 
         if (r)
             release_pod(e, t, t->node->spec.meta.name, r->release,
-                        r->release);
+                        r->batch, r->release);
     }
 }
 
@@ -498,6 +568,105 @@ static void fail_release(struct mu_enforcer *e, const char *release)
         }
         resv_free(mu_map_del(&e->resv, r->key));
     }
+}
+
+/* One release found on the pods by mu_enforcer_adopt. */
+struct adopt {
+    int want, bound, unbound;
+    bool said;
+};
+
+static const char *ann(const struct mu_task *t, const char *key)
+{
+    return mu_kvs_get(&t->pod.meta.annotations, key);
+}
+
+/* A pod released by someone else and not bound yet: its release id, or
+ * NULL. Still gated means the release never reached it. */
+static const char *adoptable(const struct mu_task *t)
+{
+    if (!t->pod.meta.uid || t->pod.meta.deleting || t->pod.node_name ||
+        t->pod.muster_gate || t->pod.phase != MU_POD_PENDING ||
+        !ann(t, MU_ANN_RESERVED))
+        return NULL;
+    return ann(t, MU_ANN_RELEASE);
+}
+
+void mu_enforcer_adopt(struct mu_enforcer *e)
+{
+    struct mu_cluster *c = e->ctl->cluster;
+    struct mu_map rel;
+    size_t it = 0;
+    void *v;
+
+    mu_map_init(&rel);
+    for (size_t i = 0; i < c->ntasks; i++) {
+        struct mu_task *t = c->tasks[i];
+        const char *id = ann(t, MU_ANN_RELEASE);
+        struct adopt *a;
+
+        if (!id || t->pod.meta.deleting)
+            continue;
+        if (!t->pod.node_name && !adoptable(t))
+            continue; /* gated still, or finished */
+        a = mu_map_get(&rel, id);
+        if (!a) {
+            long long want = 0;
+
+            a = mu_xcalloc(1, sizeof(*a));
+            if (!ann(t, MU_ANN_RELEASE_SIZE) ||
+                mu_strconv_int(ann(t, MU_ANN_RELEASE_SIZE), 1, 1 << 20,
+                               &want) < 0)
+                want = 0; /* unreadable: undone, never finished */
+            a->want = (int)want;
+            mu_map_put(&rel, id, a);
+        }
+        if (t->pod.node_name)
+            a->bound++;
+        else
+            a->unbound++;
+    }
+    for (size_t i = 0; i < c->ntasks; i++) {
+        struct mu_task *t = c->tasks[i];
+        const char *id = adoptable(t), *node;
+        struct adopt *a = id ? mu_map_get(&rel, id) : NULL;
+        bool pinned;
+
+        if (!a || !a->unbound || mu_map_get(&e->resv, t->key))
+            continue;
+        node = ann(t, MU_ANN_RESERVED);
+        pinned = !mu_strcmp0(ann(t, MU_ANN_PINNED), "true");
+        if (a->want > 0 && a->bound + a->unbound == a->want &&
+            mu_cluster_node(c, node)) {
+            /* every member released: finish it, the members not bound
+             * yet as one batch through this barrier */
+            if (!a->said)
+                mu_ctl_log(e->ctl, "release %s: taken over, %d of %d "
+                                   "members left to bind on their nodes",
+                           id, a->unbound, a->want);
+            add_resv(e, t, node, id, a->unbound, pinned);
+            mu_enforcer_pod_seen(e, t);
+        } else if (pinned) {
+            /* some members were never released (or are gone): undo, as a
+             * failed batch is undone; its controller makes it again */
+            char *path = pod_path(t);
+
+            if (!a->said)
+                mu_ctl_log(e->ctl, "release %s: taken over incomplete (%d "
+                                   "of %d members released); deleting its "
+                                   "pinned pods", id, a->bound + a->unbound,
+                           a->want);
+            mu_ctl_log(e->ctl, "pod %s was pinned to %s by a release that "
+                               "did not complete; deleting it", t->key,
+                       node);
+            delete_pod(e, t, path);
+            free(path);
+        }
+        a->said = true;
+    }
+    while (mu_map_next(&rel, &it, NULL, &v))
+        free(v);
+    mu_map_release(&rel);
 }
 
 void mu_enforcer_bind_report(struct mu_enforcer *e, const char *release,

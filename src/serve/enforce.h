@@ -91,6 +91,20 @@ bool mu_enforcer_reserve(struct mu_enforcer *e,
 void mu_enforcer_release_pods(struct mu_enforcer *e,
                               const struct mu_cycle_out *out);
 
+/*
+ * Takeover (a new leader, once, on its synced cache before its first
+ * cycle): the releases another process made and that are not finished,
+ * read from the members' annotations (MU_ANN_RELEASE...): a pod no longer
+ * gated (or woken), not bound, still Pending. A release whose members are
+ * all there (bound ones and not) is finished: its unbound members go into
+ * the ledger as one batch of that many on their nodes, so kube-scheduler
+ * binds them through this barrier. One that is missing members (the old
+ * leader died between its patches, a member was deleted) is undone like
+ * a failed batch: its pinned pods are deleted (their controller makes
+ * them again, gated); woken pods are left alone. Writes only deletes.
+ */
+void mu_enforcer_adopt(struct mu_enforcer *e);
+
 /* A bind batch finished (the barrier's report): a failed one is dropped,
  * and its pods pinned to a node they never reached are deleted. */
 void mu_enforcer_bind_report(struct mu_enforcer *e, const char *release,
@@ -130,6 +144,24 @@ json_t *mu_serve_release_smp(const char *uid, const char *node);
  */
 json_t *mu_serve_wake_patch(const char *uid, const char *node,
                             const char *wake);
+/*
+ * What a release writes on each member, in the same request as the
+ * release itself, so that another process can finish or undo it from the
+ * API alone (a new leader, mu_enforcer_adopt): MU_ANN_RELEASE (the batch
+ * id), MU_ANN_RELEASE_SIZE (its members), MU_ANN_RESERVED (the node), and
+ * MU_ANN_PINNED ("true") when the pod was ungated and pinned by muster
+ * (deleting it is muster's way to undo; a woken pod is never deleted).
+ * mu_serve_release_annotate adds them to a merge patch (strategic or
+ * JSON merge) as metadata.annotations; the JSON patch of a pod read first
+ * gets the same as "add" ops.
+ */
+#define MU_ANN_RELEASE "muster.io/release"
+#define MU_ANN_RELEASE_SIZE "muster.io/release-size"
+#define MU_ANN_RESERVED "muster.io/reserved-node"
+#define MU_ANN_PINNED "muster.io/release-pinned"
+void mu_serve_release_annotate(json_t *patch, const char *release, int batch,
+                               const char *node, bool pinned);
+
 /* The release of one pod as the writer sends it (a writer run function,
  * exposed for tests). gated: muster's gate goes and the pod is pinned to
  * node, with w->body (mu_serve_release_smp) when smp, else, or when the
@@ -138,6 +170,7 @@ json_t *mu_serve_wake_patch(const char *uid, const char *node,
 struct mu_release {
     struct mu_enforcer *enf; /* for the done callback (scheduler thread) */
     char *key, *release, *node, *uid;
+    int batch;  /* members of the release, written on the pod */
     bool gated; /* muster's gate: ungate and pin; else wake */
     bool smp;   /* gated, and no required node affinity term seen */
 };

@@ -53,6 +53,7 @@ static bool admit(struct mu_evq *q, const struct mu_ev *ev)
         q->nmiss++;
         return true;
     case MU_SRC_BIND_REPORT:
+    case MU_SRC_LEASE:
         return true;
     default:
         while (q->nwatch >= q->cap && !q->closed)

@@ -19,6 +19,8 @@
  *     MU_EVQ_MISS_CAP wait, and one pushed beyond that is dropped and
  *     counted in q->misses_dropped (a hint: kube-scheduler's next attempt
  *     at the pod misses again and reports it again).
+ *   - Leadership changes (MU_SRC_LEASE): never block, always queued; at
+ *     most two per process (gained, lost).
  * So a producer on a thread the scheduler thread waits for (a writer
  * worker, while the scheduler thread blocks in mu_writer_submit) never
  * blocks here, and the scheduler thread, which only takes, never waits
@@ -47,6 +49,7 @@ enum mu_src {
     MU_SRC_BIND_REPORT = MU_SRC__COUNT, /* from the barrier */
     MU_SRC_WRITE_DONE,                  /* writes completed (writer.h) */
     MU_SRC_FILTER_MISS, /* /filter missed a reserved node (extender.h) */
+    MU_SRC_LEASE,       /* leadership gained or lost (kube/lease.h) */
 };
 
 struct mu_ev {

@@ -134,6 +134,7 @@ static bool all_synced(const struct mu_serve *sv)
     return true;
 }
 
+static bool leading_fn(void *ctx);
 static int bind_fn(void *ctx, const char *ns, const char *name,
                    const char *uid, const char *node, struct mu_err *err);
 static int unbind_fn(void *ctx, const char *ns, const char *name,
@@ -146,8 +147,14 @@ static int bind_fn(void *ctx, const char *ns, const char *name,
                    const char *uid, const char *node, struct mu_err *err)
 {
     struct mu_serve *sv = ctx;
-    struct mu_kube *k = mu_kube_pool_get(sv->bind_pool, err);
-    int r = k ? mu_kube_bind(k, ns, name, uid, node, err) : -ENOMEM;
+    struct mu_kube *k;
+    int r;
+
+    if (!leading_fn(sv))
+        return mu_err_set(err, -EPERM, "not the leader: %s/%s not bound",
+                          ns, name);
+    k = mu_kube_pool_get(sv->bind_pool, err);
+    r = k ? mu_kube_bind(k, ns, name, uid, node, err) : -ENOMEM;
 
     mu_kube_pool_put(sv->bind_pool, k);
     return r;
@@ -157,12 +164,20 @@ static int unbind_fn(void *ctx, const char *ns, const char *name,
                      const char *uid, struct mu_err *err)
 {
     struct mu_serve *sv = ctx;
-    struct mu_kube *k = mu_kube_pool_get(sv->bind_pool, err);
-    char *path = mu_api_path(MU_API_POD, ns, name, NULL);
+    struct mu_kube *k;
+    char *path;
+    json_t *opts;
+    int r;
+
+    if (!leading_fn(sv))
+        return mu_err_set(err, -EPERM, "not the leader: %s/%s not undone",
+                          ns, name);
+    k = mu_kube_pool_get(sv->bind_pool, err);
+    path = mu_api_path(MU_API_POD, ns, name, NULL);
     /* only the pod that was bound, never another of the same name */
-    json_t *opts = mu_api_delete_options(uid ? uid : "", NULL);
-    int r = k ? mu_kube_call(k, "DELETE", path, NULL, opts, NULL, NULL, err)
-              : -ENOMEM;
+    opts = mu_api_delete_options(uid ? uid : "", NULL);
+    r = k ? mu_kube_call(k, "DELETE", path, NULL, opts, NULL, NULL, err)
+          : -ENOMEM;
 
     if (r == -ENOENT || r == -EBUSY) /* gone, or the name is another's */
         r = 0;
@@ -185,6 +200,87 @@ static void writes_done_fn(void *ctx)
 static void writer_log(void *ctx, const char *msg)
 {
     log_line(ctx, msg);
+}
+
+/* May this process write (serve_int.h, Leadership)? Any thread. */
+static bool leading_fn(void *ctx)
+{
+    struct mu_serve *sv = ctx;
+
+    return !sv->lease || mu_lease_leading(sv->lease);
+}
+
+/* The elector's thread: leadership changed; the loop looks at once. */
+static void lease_changed_fn(void *ctx)
+{
+    struct mu_serve *sv = ctx;
+    struct mu_ev *ev = mu_xcalloc(1, sizeof(*ev));
+
+    ev->src = MU_SRC_LEASE;
+    mu_evq_push(&sv->q, ev);
+}
+
+static int start_lease(struct mu_serve *sv, struct mu_err *err)
+{
+    const struct mu_serve_opts *o = sv->o;
+    struct mu_lease_opts lo = {.ns = o->lease_ns,
+                               .name = o->lease_name,
+                               .identity = o->lease_identity,
+                               .lease_ms = o->lease_ms,
+                               .renew_ms = o->renew_ms,
+                               .retry_ms = o->retry_ms,
+                               .release_on_stop = true,
+                               .log = log_line,
+                               .log_ctx = sv,
+                               .changed = lease_changed_fn,
+                               .changed_ctx = sv};
+    int r;
+
+    if (!o->leader_elect)
+        return 0;
+    if ((r = mu_lease_start(&sv->cfg, &lo, &sv->lease, err)) < 0)
+        return r;
+    say(sv, "leader election on lease %s/%s as %s",
+        o->lease_ns ? o->lease_ns : MU_LEASE_NAMESPACE,
+        o->lease_name ? o->lease_name : MU_LEASE_NAME,
+        mu_lease_identity(sv->lease));
+    return 0;
+}
+
+/* A follower keeps the Commands it sees for the day it leads: the queue
+ * controller acts on a Command when it is seen, and it is seen once. */
+static void keep_command(struct mu_serve *sv, const struct mu_ev *e)
+{
+    const json_t *m = json_object_get(e->obj, "metadata");
+    const char *ns = json_string_value(json_object_get(m, "namespace"));
+    const char *name = json_string_value(json_object_get(m, "name"));
+    char *key;
+
+    if (!ns || !name) /* the queue controller reports it when it leads */
+        return;
+    key = mu_xasprintf("%s/%s", ns, name);
+    if (e->type == MU_WATCH_DELETED)
+        json_decref(mu_map_del(&sv->pending_cmds, key));
+    else
+        json_decref(mu_map_put(&sv->pending_cmds, key, json_incref(e->obj)));
+    free(key);
+}
+
+/* Taking over (serve_int.h, Leadership). */
+static void take_over(struct mu_serve *sv)
+{
+    size_t it = 0;
+    void *v;
+
+    say(sv, "leading: taking over");
+    mu_enforcer_adopt(&sv->enf);
+    while (mu_map_next(&sv->pending_cmds, &it, NULL, &v)) {
+        mu_queuectl_command(sv->qc, MU_WATCH_ADDED, v);
+        json_decref(v);
+    }
+    mu_map_release(&sv->pending_cmds);
+    mu_map_init(&sv->pending_cmds);
+    sv->leads = true;
 }
 
 
@@ -360,6 +456,7 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     sv->pgctl = mu_pgctl_new(&sv->ctl);
     sv->qc = mu_queuectl_new(&sv->ctl);
     mu_view_slot_init(&sv->views);
+    mu_map_init(&sv->pending_cmds);
     pthread_mutex_init(&sv->metrics_lock, NULL);
     mu_kube_config_init(&sv->cfg);
     if (o->config_path) {
@@ -381,6 +478,11 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
                                     .log = writer_log,
                                     .log_ctx = sv};
 
+        if (o->leader_elect) { /* only the leader writes (serve_int.h) */
+            wo.gate = leading_fn;
+            wo.gate_ctx = sv;
+        }
+
         if ((r = mu_writer_new(&sv->cfg, &wo, &sv->writer, err)) < 0)
             return r;
     }
@@ -399,10 +501,16 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     so.metrics_ctx = sv;
     so.miss = miss_fn;
     so.miss_ctx = sv;
+    if (o->leader_elect) { /* a follower is not ready, refuses /bind */
+        so.leading = leading_fn;
+        so.leading_ctx = sv;
+    }
     if ((r = mu_ext_server_start(&so, &sv->http, err)) < 0)
         return r;
     say(sv, "serving the extender on %s (port %d)", o->listen,
                  mu_ext_server_port(sv->http));
+    if ((r = start_lease(sv, err)) < 0)
+        return r;
     return start_informers(sv, err);
 }
 
@@ -419,6 +527,9 @@ static void teardown(struct mu_serve *sv)
     if (sv->barrier)
         mu_barrier_free(sv->barrier);
     mu_writer_free(sv->writer); /* its last done calls use the state below */
+    /* after the last write: the Lease is given up only when nothing of
+     * this leader's can still land */
+    mu_lease_stop(sv->lease);
     mu_pgctl_free(sv->pgctl);
     mu_queuectl_free(sv->qc);
     mu_status_release(&sv->status);
@@ -433,6 +544,14 @@ static void teardown(struct mu_serve *sv)
     mu_kube_config_release(&sv->cfg);
     free(sv->metrics_text);
     pthread_mutex_destroy(&sv->metrics_lock);
+    {
+        size_t it = 0;
+        void *v;
+
+        while (mu_map_next(&sv->pending_cmds, &it, NULL, &v))
+            json_decref(v);
+        mu_map_release(&sv->pending_cmds);
+    }
 }
 
 /* Commands whose DELETE went through: the job actions among them go to
@@ -462,6 +581,7 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
         teardown(&sv);
         return r;
     }
+    r = 0;
     next_tick = mu_now_ns() + o->period_ms * 1000000;
     while (!atomic_load(o->stop)) {
         /* a burst of changes is coalesced for coalesce_ms from its first
@@ -474,8 +594,10 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
                 mu_enforcer_bind_report(&sv.enf, e->release, e->ok,
                                         e->detail);
                 dirty = true;
+            } else if (e->src == MU_SRC_LEASE) {
+                dirty = true; /* leadership changed: look now */
             } else if (e->src == MU_SRC_FILTER_MISS) {
-                if (was_synced)
+                if (was_synced && sv.leads)
                     mu_enforcer_filter_miss(&sv.enf, e->detail);
             } else if (e->src == MU_SRC_WRITE_DONE) {
                 size_t failed;
@@ -487,11 +609,22 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
                 dirty |= mu_apply_event(&sv.apply, e);
                 mu_queuectl_set_synced(sv.qc, sv.apply.synced[MU_SRC_QUEUE],
                                        all_synced(&sv));
-                if (e->src == MU_SRC_COMMAND)
+                if (e->src == MU_SRC_COMMAND && sv.leads)
                     mu_queuectl_command(sv.qc, e->type, e->obj);
+                else if (e->src == MU_SRC_COMMAND)
+                    keep_command(&sv, e);
             }
         }
         mu_ev_free(evs);
+        /* lost, or past the renew deadline while the elector's request
+         * still hangs: either way this leadership is over */
+        if (sv.lease && (mu_lease_lost(sv.lease) ||
+                         (sv.leads && !mu_lease_leading(sv.lease)))) {
+            say(&sv, "lost the lease: stopped writing; exiting so that a "
+                     "fresh process follows");
+            r = mu_err_set(err, -ENOLCK, "lost the leader election lease");
+            break;
+        }
         if (dirty && !was_dirty)
             burst_end = mu_now_ns() + o->coalesce_ms * 1000000;
         if (!all_synced(&sv)) {
@@ -499,12 +632,25 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
             continue;
         }
         if (!was_synced)
-            mu_queuectl_default_queue(sv.qc);
-        if (!was_synced)
             say(&sv, "caches synced: %zu nodes, %zu pods, %zu podgroups, "
                      "%zu queues", sv.cluster.nnodes, sv.cluster.ntasks,
                 sv.cluster.njobs, sv.cluster.nqueues);
         was_synced = true;
+        if (!sv.leads) {
+            /* a follower: warm caches, a view for /filter, no writes */
+            if (!leading_fn(&sv)) {
+                if (dirty || mu_now_ns() >= next_tick) {
+                    publish(&sv);
+                    dirty = false;
+                    next_tick = mu_now_ns() + o->period_ms * 1000000;
+                }
+                continue;
+            }
+            take_over(&sv);
+            mu_queuectl_default_queue(sv.qc);
+            dirty = true;
+            burst_end = 0;
+        }
         mu_jobctl_sync(sv.jobctl, false);
         if (dirty && mu_now_ns() < burst_end)
             continue;
@@ -522,5 +668,5 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
     }
     say(&sv, "stopping");
     teardown(&sv);
-    return 0;
+    return r;
 }

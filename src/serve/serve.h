@@ -13,6 +13,7 @@
 #define MU_SERVE_SERVE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -27,6 +28,11 @@ struct mu_serve_opts {
     int64_t bind_timeout_ms;  /* a release batch must reach /bind (20000) */
     double qps;               /* API client limits (500 / 1000) */
     int burst;
+    /* Leader election (kube/lease.h): off unless leader_elect; 0 and
+     * NULL take its defaults. */
+    bool leader_elect;
+    int64_t lease_ms, renew_ms, retry_ms;
+    const char *lease_ns, *lease_name, *lease_identity;
     const atomic_bool *stop;  /* set to stop; required */
     FILE *log;                /* one line per action (stderr) */
 };
@@ -34,8 +40,14 @@ struct mu_serve_opts {
 /* Fills the defaults above. */
 void mu_serve_opts_init(struct mu_serve_opts *o);
 
-/* Runs until *stop. Returns 0, or -errno with err when it cannot start
- * (bad kubeconfig or configuration, address in use). */
+/*
+ * Runs until *stop. Returns 0, or -errno with err when it cannot start
+ * (bad kubeconfig or configuration, address in use), or -ENOLCK once it
+ * has lost the Lease it led on (leader_elect): it stopped writing at the
+ * renew deadline, and the process should exit non-zero so that it comes
+ * back as a follower with fresh state (client-go's rule; see serve_int.h,
+ * Leadership).
+ */
 int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err);
 
 #endif

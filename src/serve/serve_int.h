@@ -8,6 +8,28 @@
  * live in src/ctrl with a struct mu_ctl. Everything here belongs to the
  * scheduler thread, except the figures for /metrics (atomics and
  * metrics_lock) and what the informers and the HTTP threads are handed.
+ *
+ * Leadership (--leader-elect; kube/lease.h): only the leader writes. The
+ * Lease runs on its own thread; the gates, from the loop outwards:
+ *   - the loop (serve.c) runs nothing that writes while not leading: no
+ *     cycle (so no release, eviction, PodGroup status), no controller
+ *     sync, no expiry, nudge or wake-up; Commands seen meanwhile are kept
+ *     (pending_cmds) and handed to the queue controller on taking over.
+ *     It keeps applying events: the caches stay warm.
+ *   - the extender (http.h leading hook): /readyz and /bind answer 503,
+ *     so a Service sends kube-scheduler to the leader only;
+ *   - the /bind threads' bind and undo (bind_fn, unbind_fn) refuse;
+ *   - the writer's gate (writer.h) refuses any write, queued or new: the
+ *     last guard, whatever the loop decided a moment before.
+ * All of them ask mu_lease_leading(), which turns false at the renew
+ * deadline on its own, before the Lease can expire for anyone else.
+ * Taking over: on the first pass of the loop that leads with synced
+ * caches, mu_enforcer_adopt() reads the releases another leader left
+ * unfinished from the pods, then the controllers and the cycle run.
+ * Losing it: the loop sees mu_lease_lost() and returns -ENOLCK, and
+ * muster exits non-zero (client-go's rule): the ledger, the controllers'
+ * memory and the barrier's batches belong to a leadership that is over,
+ * and a fresh follower rebuilds them from the API.
  * */
 #ifndef MU_SERVE_SERVE_INT_H
 #define MU_SERVE_SERVE_INT_H
@@ -22,6 +44,7 @@
 #include "extender/view.h"
 #include "kube/client.h"
 #include "kube/config.h"
+#include "kube/lease.h"
 #include "kube/pool.h"
 #include "kube/watch.h"
 #include "kube/writer.h"
@@ -63,6 +86,9 @@ struct mu_serve {
     struct mu_barrier *barrier;
     struct mu_ext_server *http;
     uint64_t view_gen;
+    struct mu_lease *lease;        /* NULL: no leader election */
+    bool leads;                    /* the loop ran as leader (adopted) */
+    struct mu_map pending_cmds;    /* follower: Command key -> json_t * */
     /* figures for /metrics */
     _Atomic int64_t last_cycle_ns;
     atomic_ullong cycles;

@@ -62,12 +62,22 @@ static void publish(bool synced)
     mu_view_publish(&slot, v);
 }
 
+static atomic_bool is_leader;
+
+static bool leading_fn(void *ctx)
+{
+    (void)ctx;
+    return atomic_load(&is_leader);
+}
+
 static void setup(void)
 {
     struct mu_ext_server_opts o = {0};
     struct mu_err err = {{0}};
 
     atomic_init(&n_binds, 0);
+    atomic_store(&is_leader, true);
+    o.leading = leading_fn;
     mu_view_slot_init(&slot);
     bar = mu_barrier_new(600, fake_bind, fake_unbind, NULL, NULL);
     o.listen = "127.0.0.1:0";
@@ -269,6 +279,36 @@ START_TEST(test_http_readyz_is_503_until_a_synced_view_is_published)
     ck_assert_int_eq(r.status, 200);
     ck_assert_str_eq(r.body, "ok\n");
     free(r.body);
+}
+END_TEST
+
+START_TEST(test_http_a_follower_is_not_ready_and_refuses_bind)
+{
+    /* a pod the view reserves, bound alone (no release batch) */
+    static const char args[] =
+        "{\"PodName\":\"solo\",\"PodNamespace\":\"team-a\","
+        "\"PodUID\":\"u-solo\",\"Node\":\"gpu-04\"}";
+    struct resp r;
+
+    publish(true);
+    atomic_store(&is_leader, false);
+    r = req(NULL, "GET", "/readyz", NULL, 0, 0);
+    ck_assert_int_eq(r.status, 503);
+    ck_assert_str_eq(r.body, "not ready: not the leader\n");
+    free(r.body);
+    r = req(NULL, "POST", "/gang/bind", args, sizeof(args) - 1, 0);
+    ck_assert_int_eq(r.status, 503);
+    ck_assert_str_eq(r.body, "not the leader\n");
+    free(r.body);
+    ck_assert_int_eq(atomic_load(&n_binds), 0);
+    atomic_store(&is_leader, true);
+    r = req(NULL, "GET", "/readyz", NULL, 0, 0);
+    ck_assert_int_eq(r.status, 200);
+    free(r.body);
+    r = req(NULL, "POST", "/gang/bind", args, sizeof(args) - 1, 0);
+    ck_assert_int_eq(r.status, 200);
+    free(r.body);
+    ck_assert_int_eq(atomic_load(&n_binds), 1);
 }
 END_TEST
 
@@ -947,6 +987,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_http_healthz_answers_ok);
         tcase_add_test(
             tc, test_http_readyz_is_503_until_a_synced_view_is_published);
+    tcase_add_test(tc, test_http_a_follower_is_not_ready_and_refuses_bind);
         tcase_add_test(tc, test_http_filter_is_served_at_any_prefix);
         tcase_add_test(tc, test_http_prioritize_scores_and_preempt_vetoes);
         tcase_add_test(tc,

@@ -454,6 +454,48 @@ START_TEST(test_writer_sends_urgent_writes_first_but_never_before_their_key)
 }
 END_TEST
 
+/* --------------------------------------------------------------- gate -- */
+
+static atomic_bool may_write;
+
+static bool gate_fn(void *ctx)
+{
+    (void)ctx;
+    return atomic_load(&may_write);
+}
+
+/* A closed gate refuses submits with -EPERM, and a write queued while it
+ * was open completes with -EPERM, unsent, once the gate closes before a
+ * worker takes it (muster serve's "only the leader writes"). */
+START_TEST(test_writer_gate_refuses_and_fails_queued_writes)
+{
+    struct mu_kube_config cfg;
+    struct mu_writer_opts o = {.threads = 1, .gate = gate_fn};
+    struct mu_writer *w = NULL;
+    struct mu_err err = {{0}};
+
+    rec_init();
+    atomic_store(&may_write, true);
+    mu_kube_config_init(&cfg);
+    cfg.server = mu_xstrdup("http://127.0.0.1:9");
+    ck_assert_msg(mu_writer_new(&cfg, &o, &w, &err) == 0, "%s", err.msg);
+    mu_kube_config_release(&cfg);
+    ck_assert_int_eq(submit_tw(w, 0, "k/0", 0, true, 0, 0), 0);
+    wait_started(1);
+    ck_assert_int_eq(submit_tw(w, 1, "k/1", 0, false, 0, 0), 0);
+    atomic_store(&may_write, false);
+    ck_assert_int_eq(submit_tw(w, 2, "k/2", 0, false, 0, 0), -EPERM);
+    open_gate();
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_uint_eq(mu_writer_drain(w, NULL), 2);
+    ck_assert_int_eq(R.done_rc[0], 0);
+    ck_assert_int_eq(R.done_rc[1], -EPERM);
+    ck_assert_int_eq(R.norder, 1); /* 1 never ran */
+    ck_assert_int_eq(R.ndone[2], 0);
+    mu_writer_free(w);
+}
+END_TEST
+
 /* ---------------------------------------------------------- coalescing -- */
 
 START_TEST(test_writer_coalesces_queued_state_writes_only)
@@ -835,9 +877,9 @@ static struct mu_kube *plain_client(void)
 
 static int release(bool gated, bool smp, struct mu_err *err)
 {
-    char node[] = "gpu-2", uid[] = "u-1";
-    struct mu_release c = {
-        .node = node, .uid = uid, .gated = gated, .smp = smp};
+    char node[] = "gpu-2", uid[] = "u-1", rel[] = "a/g#1";
+    struct mu_release c = {.node = node, .uid = uid, .release = rel,
+                           .batch = 2, .gated = gated, .smp = smp};
     struct mu_write w = {.method = "PATCH",
                          .path = "/api/v1/namespaces/a/pods/p"};
     struct mu_kube *k = plain_client();
@@ -845,10 +887,12 @@ static int release(bool gated, bool smp, struct mu_err *err)
 
     if (smp) {
         w.body = mu_serve_release_smp(c.uid, c.node);
+        mu_serve_release_annotate(w.body, rel, 2, node, true);
         w.content_type = "application/strategic-merge-patch+json";
     } else if (!gated) {
         w.path = "/api/v1/namespaces/a/pods/p/status";
         w.body = mu_serve_wake_patch(c.uid, c.node, "a/g#1");
+        mu_serve_release_annotate(w.body, rel, 2, node, false);
         w.content_type = MU_KUBE_MERGE_PATCH;
     }
     rc = mu_serve_release_run(k, &w, &c, err);
@@ -879,6 +923,13 @@ START_TEST(test_release_of_a_plain_gated_pod_is_one_strategic_merge_patch)
     ck_assert_str_eq(kf_req(&srv, 0)->content_type,
                      "application/strategic-merge-patch+json");
     ck_assert_ptr_nonnull(strstr(kf_req(&srv, 0)->body, "\"$patch\""));
+    /* the release's record, in the same request (takeover) */
+    ck_assert_ptr_nonnull(strstr(kf_req(&srv, 0)->body,
+                                 "\"muster.io/release\":\"a/g#1\""));
+    ck_assert_ptr_nonnull(strstr(kf_req(&srv, 0)->body,
+                                 "\"muster.io/release-size\":\"2\""));
+    ck_assert_ptr_nonnull(strstr(kf_req(&srv, 0)->body,
+                                 "\"muster.io/release-pinned\":\"true\""));
 }
 END_TEST
 
@@ -904,7 +955,11 @@ START_TEST(test_release_refused_as_invalid_reads_the_pod_and_tightens_its_terms)
         "requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/"
         "matchFields\",\"value\":[{\"key\":\"metadata.name\",\"operator\":"
         "\"In\",\"values\":[\"gpu-2\"]}]},"
-        "{\"op\":\"remove\",\"path\":\"/spec/schedulingGates\"}]",
+        "{\"op\":\"remove\",\"path\":\"/spec/schedulingGates\"},"
+        "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":"
+        "{\"muster.io/release\":\"a/g#1\",\"muster.io/release-size\":\"2\","
+        "\"muster.io/reserved-node\":\"gpu-2\","
+        "\"muster.io/release-pinned\":\"true\"}}]",
         0, NULL);
     ck_assert_ptr_nonnull(want);
     ck_assert_msg(json_equal(got, want), "%.*s", (int)r->body_len, r->body);
@@ -932,13 +987,22 @@ START_TEST(test_release_of_a_pod_with_terms_reads_it_first)
 {
     struct mu_err err;
 
-    kf_reply_body(&srv, 200, gated_pod_with_a_term);
+    kf_reply_body(&srv, 200,
+                  "{\"metadata\":{\"name\":\"p\",\"uid\":\"u-1\","
+                  "\"annotations\":{\"x\":\"y\"}},\"spec\":"
+                  "{\"schedulingGates\":[{\"name\":\"muster.io/gang\"}]}}");
     kf_reply_body(&srv, 200, "{}");
     ck_assert_int_eq(release(true, false, &err), 0);
     ck_assert_uint_eq(kf_count(&srv), 2);
     ck_assert_str_eq(kf_req(&srv, 0)->method, "GET");
     ck_assert_str_eq(kf_req(&srv, 1)->content_type,
                      "application/json-patch+json");
+    /* annotations there already: one add per key, "/" escaped as "~1" */
+    ck_assert_ptr_nonnull(strstr(kf_req(&srv, 1)->body,
+                                 "\"/metadata/annotations/muster.io~1release\""));
+    ck_assert_ptr_nonnull(strstr(
+        kf_req(&srv, 1)->body,
+        "\"/metadata/annotations/muster.io~1release-size\",\"value\":\"2\""));
 }
 END_TEST
 
@@ -1016,6 +1080,7 @@ int main(void)
     tcase_add_test(
         tc, test_writer_sends_urgent_writes_first_but_never_before_their_key);
     tcase_add_test(tc, test_writer_folds_queued_merge_patches_into_one);
+    tcase_add_test(tc, test_writer_gate_refuses_and_fails_queued_writes);
     tcase_add_test(tc, test_writer_urgent_submit_after_waiting_for_room);
     tcase_add_test(
         tc, test_release_of_a_plain_gated_pod_is_one_strategic_merge_patch);

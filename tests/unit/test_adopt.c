@@ -1,0 +1,139 @@
+/* Takeover of another leader's releases (mu_enforcer_adopt,
+ * src/serve/enforce.h), from the annotations a release writes on its
+ * members, with a real writer on the fake API server (test_ctl_harness.h):
+ * a release whose members are all there is finished (its unbound members
+ * one batch in the ledger, on their node); one that is missing members is
+ * undone (its pinned pods deleted, woken pods left alone). */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve/enforce.h"
+#include "test_ctl_harness.h"
+
+static struct mu_enforcer enf;
+
+static void setup(void)
+{
+    th_start(NULL);
+    mu_enforcer_init(&enf, &th.ctl, 20000);
+}
+
+static void teardown(void)
+{
+    th_stop_writer();
+    mu_enforcer_release(&enf);
+    th_stop();
+}
+
+static void add_node(const char *name)
+{
+    char *txt = mu_xasprintf(
+        "{\"metadata\":{\"name\":\"%s\"},\"status\":{\"allocatable\":"
+        "{\"cpu\":\"8\",\"memory\":\"64Gi\",\"pods\":\"10\"}}}", name);
+    json_t *j = json_loads(txt, 0, NULL);
+    struct mu_node n;
+
+    ck_assert_int_eq(mu_node_decode(j, &th.cluster.rn, &n, NULL), 0);
+    ck_assert_ptr_nonnull(mu_cluster_add_node(&th.cluster, &n, NULL));
+    json_decref(j);
+    free(txt);
+}
+
+/* A pod of release rel (NULL: none) of size n; bound to node_name (NULL:
+ * not bound); gated; pinned: released by muster's gate. */
+static void add_pod(const char *name, const char *rel, int n,
+                    const char *node, const char *node_name, bool gated,
+                    bool pinned)
+{
+    char *ann = rel ? mu_xasprintf(
+                          "\"annotations\":{\"muster.io/release\":\"%s\","
+                          "\"muster.io/release-size\":\"%d\","
+                          "\"muster.io/reserved-node\":\"%s\"%s},",
+                          rel, n, node,
+                          pinned ? ",\"muster.io/release-pinned\":\"true\""
+                                 : "")
+                    : mu_xstrdup("");
+    char *nn = node_name ? mu_xasprintf("\"nodeName\":\"%s\",", node_name)
+                         : mu_xstrdup("");
+    char *txt = mu_xasprintf(
+        "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"a\",\"uid\":\"u-%s\","
+        "%s\"labels\":{}},\"spec\":{%s\"schedulerName\":\"volcano\",%s"
+        "\"containers\":[{\"name\":\"c\"}]},\"status\":{\"phase\":\"%s\"}}",
+        name, name, ann, nn,
+        gated ? "\"schedulingGates\":[{\"name\":\"muster.io/gang\"}]," : "",
+        node_name ? "Running" : "Pending");
+    json_t *j = json_loads(txt, 0, NULL);
+    struct mu_pod p;
+    struct mu_err err;
+
+    ck_assert_msg(j != NULL, "%s", txt);
+    ck_assert_int_eq(mu_pod_decode(j, &th.cluster.rn, &p, &err), 0);
+    ck_assert_ptr_nonnull(mu_cluster_update_task(&th.cluster, &p, &err));
+    json_decref(j);
+    free(txt);
+    free(ann);
+    free(nn);
+}
+
+START_TEST(adopt_finishes_a_whole_release_and_undoes_a_partial_one)
+{
+    const struct mu_resv *r;
+
+    add_node("gpu-1");
+    add_node("gpu-2");
+    /* a/g#5: one member bound, two pinned and waiting: finished */
+    add_pod("g-0", "a/g#5", 3, "gpu-1", "gpu-1", false, true);
+    add_pod("g-1", "a/g#5", 3, "gpu-2", NULL, false, true);
+    add_pod("g-2", "a/g#5", 3, "gpu-2", NULL, false, true);
+    /* a/h#9: one member pinned, two still gated: undone */
+    add_pod("h-0", "a/h#9", 3, "gpu-1", NULL, false, true);
+    add_pod("h-1", NULL, 0, NULL, NULL, true, false);
+    add_pod("h-2", NULL, 0, NULL, NULL, true, false);
+    /* a/k#2: an operator's pod woken, its peer gone: left alone */
+    add_pod("k-0", "a/k#2", 2, "gpu-1", NULL, false, false);
+    /* a plain pending pod and a gated one: nothing */
+    add_pod("x", NULL, 0, NULL, NULL, false, false);
+    kf_reply_body(&th.srv, 200, "{}");
+
+    mu_enforcer_adopt(&enf);
+    th_settle(2, 5000);
+
+    r = mu_enforcer_resv(&enf, "a/g-1");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_str_eq(r->release, "a/g#5");
+    ck_assert_str_eq(r->node, "gpu-2");
+    ck_assert_int_eq(r->batch, 2);
+    ck_assert(r->pinned);
+    ck_assert_ptr_nonnull(mu_enforcer_resv(&enf, "a/g-2"));
+    ck_assert_int_eq(
+        mu_cluster_task(&th.cluster, "a", "g-1")->status, MU_TASK_BINDING);
+    ck_assert_ptr_null(mu_enforcer_resv(&enf, "a/g-0"));
+    ck_assert_ptr_null(mu_enforcer_resv(&enf, "a/h-0"));
+    ck_assert_ptr_null(mu_enforcer_resv(&enf, "a/k-0"));
+    ck_assert_ptr_null(mu_enforcer_resv(&enf, "a/x"));
+    ck_assert_uint_eq(kf_count(&th.srv), 1);
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "DELETE");
+    ck_assert_str_eq(kf_req(&th.srv, 0)->path, "/api/v1/namespaces/a/pods/h-0");
+    ck_assert_ptr_nonnull(strstr(th.logged, "release a/g#5: taken over, 2 of 3"));
+    ck_assert_ptr_nonnull(strstr(th.logged, "release a/h#9: taken over "
+                                            "incomplete"));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("adopt");
+    TCase *tc = tcase_create("adopt");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, adopt_finishes_a_whole_release_and_undoes_a_partial_one);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
