@@ -14,20 +14,24 @@
  * The callbacks of struct mu_ext_server_opts run on connection threads,
  * several at once.
  *
- * Ownership: the server borrows views, barrier and the TLS PEM strings
+ * Ownership: the server borrows views, barrier and the option strings
  * (they must outlive it, until mu_ext_server_stop returns); it owns its
  * stats, which it hands to the barrier for its timeout counter while it
  * runs (mu_barrier_set_stats).
  *
  * Errors: start returns 0 or a negative errno with err: -EINVAL (bad
- * options, a bad listen address, a key or certificate that is not PEM),
- * -ENOTSUP (TLS asked of a libmicrohttpd without it), the socket's errno,
- * -EIO (libmicrohttpd refused to start). Once running, every verb reply
- * is HTTP 200 with problems in its Error (extender.h); only the transport
- * is refused with a status:
+ * options, a bad listen address, plain HTTP on an address that is not
+ * loopback, a key, certificate or CA that does not load), a TLS file's
+ * errno, -ENOTSUP (TLS asked of a libmicrohttpd without it), the socket's
+ * errno, -EIO (libmicrohttpd refused to start). Once running, every verb
+ * reply is HTTP 200 with problems in its Error (extender.h); only the
+ * transport is refused with a status:
  *   404 an unknown path           405 a wrong method (with Allow)
  *   413 a body over MU_EXT_MAX_BODY (the connection is then closed)
  *   503 /readyz before the view is synced
+ * and, with TLS and a client CA, a client without a certificate that CA
+ * signed is refused by the TLS handshake itself. With metrics_listen, each
+ * address answers 404 for the other's paths.
  *
  * Bounds (what happens when full):
  *   MU_EXT_MAX_BODY        a request body buffer: an announced larger body
@@ -57,6 +61,10 @@
 #define MU_EXT_LISTEN_BACKLOG 512
 /* Seconds an idle keep-alive connection (and its thread) is kept. */
 #define MU_EXT_IDLE_TIMEOUT_S 120
+/* Connections at once on metrics_listen (one polling thread serves them
+ * all) and the seconds an idle one is kept. */
+#define MU_EXT_METRICS_MAX_CONNS 64
+#define MU_EXT_METRICS_IDLE_TIMEOUT_S 30
 
 /* Extra metric text (cycle duration, pending gangs per queue, queue
  * allocated and deserved, evictions), produced by the scheduler side:
@@ -77,8 +85,21 @@ struct mu_ext_server_opts {
     void *metrics_ctx;
     mu_miss_fn miss;          /* optional */
     void *miss_ctx;
-    const char *tls_cert_pem; /* optional: serve HTTPS */
-    const char *tls_key_pem;
+    /* TLS (optional, tls.h): HTTPS with the certificate and key in these
+     * PEM files; with a client CA, only a client whose certificate it
+     * signed gets past the handshake. The files are re-read when they
+     * change, without a restart. Without TLS and a client CA, listen must
+     * be a loopback address. */
+    const char *tls_cert_file;
+    const char *tls_key_file;
+    const char *tls_client_ca_file;
+    int64_t tls_reload_ms;      /* 0: MU_EXT_TLS_RELOAD_MS; < 0: never */
+    /* Optional: /healthz /readyz /metrics on this address instead (plain
+     * HTTP, any address; their own connections, MU_EXT_METRICS_MAX_CONNS),
+     * the extender's answering only /filter /prioritize /bind /preempt. */
+    const char *metrics_listen;
+    void (*log)(void *ctx, const char *line); /* optional (TLS reloads) */
+    void *log_ctx;
 };
 
 /* Starts serving /filter /prioritize /bind /preempt /healthz /readyz
@@ -89,6 +110,8 @@ int mu_ext_server_start(const struct mu_ext_server_opts *o,
                         struct mu_err *err) MU_WARN_UNUSED;
 /* The port actually bound. */
 int mu_ext_server_port(const struct mu_ext_server *s);
+/* The port metrics_listen bound, or 0 without it. */
+int mu_ext_server_metrics_port(const struct mu_ext_server *s);
 /* The server's counters (owned by s, valid until stop). */
 struct mu_ext_stats *mu_ext_server_stats(struct mu_ext_server *s);
 /* Stops serving: waits for every connection thread, blocked binds
