@@ -153,20 +153,37 @@ static bool looks_like_pem(const char *pem)
     return begin && strstr(begin, "-----END ");
 }
 
-/* The leaf's expiry, Unix seconds, or 0. */
-static long long not_after(const char *cert_pem)
+/* The chain and key of cert and key into c, parsed here rather than by
+ * gnutls_certificate_set_x509_key_mem, whose failure path leaks a
+ * half-parsed certificate; *expiry is the leaf's. 0 or a GnuTLS error. */
+static int set_key(struct creds *c, const gnutls_datum_t *cert,
+                   const gnutls_datum_t *key, long long *expiry)
 {
-    gnutls_datum_t d = {(unsigned char *)cert_pem,
-                        (unsigned)strlen(cert_pem)};
-    gnutls_x509_crt_t crt;
-    long long t = 0;
+    gnutls_x509_crt_t *crts = NULL;
+    gnutls_x509_privkey_t pk = NULL;
+    unsigned ncrts = 0;
+    int n;
 
-    if (gnutls_x509_crt_init(&crt) < 0)
-        return 0;
-    if (gnutls_x509_crt_import(crt, &d, GNUTLS_X509_FMT_PEM) >= 0)
-        t = (long long)gnutls_x509_crt_get_expiration_time(crt);
-    gnutls_x509_crt_deinit(crt);
-    return t;
+    n = gnutls_x509_crt_list_import2(&crts, &ncrts, cert, GNUTLS_X509_FMT_PEM,
+                                     0);
+    if (n < 0)
+        return n;
+    if ((n = gnutls_x509_privkey_init(&pk)) < 0)
+        goto out;
+    n = gnutls_x509_privkey_import2(pk, key, GNUTLS_X509_FMT_PEM, NULL, 0);
+    if (n < 0)
+        goto out;
+    /* copies both; refuses a key that is not the leaf's */
+    n = gnutls_certificate_set_x509_key(c->x509, crts, ncrts, pk);
+    if (n >= 0)
+        *expiry = (long long)gnutls_x509_crt_get_expiration_time(crts[0]);
+out:
+    if (pk)
+        gnutls_x509_privkey_deinit(pk);
+    for (unsigned i = 0; i < ncrts; i++)
+        gnutls_x509_crt_deinit(crts[i]);
+    gnutls_free(crts);
+    return n;
 }
 
 /* Reads the files into new credentials (*out, one reference) and, when
@@ -178,6 +195,7 @@ static int load(struct mu_ext_tls *t, struct creds **out, char **cert_out,
     char *pem[F__COUNT] = {NULL};
     gnutls_datum_t cert, key, ca;
     struct creds *c = NULL;
+    long long expiry = 0;
     int rc, n;
 
     *out = NULL;
@@ -207,8 +225,7 @@ static int load(struct mu_ext_tls *t, struct creds **out, char **cert_out,
                             (unsigned)strlen(pem[F_CERT])};
     key = (gnutls_datum_t){(unsigned char *)pem[F_KEY],
                            (unsigned)strlen(pem[F_KEY])};
-    n = gnutls_certificate_set_x509_key_mem(c->x509, &cert, &key,
-                                            GNUTLS_X509_FMT_PEM);
+    n = set_key(c, &cert, &key, &expiry);
     if (n < 0) {
         rc = mu_err_set(err, -EINVAL, "%s, %s: %s", t->path[F_CERT],
                         t->path[F_KEY], gnutls_strerror(n));
@@ -227,7 +244,7 @@ static int load(struct mu_ext_tls *t, struct creds **out, char **cert_out,
         gnutls_certificate_set_verify_function(c->x509, verify_client);
         c->verify = true;
     }
-    atomic_store(&t->stats.not_after, not_after(pem[F_CERT]));
+    atomic_store(&t->stats.not_after, expiry);
     if (cert_out) {
         *cert_out = pem[F_CERT];
         *key_out = pem[F_KEY];
