@@ -9,8 +9,10 @@
  *
  * Threads: a thread per connection (MHD_USE_THREAD_PER_CONNECTION), since
  * a /bind blocks in the barrier until its batch completes; plus
- * libmicrohttpd's listening thread. start and stop are called by the
- * owner (muster serve: the main thread); port and stats from any thread.
+ * libmicrohttpd's listening thread; with metrics_listen, one more thread
+ * polls all of that address's connections; with TLS, tls.c's reload
+ * thread. start and stop are called by the owner (muster serve: the main
+ * thread); port and stats from any thread.
  * The callbacks of struct mu_ext_server_opts run on connection threads,
  * several at once.
  *

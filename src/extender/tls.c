@@ -388,6 +388,8 @@ void mu_ext_tls_notify(void *cls, struct MHD_Connection *c,
         *socket_context = NULL;
         return;
     }
+    /* every connection of a TLS daemon has its session by now (MHD
+     * 0.9.75 daemon.c: gnutls_init before NOTIFY_STARTED) */
     info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
     if (!info || !info->tls_session)
         return;
