@@ -17,12 +17,17 @@
  * shared machine it shows the cost without interference).
  *
  *   bench_filter [--nodes N] [--iters N] [--jansson-iters N]
- *                [--http-iters N] [--cpu-time]
+ *                [--http-iters N] [--cpu-time] [--tls]
+ *
+ * --tls runs a second server with mTLS (a CA, server and client
+ * certificates made by openssl) beside the plain one and times the two in
+ * alternating rounds on their own keep-alive connections.
  *
  * --cpu-time times the bytes and jansson paths with the thread's CPU clock
  * instead of the wall clock (HTTP is always wall time).
  */
 #include <curl/curl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -254,70 +259,172 @@ static size_t discard(char *p, size_t sz, size_t n, void *ud)
     return sz * n;
 }
 
-static int run_http(struct mu_view *v, const char *body, size_t len,
-                    size_t nodes, int iters)
+/* One server and its keep-alive client. */
+struct side {
+    const char *name;
+    struct mu_ext_server *srv;
+    CURL *c;
+    struct curl_slist *hdr;
+    struct hist h;
+    size_t got;
+};
+
+static char tls_dir[] = "/tmp/mu-bench-tls-XXXXXX";
+
+/* A CA, a server certificate for 127.0.0.1 and a client certificate in
+ * tls_dir, made by openssl. 0 or -1. */
+static int make_certs(void)
 {
+    static const char script[] =
+        "(set -e; cd '%s'\n"
+        "ec='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'\n"
+        "openssl req -x509 $ec -keyout ca.key -out ca.pem -days 2 -subj /CN=ca\n"
+        "leaf() { openssl req $ec -keyout $1.key -out $1.csr -subj /CN=$1 && "
+        "printf '%%b\\n' \"$2\" >$1.ext && openssl x509 -req -in $1.csr "
+        "-CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile $1.ext "
+        "-out $1.pem; }\n"
+        "leaf server 'extendedKeyUsage=serverAuth\\nsubjectAltName=IP:127.0.0.1'\n"
+        "leaf client extendedKeyUsage=clientAuth\n"
+        ") >'%s/openssl.log' 2>&1";
+    char cmd[2048];
+
+    if (!mkdtemp(tls_dir))
+        return -1;
+    snprintf(cmd, sizeof(cmd), script, tls_dir, tls_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static char *in_dir(const char *name)
+{
+    return mu_xasprintf("%s/%s", tls_dir, name);
+}
+
+static int side_start(struct side *sd, struct mu_view_slot *slot,
+                      struct mu_barrier *b, const char *body, size_t len,
+                      bool tls)
+{
+    struct mu_ext_server_opts o = {0};
+    char *cert = in_dir("server.pem"), *key = in_dir("server.key"),
+         *ca = in_dir("ca.pem"), *ccert = in_dir("client.pem"),
+         *ckey = in_dir("client.key");
+    struct mu_err err;
+    char url[64];
+    int rc = 0;
+
+    o.listen = "127.0.0.1:0";
+    o.views = slot;
+    o.barrier = b;
+    if (tls) {
+        o.tls_cert_file = cert;
+        o.tls_key_file = key;
+        o.tls_client_ca_file = ca;
+    }
+    if (mu_ext_server_start(&o, &sd->srv, &err)) {
+        fprintf(stderr, "bench_filter: %s\n", err.msg);
+        rc = -1;
+        goto out;
+    }
+    snprintf(url, sizeof(url), "%s://127.0.0.1:%d/gang/filter",
+             tls ? "https" : "http", mu_ext_server_port(sd->srv));
+    sd->c = curl_easy_init();
+    sd->hdr = curl_slist_append(sd->hdr, "Content-Type: application/json");
+    sd->hdr = curl_slist_append(sd->hdr, "Expect:"); /* as Go's: no 100 */
+    curl_easy_setopt(sd->c, CURLOPT_URL, url);
+    curl_easy_setopt(sd->c, CURLOPT_HTTPHEADER, sd->hdr);
+    curl_easy_setopt(sd->c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(sd->c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    curl_easy_setopt(sd->c, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(sd->c, CURLOPT_WRITEDATA, &sd->got);
+    curl_easy_setopt(sd->c, CURLOPT_TCP_NODELAY, 1L);
+    if (tls) {
+        curl_easy_setopt(sd->c, CURLOPT_CAINFO, ca);
+        curl_easy_setopt(sd->c, CURLOPT_SSLCERT, ccert);
+        curl_easy_setopt(sd->c, CURLOPT_SSLKEY, ckey);
+    }
+out:
+    free(cert);
+    free(key);
+    free(ca);
+    free(ccert);
+    free(ckey);
+    return rc;
+}
+
+/* n requests on sd's connection; timed into sd->h when timed. */
+static int side_run(struct side *sd, int n, bool timed)
+{
+    long status = 0;
+
+    for (int i = 0; i < n; i++) {
+        uint64_t t0 = now_ns();
+        CURLcode rc = curl_easy_perform(sd->c);
+        uint64_t dt = now_ns() - t0;
+
+        curl_easy_getinfo(sd->c, CURLINFO_RESPONSE_CODE, &status);
+        if (rc != CURLE_OK || status != 200) {
+            fprintf(stderr, "bench_filter: %s POST: %s (HTTP %ld)\n",
+                    sd->name, curl_easy_strerror(rc), status);
+            return -1;
+        }
+        if (timed)
+            hist_add(&sd->h, dt);
+    }
+    return 0;
+}
+
+static void side_stop(struct side *sd)
+{
+    struct mu_ext_stats *st = mu_ext_server_stats(sd->srv);
+
+    printf("  %s server side (from /metrics stats): %.0f us mean over %llu "
+           "calls\n",
+           sd->name,
+           (double)atomic_load(&st->filter_ns_total) / 1e3 /
+               (double)atomic_load(&st->filter_calls),
+           (unsigned long long)atomic_load(&st->filter_calls));
+    curl_slist_free_all(sd->hdr);
+    curl_easy_cleanup(sd->c);
+    mu_ext_server_stop(sd->srv);
+}
+
+/* POST /filter over loopback, keep-alive. With tls, a second server with
+ * mTLS runs beside the plain one and the two are timed in alternating
+ * rounds, so both see the same machine load. */
+static int run_http(struct mu_view *v, const char *body, size_t len,
+                    size_t nodes, int iters, bool tls)
+{
+    enum { ROUNDS = 20 };
+    static struct side sides[2] = {{.name = "http"}, {.name = "https"}};
     struct mu_view_slot slot;
     struct mu_barrier *b = mu_barrier_new(1000, NULL, NULL, NULL, NULL);
-    struct mu_ext_server_opts o = {0};
-    struct mu_ext_server *srv;
-    struct mu_err err;
-    struct curl_slist *hdr = NULL;
-    char url[64];
-    size_t got = 0;
-    long status = 0;
-    CURL *c;
+    int n = tls ? 2 : 1, rc = 0;
+    char what[64];
 
     mu_view_slot_init(&slot);
     mu_view_publish(&slot, v);
-    o.listen = "127.0.0.1:0";
-    o.views = &slot;
-    o.barrier = b;
-    if (mu_ext_server_start(&o, &srv, &err)) {
-        fprintf(stderr, "bench_filter: %s\n", err.msg);
-        return 1;
-    }
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/gang/filter",
-             mu_ext_server_port(srv));
-    c = curl_easy_init();
-    hdr = curl_slist_append(hdr, "Content-Type: application/json");
-    hdr = curl_slist_append(hdr, "Expect:"); /* as Go's client: no 100 */
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &got);
-    curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
-    memset(&h, 0, sizeof(h));
-    for (int i = -iters / 10; i < iters; i++) {
-        uint64_t t0 = now_ns();
-        CURLcode rc = curl_easy_perform(c);
-        uint64_t dt = now_ns() - t0;
-
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-        if (rc != CURLE_OK || status != 200) {
-            fprintf(stderr, "bench_filter: POST: %s (HTTP %ld)\n",
-                    curl_easy_strerror(rc), status);
+    for (int k = 0; k < n; k++)
+        if (side_start(&sides[k], &slot, b, body, len, k == 1) < 0)
             return 1;
+    for (int k = 0; k < n && !rc; k++) /* warm-up; the handshake */
+        rc = side_run(&sides[k], iters / 10, false);
+    for (int r = 0; r < ROUNDS && !rc; r++)
+        for (int k = 0; k < n && !rc; k++)
+            rc = side_run(&sides[k], iters / ROUNDS, true);
+    for (int k = 0; k < n; k++) {
+        if (!rc) {
+            snprintf(what, sizeof(what), "filter %s reserved",
+                     k ? "https (mTLS)" : "http");
+            report(what, nodes, &sides[k].h);
         }
-        if (i >= 0)
-            hist_add(&h, dt);
+        side_stop(&sides[k]);
     }
-    report("filter http reserved", nodes, &h);
-    printf("  server side (from /metrics stats): %.0f us mean over %llu "
-           "calls\n",
-           (double)atomic_load(&mu_ext_server_stats(srv)->filter_ns_total) /
-               1e3 /
-               (double)atomic_load(&mu_ext_server_stats(srv)->filter_calls),
-           (unsigned long long)atomic_load(
-               &mu_ext_server_stats(srv)->filter_calls));
-    curl_slist_free_all(hdr);
-    curl_easy_cleanup(c);
-    mu_ext_server_stop(srv);
+    if (!rc && tls)
+        printf("  https/http: p50 %.2fx, p99 %.2fx\n",
+               hist_q(&sides[1].h, 0.5) / hist_q(&sides[0].h, 0.5),
+               hist_q(&sides[1].h, 0.99) / hist_q(&sides[0].h, 0.99));
     mu_barrier_free(b);
     mu_view_slot_release(&slot); /* drops v */
-    return 0;
+    return rc ? 1 : 0;
 }
 
 static long arg_num(const char *s)
@@ -334,8 +441,9 @@ static long arg_num(const char *s)
 
 int main(int argc, char **argv)
 {
-    size_t nodes = 5000, len, reply_len;
+    size_t nodes = 5000, len, reply_len = 0;
     int iters = 20000, jansson_iters = 200, http_iters = 5000;
+    bool tls = false;
     struct mu_view *v;
     char *body;
     double p99;
@@ -351,10 +459,12 @@ int main(int argc, char **argv)
             http_iters = (int)arg_num(argv[++i]);
         else if (!strcmp(argv[i], "--cpu-time"))
             pure_clock = CLOCK_THREAD_CPUTIME_ID;
+        else if (!strcmp(argv[i], "--tls"))
+            tls = true;
         else {
             fprintf(stderr, "usage: bench_filter [--nodes N] [--iters N] "
                             "[--jansson-iters N] [--http-iters N] "
-                            "[--cpu-time]\n");
+                            "[--cpu-time] [--tls]\n");
             return 2;
         }
     }
@@ -382,8 +492,20 @@ int main(int argc, char **argv)
     }
     if (jansson_iters)
         run_jansson(v, body, len, nodes, jansson_iters);
-    if (http_iters && run_http(v, body, len, nodes, http_iters))
+    if (tls && http_iters && make_certs() < 0) {
+        fprintf(stderr, "bench_filter: openssl failed (see %s/openssl.log)\n",
+                tls_dir);
         return 1;
+    }
+    if (http_iters && run_http(v, body, len, nodes, http_iters, tls))
+        return 1;
+    if (tls && http_iters) {
+        char cmd[128];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tls_dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "bench_filter: could not remove %s\n", tls_dir);
+    }
     if (!http_iters)
         mu_view_put(v);
     free(body);

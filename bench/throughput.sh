@@ -21,6 +21,11 @@
 #                 not gated (muster wakes them with an annotation)
 #   muster-vcjob  the same, but GROUPS vcjobs: muster makes the PodGroups and
 #                 the gated pods and releases them pinned to their nodes
+#   muster-tls    `muster` with the extender over mTLS, as manifests/ ships it
+#                 (certificates from manifests/tls/openssl.sh; kube-scheduler
+#                 with its client certificate; /readyz and /metrics on
+#                 --metrics-listen); --tls adds it, and the summary gives
+#                 muster-tls / muster
 #   base, base-vcjob  muster and muster-vcjob with another muster binary
 #                 (--muster-base PATH), e.g. the build before a change, for
 #                 a before/after in the same run
@@ -50,7 +55,7 @@
 # Usage: bench/throughput.sh [--nodes N] [--groups G] [--size S] [--runs R]
 #            [--skip-volcano] [--contenders LIST] [--latency-reps K]
 #            [--no-latency] [--latency-fill MODE] [--qps Q] [--keep]
-#            [--muster PATH] [--muster-base PATH]
+#            [--muster PATH] [--muster-base PATH] [--tls]
 #   --nodes N         kwok nodes, 8 GPUs each (default 1000)
 #   --groups G[,G..]  gangs per run (default 500); a list runs every
 #                     contender at each backlog size, in the same cluster
@@ -69,6 +74,7 @@
 #   --keep            keep the run directory (logs, watch files, metrics)
 #   --muster PATH     muster binary (default build/src/muster)
 #   --muster-base P   the binary of the base and base-vcjob contenders
+#   --tls             add the muster-tls contender (TLS on, against muster off)
 # Env: MUSTER_BENCH_V (component log verbosity, default 1),
 #      MUSTER_BENCH_RUN_TIMEOUT (seconds per run, default 120 + pods/10),
 #      MUSTER_CACHE, plus the harness's knobs (tests/e2e/cluster.sh).
@@ -83,7 +89,7 @@ E2E=$ROOT/tests/e2e
 # shellcheck source=tests/e2e/lib.sh
 . "$E2E/lib.sh"
 
-NODES=1000 GROUPS_LIST=500 SIZE=8 RUNS=3 SKIP_VOLCANO=0 KEEP=0 QPS=5000
+NODES=1000 GROUPS_LIST=500 SIZE=8 RUNS=3 SKIP_VOLCANO=0 KEEP=0 QPS=5000 TLS=0
 CONTENDERS=default,noop,noop-lean,noop-gated,muster,muster-vcjob,volcano,volcano-vcjob
 LAT_REPS=25 LAT_FILL=direct
 MUSTER=$ROOT/build/src/muster
@@ -108,6 +114,7 @@ while [ $# -gt 0 ]; do
         --keep) KEEP=1; shift ;;
         --muster) MUSTER=${2:-}; shift 2 ;;
         --muster-base) MUSTER_BASE=${2:-}; shift 2 ;;
+        --tls) TLS=1; shift ;;
         -h|--help) sed -n '2,/^# Exit:/p' "$0"; exit 0 ;;
         *) echo "unknown argument '$1'" >&2; usage ;;
     esac
@@ -117,11 +124,12 @@ for g in ${GROUPS_LIST//,/ }; do num --groups "$g"; [ "$g" -gt 0 ] || usage; don
 case "$MUSTER" in /*) ;; *) MUSTER=$PWD/$MUSTER ;; esac
 
 want() { case ",$CONTENDERS," in *",$1,"*) return 0 ;; esac; return 1; }
+[ "$TLS" = 1 ] && ! want muster-tls && CONTENDERS=$CONTENDERS,muster-tls
 for c in ${CONTENDERS//,/ }; do
-    case "$c" in default|noop|noop-lean|noop-gated|muster|muster-vcjob|base|base-vcjob|volcano|volcano-vcjob) ;;
+    case "$c" in default|noop|noop-lean|noop-gated|muster|muster-vcjob|muster-tls|base|base-vcjob|volcano|volcano-vcjob) ;;
         *) echo "unknown contender '$c'" >&2; usage ;; esac
 done
-if want muster || want muster-vcjob || [ "$LAT_REPS" -gt 0 ]; then
+if want muster || want muster-vcjob || want muster-tls || [ "$LAT_REPS" -gt 0 ]; then
     [ -x "$MUSTER" ] || e2e_die "muster binary $MUSTER not found (ninja -C build)"
 fi
 if want base || want base-vcjob; then
@@ -1002,6 +1010,10 @@ def cmd_summary(a):
             print()
             print("Against Volcano on the same objects: " + "; ".join(
                 "%s / %s = %.2f×" % (c, v, med(c) / med(v)) for c, v in pairs))
+        if med("muster-tls") and med("muster"):
+            print()
+            print("TLS on / off: muster-tls / muster = %.2f× (pods/s medians)"
+                  % (med("muster-tls") / med("muster")))
     return 0
 
 
@@ -1114,24 +1126,26 @@ kubectl create namespace bench >/dev/null
 "$E2E/nodes.sh" "$D" "$NODES" 8 gpu >"$R/nodes.log" 2>&1 || { cat "$R/nodes.log" >&2; e2e_die "nodes.sh failed"; }
 log "$(tail -1 "$R/nodes.log" | sed 's/^\[[^]]*\] //')"
 
-MPORT=$(pick_port) NPORT=$(pick_port) SPORT=$(pick_port)
+MPORT=$(pick_port) NPORT=$(pick_port) SPORT=$(pick_port) MMPORT=$(pick_port)
 VSP=$(pick_port) VSH=$(pick_port) VCP=$(pick_port) VCH=$(pick_port)
 VJP=$(pick_port) VJH=$(pick_port)
 
 # ------------------------------------------------------ scheduler configs --
 
 # muster's own config as the harness renders it, client qps raised
-render_muster_config() { # URL OUT
-    sed -E -e "s|http://muster.muster-system.svc:8888|$1|" \
-        -e "s|kubeconfig: \"\"|kubeconfig: \"$D/scheduler.kubeconfig\"|" \
-        -e "s|leaderElect: true|leaderElect: false|" \
-        -e "s|^(\s*)qps: [0-9]+|\1qps: $QPS|" -e "s|^(\s*)burst: [0-9]+|\1burst: $QPS|" \
-        "$ROOT/manifests/scheduler-config.yaml" >"$2"
-    grep -qF "$1" "$2" && grep -q "qps: $QPS" "$2" && grep -q "burst: $QPS" "$2" ||
+render_muster_config() { # URL OUT (an https URL: mTLS, certificates in $D/tls)
+    e2e_scheduler_config "$1" "$D/scheduler.kubeconfig" "$D/tls" "$2.in"
+    sed -E -e "s|^(\s*)qps: [0-9]+|\1qps: $QPS|" -e "s|^(\s*)burst: [0-9]+|\1burst: $QPS|" \
+        "$2.in" >"$2"
+    grep -q "qps: $QPS" "$2" && grep -q "burst: $QPS" "$2" ||
         e2e_die "cannot render manifests/scheduler-config.yaml into $2"
 }
 render_muster_config "http://127.0.0.1:$MPORT" "$D/sched-muster.yaml"
 render_muster_config "http://127.0.0.1:$NPORT" "$D/sched-noop.yaml"
+if want muster-tls; then
+    "$ROOT/manifests/tls/openssl.sh" "$D/tls" IP:127.0.0.1 >/dev/null || e2e_die "manifests/tls/openssl.sh failed"
+    render_muster_config "https://127.0.0.1:$MPORT" "$D/sched-muster-tls.yaml"
+fi
 cat >"$D/sched-default.yaml" <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -1166,6 +1180,11 @@ start_kube_scheduler() { # CONFIG LOG
 }
 start_muster() { # LOG [BINARY]
     bg muster "$1" "${2:-$MUSTER}" serve --kubeconfig "$D/muster.kubeconfig" --listen "127.0.0.1:$MPORT"
+}
+start_muster_tls() { # LOG: as manifests/ runs it (mTLS, probes apart)
+    bg muster "$1" "$MUSTER" serve --kubeconfig "$D/muster.kubeconfig" --listen "127.0.0.1:$MPORT" \
+        --metrics-listen "127.0.0.1:$MMPORT" --tls-cert-file "$D/tls/muster/tls.crt" \
+        --tls-private-key-file "$D/tls/muster/tls.key" --client-ca-file "$D/tls/muster/ca.crt"
 }
 wait_http() { # SECONDS URL [curl opts]: until it answers 200
     local end=$(( SECONDS + $1 )) url=$2
@@ -1223,6 +1242,9 @@ run_one() {
         muster|muster-vcjob)
             start_muster "$RD/muster.log"
             start_kube_scheduler "$D/sched-muster.yaml" "$RD/kube-scheduler.log" ;;
+        muster-tls)
+            start_muster_tls "$RD/muster.log"
+            start_kube_scheduler "$D/sched-muster-tls.yaml" "$RD/kube-scheduler.log" ;;
         base|base-vcjob)
             start_muster "$RD/muster.log" "$MUSTER_BASE"
             start_kube_scheduler "$D/sched-muster.yaml" "$RD/kube-scheduler.log" ;;
@@ -1239,12 +1261,13 @@ run_one() {
                 --listen-address="127.0.0.1:$VSP" --healthz-address="127.0.0.1:$VSH" \
                 --enable-metrics=true --kube-api-qps="$QPS" --kube-api-burst="$QPS" -v="$V" ;;
     esac
-    local scraper=""
-    if [ "$c" = muster ] || [ "$c" = muster-vcjob ] || [ "$c" = base ] || [ "$c" = base-vcjob ]; then
-        wait_http 60 "http://127.0.0.1:$MPORT/readyz" && mready=$(awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN{printf "%.2f", a-b}')
+    local scraper="" murl="http://127.0.0.1:$MPORT"
+    [ "$c" = muster-tls ] && murl="http://127.0.0.1:$MMPORT"
+    if [ "$c" = muster ] || [ "$c" = muster-vcjob ] || [ "$c" = muster-tls ] || [ "$c" = base ] || [ "$c" = base-vcjob ]; then
+        wait_http 60 "$murl/readyz" && mready=$(awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN{printf "%.2f", a-b}')
         ( while :; do
               printf '# t %s\n' "$EPOCHREALTIME"
-              curl -s --max-time 1 "http://127.0.0.1:$MPORT/metrics" | grep -E '^muster_(cycle|releases|cycles)'
+              curl -s --max-time 1 "$murl/metrics" | grep -E '^muster_(cycle|releases|cycles)'
               sleep 1
           done ) >"$RD/muster-samples.txt" 2>/dev/null &
         scraper=$!
@@ -1262,8 +1285,8 @@ run_one() {
         volcano|volcano-vcjob) curl -s --max-time 5 "http://127.0.0.1:$VSP/metrics" >"$RD/vc-metrics.txt" ;;
         *) curl -ks --max-time 5 "https://127.0.0.1:$SPORT/metrics" >"$RD/ks-metrics.txt" ;;
     esac
-    case "$c" in muster|muster-vcjob|base|base-vcjob)
-        curl -s --max-time 5 "http://127.0.0.1:$MPORT/metrics" >"$RD/muster-metrics.txt" ;;
+    case "$c" in muster|muster-vcjob|muster-tls|base|base-vcjob)
+        curl -s --max-time 5 "$murl/metrics" >"$RD/muster-metrics.txt" ;;
     esac
     if [ $rc != 0 ]; then
         FAILED=1
@@ -1276,7 +1299,7 @@ run_one() {
     res=$(bp analyze --binds "$RD/binds.txt" --t0 "$t0" --contender "$c" --run "$i" --expect "$PODS" \
         --size "$SIZE" --groups "$G")
     case "$c" in
-        muster|muster-vcjob|base|base-vcjob)
+        muster|muster-vcjob|muster-tls|base|base-vcjob)
             ms=$(bp metrics --kind muster --after "$RD/muster-metrics.txt" --samples "$RD/muster-samples.txt")
             ks=$(bp metrics --kind kube --after "$RD/ks-metrics.txt") ;;
         volcano|volcano-vcjob) ms=$(bp metrics --kind volcano --after "$RD/vc-metrics.txt") ;;
@@ -1294,7 +1317,7 @@ run_one() {
 # ------------------------------------------------------------ the runs ----
 
 NONVOL=""
-for c in default noop noop-lean noop-gated base muster base-vcjob muster-vcjob; do want "$c" && NONVOL="$NONVOL $c"; done
+for c in default noop noop-lean noop-gated base muster muster-tls base-vcjob muster-vcjob; do want "$c" && NONVOL="$NONVOL $c"; done
 for G in ${GROUPS_LIST//,/ }; do
     for i in $(seq 1 "$RUNS"); do
         for c in $NONVOL; do run_one "$c" "$i" "$G"; done

@@ -17,7 +17,10 @@
 
 static const char usage[] =
     "usage: muster serve [--kubeconfig PATH] [--listen HOST:PORT] "
-    "[--config FILE]\n"
+    "[--metrics-listen HOST:PORT]\n"
+    "                    [--config FILE] [--tls-cert-file F "
+    "--tls-private-key-file F\n"
+    "                    --client-ca-file F]\n"
     "       muster simulate [-o table|json|yaml] [--config FILE] "
     "[--until DURATION] FILE...\n"
     "       muster version\n"
@@ -38,6 +41,12 @@ static const char usage[] =
     "    --leader-elect-resource-namespace NS (muster-system)\n"
     "    --leader-elect-resource-name NAME (muster)\n"
     "    --leader-elect-identity ID        (hostname_pid)\n"
+    "  --metrics-listen HOST:PORT  /healthz /readyz /metrics there (plain\n"
+    "                     HTTP), not on --listen\n"
+    "  --tls-cert-file F, --tls-private-key-file F, --client-ca-file F\n"
+    "                     HTTPS on --listen; a client needs a certificate\n"
+    "                     the CA signed. The files are re-read when they\n"
+    "                     change. Without them --listen must be loopback.\n"
     "\n"
     "simulate  runs muster's scheduling cycle on the Nodes, Queues,\n"
     "          PriorityClasses, PodGroups, Pods and vcjobs in FILE... in\n"
@@ -165,6 +174,25 @@ static int leader_flag(struct mu_serve_opts *o, const char *a, const char *v)
     return 0;
 }
 
+/* --tls-cert-file, --tls-private-key-file, --client-ca-file and
+ * --metrics-listen: true (and *i past its value) when argv[*i] is one. */
+static bool serve_tls_flag(struct mu_serve_opts *o, char **argv, int *i,
+                           int argc)
+{
+    static const char *const names[] = {"--tls-cert-file",
+                                        "--tls-private-key-file",
+                                        "--client-ca-file", "--metrics-listen"};
+    const char **fields[] = {&o->tls_cert_file, &o->tls_key_file,
+                             &o->client_ca_file, &o->metrics_listen};
+
+    for (size_t k = 0; k < MU_ARRAY_LEN(names); k++)
+        if (!strcmp(argv[*i], names[k]) && *i + 1 < argc) {
+            *fields[k] = argv[++*i];
+            return true;
+        }
+    return false;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
     struct mu_serve_opts o;
@@ -197,10 +225,19 @@ static int cmd_serve(int argc, char **argv)
 
             if (r2)
                 return r2;
+        } else if (serve_tls_flag(&o, argv, &i, argc)) {
+            continue;
         } else {
             fprintf(stderr, "muster: serve: unknown option %s\n%s", a, usage);
             return 2;
         }
+    }
+    if ((o.tls_cert_file || o.tls_key_file || o.client_ca_file) &&
+        !(o.tls_cert_file && o.tls_key_file && o.client_ca_file)) {
+        fprintf(stderr, "muster: serve: --tls-cert-file, "
+                        "--tls-private-key-file and --client-ca-file go "
+                        "together\n");
+        return 2;
     }
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;

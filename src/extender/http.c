@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "extender/internal.h"
+#include "extender/tls.h"
 #include "common/clock.h"
 
 /* Where a connection is (see Deadlines above). */
@@ -48,6 +49,8 @@ struct conn {
     enum phase phase;
     int64_t deadline_ms; /* CLOCK_MONOTONIC; 0: none */
     bool cut;            /* shut down already */
+    bool linked;         /* on the watchdog's list */
+    void *tls_ctx;       /* the TLS credentials it holds (tls.h), or NULL */
 };
 
 struct mu_ext_server {
@@ -68,6 +71,9 @@ struct mu_ext_server {
     bool (*leading)(void *ctx);
     void *leading_ctx;
     struct mu_ext_stats stats;
+    struct mu_ext_tls *tls;     /* NULL: plain HTTP */
+    struct MHD_Daemon *md;      /* metrics_listen's, or NULL */
+    int metrics_port;
 };
 
 static bool follower(const struct mu_ext_server *s)
@@ -130,18 +136,28 @@ static void on_conn(void *cls, struct MHD_Connection *mc, void **ctx,
     if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
         if (!c)
             return;
-        pthread_mutex_lock(&s->lock);
-        c->prev->next = c->next;
-        c->next->prev = c->prev;
-        pthread_mutex_unlock(&s->lock);
+        if (s->tls)
+            mu_ext_tls_notify(s->tls, mc, &c->tls_ctx, toe);
+        if (c->linked) {
+            pthread_mutex_lock(&s->lock);
+            c->prev->next = c->next;
+            c->next->prev = c->prev;
+            pthread_mutex_unlock(&s->lock);
+        }
         free(c);
         *ctx = NULL;
         return;
     }
+    c = mu_xcalloc(1, sizeof(*c));
+    c->fd = -1;
+    /* TLS: this connection's credentials, before its handshake; they
+     * require a client certificate that the CA signed */
+    if (s->tls)
+        mu_ext_tls_notify(s->tls, mc, &c->tls_ctx, toe);
+    *ctx = c;
     i = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (!i)
         return; /* no deadlines for it; MHD's idle timeout still holds */
-    c = mu_xcalloc(1, sizeof(*c));
     c->fd = i->connect_fd;
     c->phase = ARRIVING;
     pthread_mutex_lock(&s->lock);
@@ -150,8 +166,8 @@ static void on_conn(void *cls, struct MHD_Connection *mc, void **ctx,
     c->prev = s->conns.prev;
     s->conns.prev->next = c;
     s->conns.prev = c;
+    c->linked = true;
     pthread_mutex_unlock(&s->lock);
-    *ctx = c;
 }
 
 /* The request line of a request has arrived (before its headers). */
@@ -215,6 +231,19 @@ static enum route route_of(const char *url)
 static bool is_verb(enum route r)
 {
     return r <= R_PREEMPT;
+}
+
+/* With metrics_listen, the verbs are the extender address's and the
+ * probes and metrics the metrics address's: each refuses the other's. */
+static bool served_here(struct mu_ext_server *s, struct MHD_Connection *c,
+                        enum route r)
+{
+    const union MHD_ConnectionInfo *info;
+
+    if (!s->md)
+        return true;
+    info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_DAEMON);
+    return is_verb(r) != (info && info->daemon == s->md);
 }
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
@@ -341,6 +370,24 @@ static void metric(struct mu_sb *sb, const char *name, const char *type,
     mu_sb_addf(sb, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+static void tls_metrics(struct mu_ext_server *s, struct mu_sb *sb)
+{
+    struct mu_ext_tls_stats *ts = mu_ext_tls_stats(s->tls);
+
+    metric(sb, "muster_extender_tls_reloads_total", "counter",
+           "Reloads of the TLS certificate, key and client CA after their "
+           "files changed, by result.");
+    mu_sb_addf(sb, "muster_extender_tls_reloads_total{result=\"ok\"} %llu\n",
+               atomic_load(&ts->reloads_ok));
+    mu_sb_addf(sb,
+               "muster_extender_tls_reloads_total{result=\"failed\"} %llu\n",
+               atomic_load(&ts->reloads_failed));
+    metric(sb, "muster_extender_tls_certificate_expiry_seconds", "gauge",
+           "When the serving certificate expires, Unix seconds.");
+    mu_sb_addf(sb, "muster_extender_tls_certificate_expiry_seconds %lld\n",
+               atomic_load(&ts->not_after));
+}
+
 static char *metrics_text(struct mu_ext_server *s)
 {
     const char *h = "muster_extender_filter_duration_seconds";
@@ -391,6 +438,8 @@ static char *metrics_text(struct mu_ext_server *s)
            "reply was not taken, in time.");
     mu_sb_addf(&sb, "muster_extender_connections_cut_total %llu\n",
                atomic_load(&st->conns_cut));
+    if (s->tls)
+        tls_metrics(s, &sb);
     if (s->metrics && (extra = s->metrics(s->metrics_ctx))) {
         mu_sb_add(&sb, extra);
         if (sb.len && sb.buf[sb.len - 1] != '\n')
@@ -482,7 +531,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         r = mu_xcalloc(1, sizeof(*r));
         *req_cls = r;
         r->route = route_of(url);
-        if (r->route == R_UNKNOWN)
+        if (r->route == R_UNKNOWN || !served_here(s, c, r->route))
             r->refuse = MHD_HTTP_NOT_FOUND;
         else if (is_verb(r->route) ? strcmp(method, MHD_HTTP_METHOD_POST)
                                    : !get)
@@ -639,13 +688,83 @@ static int bound_port(struct MHD_Daemon *d, int fd)
     return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 }
 
-/* A PEM block's frame; what lies between is for GnuTLS to judge (whose
- * failure path in MHD 0.9.75 leaks the half-loaded certificate). */
-static bool looks_like_pem(const char *pem)
+/* TLS from the option files: t, flags and opts (for MHD_OPTION_ARRAY,
+ * room for 3) filled. 0 (t NULL without TLS) or -errno with err. */
+static int tls_setup(const struct mu_ext_server_opts *o, struct mu_ext_tls **t,
+                     unsigned *flags, struct MHD_OptionItem *opts,
+                     struct mu_err *err)
 {
-    const char *begin = strstr(pem, "-----BEGIN ");
+    struct mu_ext_tls_opts to = {.cert_file = o->tls_cert_file,
+                                 .key_file = o->tls_key_file,
+                                 .client_ca_file = o->tls_client_ca_file,
+                                 .reload_ms = o->tls_reload_ms,
+                                 .log = o->log,
+                                 .log_ctx = o->log_ctx};
+    int rc;
 
-    return begin && strstr(begin, "-----END ");
+    *t = NULL;
+    if (!o->tls_cert_file && !o->tls_key_file && !o->tls_client_ca_file)
+        return 0;
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+        return mu_err_set(err, -ENOTSUP,
+                          "extender: libmicrohttpd was built without TLS");
+    if (!o->tls_cert_file || !o->tls_key_file)
+        return mu_err_set(err, -EINVAL,
+                          "extender: TLS needs both a certificate and a key");
+    if ((rc = mu_ext_tls_new(&to, t, err)) < 0) {
+        mu_err_prefix(err, "extender");
+        return rc;
+    }
+    *flags |= MHD_USE_TLS;
+    /* libmicrohttpd's own credentials: every connection is handed the
+     * current ones before its handshake (mu_ext_tls_notify) */
+    opts[0] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0,
+                                      (void *)mu_ext_tls_cert_pem(*t)};
+    opts[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0,
+                                      (void *)mu_ext_tls_key_pem(*t)};
+    /* the connections get the current credentials from on_conn, the
+     * daemon's one MHD_OPTION_NOTIFY_CONNECTION (mu_ext_tls_notify) */
+    opts[2] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    return 0;
+}
+
+static bool is_loopback(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+
+    if (getsockname(fd, (struct sockaddr *)&ss, &len))
+        return false;
+    if (ss.ss_family == AF_INET)
+        return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) ==
+               127;
+    return ss.ss_family == AF_INET6 &&
+           IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
+}
+
+/* The second daemon, for /healthz /readyz /metrics: quick handlers, so
+ * one polling thread serves all its connections. 0 or -errno with err. */
+static int metrics_start(struct mu_ext_server *s, const char *addr,
+                         unsigned poll, struct mu_err *err)
+{
+    int fd = listen_on(addr, err);
+
+    if (fd < 0)
+        return fd;
+    s->md = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | poll, 0, NULL, NULL, on_request, s,
+        MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)MU_EXT_METRICS_MAX_CONNS, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)MU_EXT_METRICS_IDLE_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED,
+        on_done, s, MHD_OPTION_END);
+    if (!s->md) {
+        if (fcntl(fd, F_GETFD) != -1)
+            close(fd);
+        return mu_err_set(err, -EIO,
+                          "metrics: libmicrohttpd could not start on %s", addr);
+    }
+    s->metrics_port = bound_port(s->md, fd);
+    return 0;
 }
 
 static int64_t or_default(unsigned v, unsigned dflt)
@@ -658,41 +777,38 @@ int mu_ext_server_start(const struct mu_ext_server_opts *o,
 {
     unsigned flags =
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
-    bool tls = o->tls_cert_pem || o->tls_key_pem;
-    struct MHD_OptionItem tls_opts[3] = {{MHD_OPTION_END, 0, NULL}};
+    struct MHD_OptionItem tls_opts[4] = {{MHD_OPTION_END, 0, NULL}};
+    struct mu_ext_tls *tls = NULL;
     struct mu_ext_server *s;
+    unsigned poll = 0;
     int fd, rc;
 
     *out = NULL;
     if (!o->listen || !o->views || !o->barrier)
         return mu_err_set(err, -EINVAL,
                           "extender: listen, views and barrier are needed");
-    if (tls && !(o->tls_cert_pem && o->tls_key_pem))
-        return mu_err_set(err, -EINVAL,
-                          "extender: TLS needs both a certificate and a key");
-    if (tls &&
-        (!looks_like_pem(o->tls_cert_pem) || !looks_like_pem(o->tls_key_pem)))
-        return mu_err_set(err, -EINVAL, "extender: the TLS %s is not PEM",
-                          looks_like_pem(o->tls_cert_pem) ? "key"
-                                                          : "certificate");
-    if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
-        return mu_err_set(err, -ENOTSUP,
-                          "extender: libmicrohttpd was built without TLS");
-    if (tls) {
-        flags |= MHD_USE_TLS;
-        tls_opts[0] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0,
-                                              (void *)o->tls_cert_pem};
-        tls_opts[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0,
-                                              (void *)o->tls_key_pem};
-        tls_opts[2] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-    }
+    if ((rc = tls_setup(o, &tls, &flags, tls_opts, err)) < 0)
+        return rc;
     /* select() cannot watch descriptors above FD_SETSIZE */
     if (MHD_is_feature_supported(MHD_FEATURE_POLL) == MHD_YES)
-        flags |= MHD_USE_POLL;
+        poll = MHD_USE_POLL;
+    flags |= poll;
     json_object_seed(0); /* before any handler thread (see barrier.c) */
     fd = listen_on(o->listen, err);
-    if (fd < 0)
+    if (fd < 0) {
+        mu_ext_tls_free(tls);
         return fd;
+    }
+    if (!o->tls_client_ca_file && !is_loopback(fd)) {
+        close(fd);
+        mu_ext_tls_free(tls);
+        return mu_err_set(
+            err, -EINVAL,
+            "extender: listen %s: plain HTTP (or TLS without a client CA) is "
+            "for loopback only; give --tls-cert-file, --tls-private-key-file "
+            "and --client-ca-file",
+            o->listen);
+    }
     s = mu_xcalloc(1, sizeof(*s));
     s->views = o->views;
     s->barrier = o->barrier;
@@ -712,6 +828,7 @@ int mu_ext_server_start(const struct mu_ext_server_opts *o,
     mu_cond_init_monotonic(&s->wake);
     s->leading = o->leading;
     s->leading_ctx = o->leading_ctx;
+    s->tls = tls;
     mu_barrier_set_stats(o->barrier, &s->stats);
     s->d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
@@ -738,10 +855,16 @@ int mu_ext_server_start(const struct mu_ext_server_opts *o,
         goto out_free;
     }
     s->port = bound_port(s->d, fd);
+    if (o->metrics_listen &&
+        (rc = metrics_start(s, o->metrics_listen, poll, err)) < 0) {
+        mu_ext_server_stop(s);
+        return rc;
+    }
     *out = s;
     return 0;
 out_free:
     mu_barrier_set_stats(o->barrier, NULL);
+    mu_ext_tls_free(s->tls); /* its daemon is stopped or never ran */
     pthread_cond_destroy(&s->wake);
     pthread_mutex_destroy(&s->lock);
     free(s);
@@ -753,6 +876,11 @@ int mu_ext_server_port(const struct mu_ext_server *s)
     return s->port;
 }
 
+int mu_ext_server_metrics_port(const struct mu_ext_server *s)
+{
+    return s->metrics_port;
+}
+
 struct mu_ext_stats *mu_ext_server_stats(struct mu_ext_server *s)
 {
     return &s->stats;
@@ -762,6 +890,8 @@ void mu_ext_server_stop(struct mu_ext_server *s)
 {
     if (!s)
         return;
+    if (s->md)
+        MHD_stop_daemon(s->md);
     /* waits for every connection thread, blocked binds included */
     MHD_stop_daemon(s->d);
     pthread_mutex_lock(&s->lock);
@@ -769,6 +899,7 @@ void mu_ext_server_stop(struct mu_ext_server *s)
     pthread_cond_signal(&s->wake);
     pthread_mutex_unlock(&s->lock);
     pthread_join(s->watchdog, NULL);
+    mu_ext_tls_free(s->tls); /* its connections are closed */
     mu_barrier_set_stats(s->barrier, NULL);
     pthread_cond_destroy(&s->wake);
     pthread_mutex_destroy(&s->lock);

@@ -9,26 +9,32 @@
  *
  * Threads: a thread per connection (MHD_USE_THREAD_PER_CONNECTION), since
  * a /bind blocks in the barrier until its batch completes; plus
- * libmicrohttpd's listening thread. start and stop are called by the
- * owner (muster serve: the main thread); port and stats from any thread.
+ * libmicrohttpd's listening thread; with metrics_listen, one more thread
+ * polls all of that address's connections; with TLS, tls.c's reload
+ * thread. start and stop are called by the owner (muster serve: the main
+ * thread); port and stats from any thread.
  * The callbacks of struct mu_ext_server_opts run on connection threads,
  * several at once.
  *
- * Ownership: the server borrows views, barrier and the TLS PEM strings
+ * Ownership: the server borrows views, barrier and the option strings
  * (they must outlive it, until mu_ext_server_stop returns); it owns its
  * stats, which it hands to the barrier for its timeout counter while it
  * runs (mu_barrier_set_stats).
  *
  * Errors: start returns 0 or a negative errno with err: -EINVAL (bad
- * options, a bad listen address, a key or certificate that is not PEM),
- * -ENOTSUP (TLS asked of a libmicrohttpd without it), the socket's errno,
- * -EIO (libmicrohttpd refused to start), -EAGAIN (no watchdog thread).
- * Once running, every verb reply is HTTP 200 with problems in its Error
- * (extender.h); only the transport is refused with a status:
+ * options, a bad listen address, plain HTTP on an address that is not
+ * loopback, a key, certificate or CA that does not load), a TLS file's
+ * errno, -ENOTSUP (TLS asked of a libmicrohttpd without it), the socket's
+ * errno, -EIO (libmicrohttpd refused to start), -EAGAIN (no watchdog
+ * thread). Once running, every verb reply is HTTP 200 with problems in its
+ * Error (extender.h); only the transport is refused with a status:
  *   404 an unknown path           405 a wrong method (with Allow)
  *   413 a body over MU_EXT_MAX_BODY (the connection is then closed)
  *   503 /readyz before the view is synced, and /readyz and /bind while
  *       the leading hook says this replica is not the leader
+ * and, with TLS and a client CA, a client without a certificate that CA
+ * signed is refused by the TLS handshake itself. With metrics_listen, each
+ * address answers 404 for the other's paths.
  *
  * Bounds (what happens when full). The handlers' own caps (NodeNames per
  * request, reply size: refused with an Error) are in extender.h.
@@ -98,6 +104,10 @@
 #define MU_EXT_LISTEN_BACKLOG 512
 /* Seconds an idle keep-alive connection (and its thread) is kept. */
 #define MU_EXT_IDLE_TIMEOUT_S 120u
+/* Connections at once on metrics_listen (one polling thread serves them
+ * all) and the seconds an idle one is kept. */
+#define MU_EXT_METRICS_MAX_CONNS 64
+#define MU_EXT_METRICS_IDLE_TIMEOUT_S 30
 
 /* Extra metric text (cycle duration, pending gangs per queue, queue
  * allocated and deserved, evictions), produced by the scheduler side:
@@ -124,11 +134,24 @@ struct mu_ext_server_opts {
      * refused). Any connection thread; thread-safe, must not block. */
     bool (*leading)(void *ctx);
     void *leading_ctx;
-    const char *tls_cert_pem; /* optional: serve HTTPS */
-    const char *tls_key_pem;
     /* 0 for each: the caps above (tests set small ones) */
     unsigned max_conns, max_conns_per_ip;
     unsigned arrival_timeout_ms, reply_timeout_ms, idle_timeout_ms;
+    /* TLS (optional, tls.h): HTTPS with the certificate and key in these
+     * PEM files; with a client CA, only a client whose certificate it
+     * signed gets past the handshake. The files are re-read when they
+     * change, without a restart. Without TLS and a client CA, listen must
+     * be a loopback address. */
+    const char *tls_cert_file;
+    const char *tls_key_file;
+    const char *tls_client_ca_file;
+    int64_t tls_reload_ms;      /* 0: MU_EXT_TLS_RELOAD_MS; < 0: never */
+    /* Optional: /healthz /readyz /metrics on this address instead (plain
+     * HTTP, any address; their own connections, MU_EXT_METRICS_MAX_CONNS),
+     * the extender's answering only /filter /prioritize /bind /preempt. */
+    const char *metrics_listen;
+    void (*log)(void *ctx, const char *line); /* optional (TLS reloads) */
+    void *log_ctx;
 };
 
 /* Starts serving /filter /prioritize /bind /preempt /healthz /readyz
@@ -139,6 +162,8 @@ int mu_ext_server_start(const struct mu_ext_server_opts *o,
                         struct mu_err *err) MU_WARN_UNUSED;
 /* The port actually bound. */
 int mu_ext_server_port(const struct mu_ext_server *s);
+/* The port metrics_listen bound, or 0 without it. */
+int mu_ext_server_metrics_port(const struct mu_ext_server *s);
 /* The server's counters (owned by s, valid until stop). */
 struct mu_ext_stats *mu_ext_server_stats(struct mu_ext_server *s);
 /* Stops serving: waits for every connection thread, blocked binds

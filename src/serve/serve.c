@@ -505,10 +505,20 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
         so.leading = leading_fn;
         so.leading_ctx = sv;
     }
+    so.tls_cert_file = o->tls_cert_file;
+    so.tls_key_file = o->tls_key_file;
+    so.tls_client_ca_file = o->client_ca_file;
+    so.metrics_listen = o->metrics_listen;
+    so.log = log_line;
+    so.log_ctx = sv;
     if ((r = mu_ext_server_start(&so, &sv->http, err)) < 0)
         return r;
-    say(sv, "serving the extender on %s (port %d)", o->listen,
-                 mu_ext_server_port(sv->http));
+    say(sv, "serving the extender on %s (port %d, %s)", o->listen,
+        mu_ext_server_port(sv->http),
+        o->tls_cert_file ? "HTTPS, client certificates required" : "HTTP");
+    if (o->metrics_listen)
+        say(sv, "serving /healthz /readyz /metrics on %s (port %d)",
+            o->metrics_listen, mu_ext_server_metrics_port(sv->http));
     if ((r = start_lease(sv, err)) < 0)
         return r;
     return start_informers(sv, err);

@@ -35,6 +35,13 @@ struct mu_serve_opts {
     const char *lease_ns, *lease_name, *lease_identity;
     const atomic_bool *stop;  /* set to stop; required */
     FILE *log;                /* one line per action (stderr) */
+    /* TLS on listen (all three, or none: then listen must be loopback);
+     * the files are re-read when they change. metrics_listen: /healthz
+     * /readyz /metrics there instead of on listen. All optional. */
+    const char *tls_cert_file;
+    const char *tls_key_file;
+    const char *client_ca_file;
+    const char *metrics_listen;
 };
 
 /* Fills the defaults above. */

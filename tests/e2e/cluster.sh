@@ -13,7 +13,9 @@
 #
 # Env (all optional):
 #   MUSTER_EXTENDER_URL   start muster's kube-scheduler with this extender URL
-#                         (e.g. http://127.0.0.1:8888); muster may start later
+#                         (e.g. https://127.0.0.1:8888); muster may start later.
+#                         https: mTLS with certificates in DIR/tls (made by
+#                         manifests/tls/openssl.sh unless there); http: none
 #   MUSTER_ETCD_PORT, MUSTER_ETCD_PEER_PORT, MUSTER_APISERVER_PORT,
 #   MUSTER_KCM_PORT, MUSTER_SCHED_PORT, MUSTER_VOLCANO_SCHED_PORT,
 #   MUSTER_KWOK_PORT      fixed loopback ports (default: free ones picked at start)
@@ -350,16 +352,15 @@ EOF
     # 6. muster's kube-scheduler: profile `volcano`, muster as extender
     if [ -n "${MUSTER_EXTENDER_URL:-}" ]; then
         # The one KubeSchedulerConfiguration manifests/ ships, pointed at
-        # the local addresses (DESIGN.md: the single source of truth).
-        src="$HERE/../../manifests/scheduler-config.yaml"
-        [ -f "$src" ] || e2e_die "missing $src"
-        sed -e "s|http://muster.muster-system.svc:8888|$(sed_rhs "$MUSTER_EXTENDER_URL")|" \
-            -e "s|kubeconfig: \"\"|kubeconfig: \"$(sed_rhs "$D/scheduler.kubeconfig")\"|" \
-            -e "s|leaderElect: true|leaderElect: false|" \
-            "$src" >"$D/scheduler-volcano.yaml"
-        grep -qF "$MUSTER_EXTENDER_URL" "$D/scheduler-volcano.yaml" &&
-            grep -qF "$D/scheduler.kubeconfig" "$D/scheduler-volcano.yaml" ||
-            e2e_die "could not render $src for the local cluster"
+        # the local addresses (DESIGN.md: the single source of truth); an
+        # https URL gets certificates from manifests/tls/openssl.sh.
+        case "$MUSTER_EXTENDER_URL" in
+        https://*) [ -s "$D/tls/kube-scheduler/tls.crt" ] ||
+            "$HERE/../../manifests/tls/openssl.sh" "$D/tls" IP:127.0.0.1 >/dev/null ||
+            e2e_die "manifests/tls/openssl.sh $D/tls failed" ;;
+        esac
+        e2e_scheduler_config "$MUSTER_EXTENDER_URL" "$D/scheduler.kubeconfig" "$D/tls" \
+            "$D/scheduler-volcano.yaml"
         start kube-scheduler-volcano "$K/kube-scheduler" --config="$D/scheduler-volcano.yaml" \
             --secure-port="$VOLCANO_SCHED_PORT" "${authn[@]}" -v="$VLOG"
     fi

@@ -102,6 +102,65 @@ check "queue team-a's status.allocated counts 8 GPUs" \
     wait_for 20 equals 8 kubectl get queue team-a -o jsonpath='{.status.allocated.nvidia\.com/gpu}'
 reset
 
+# --- mTLS: kube-scheduler bound lab b's gang with its client certificate -------
+T=$D/tls
+ext() { # CURL-ARGS...: an empty ExtenderArgs to muster's /filter over HTTPS
+    curl -sS --max-time 5 --cacert "$T/ca.crt" "$@" -H 'Content-Type: application/json' \
+        -d '{"Pod":null,"NodeNames":[]}' "https://127.0.0.1:$PORT/gang/filter"
+}
+kube_scheduler_cert=(--cert "$T/kube-scheduler/tls.crt" --key "$T/kube-scheduler/tls.key")
+answered() { ext "${kube_scheduler_cert[@]}" | grep -q '"Error"'; }
+tls_refused() { # CURL-ARGS...: the handshake refuses it, no HTTP status comes back
+    local out
+    out=$(ext -o /dev/null -w '%{http_code}' "$@" 2>&1) && { echo "served: $out"; return 1; }
+    case "$out" in *000) ;; *) echo "got: $out"; return 1 ;; esac
+}
+binds_ok() {
+    curl -sf "http://127.0.0.1:$METRICS/metrics" |
+        grep -Eq '^muster_extender_binds_total\{result="ok"\} [1-9]'
+}
+probes_apart() {
+    curl -sf "http://127.0.0.1:$METRICS/readyz" >/dev/null || return 1
+    equals 404 curl -s -o /dev/null -w '%{http_code}' --cacert "$T/ca.crt" \
+        "${kube_scheduler_cert[@]}" "https://127.0.0.1:$PORT/readyz"
+}
+no_plain() { ! curl -s --max-time 5 "http://127.0.0.1:$PORT/healthz" | grep -q ok; }
+check "mTLS: muster serves the extender over HTTPS with client certificates required" \
+    grep -q 'HTTPS, client certificates required' "$D/muster.log"
+check "mTLS: kube-scheduler's binds went through it (binds ok > 0)" binds_ok
+check "mTLS: a client with kube-scheduler's certificate is answered" answered
+check "mTLS: a client without a certificate is refused at the handshake" tls_refused
+"$ROOT/manifests/tls/openssl.sh" "$D/tls-stranger" >/dev/null 2>&1
+check "mTLS: a client whose certificate another CA signed is refused" \
+    tls_refused --cert "$D/tls-stranger/kube-scheduler/tls.crt" --key "$D/tls-stranger/kube-scheduler/tls.key"
+check "mTLS: plain HTTP to the extender port is not served" no_plain
+check "--metrics-listen: probes answer on their own port, 404 on the extender's" probes_apart
+# a rotation as cert-manager does it: new leaves under the same CA; both
+# sides re-read their files, and the rest of this suite runs on them
+"$ROOT/manifests/tls/openssl.sh" "$T" IP:127.0.0.1 >/dev/null 2>&1
+check "mTLS: rotated certificates are re-read without a restart" \
+    wait_for 20 grep -q 'TLS: reloaded' "$D/muster.log"
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: rotated}
+spec:
+  schedulerName: volcano
+  minAvailable: 2
+  queue: default
+  tasks:
+  - name: w
+    replicas: 2
+    template:
+      spec:
+        restartPolicy: Never
+        containers:
+        - {name: w, image: busybox, resources: {limits: {nvidia.com/gpu: 1}}}
+YAML
+"$HERE/nodes.sh" "$D" 1 8 rot >/dev/null 2>&1
+check "mTLS: after the rotation kube-scheduler binds a new gang" wait_for 60 pods_running rotated- 2
+reset
+
 # --- lab c: two 8-GPU gangs on 12 GPUs -------------------------------------
 "$HERE/nodes.sh" "$D" 1 8 c8 >/dev/null 2>&1
 "$HERE/nodes.sh" "$D" 1 4 c4 >/dev/null 2>&1
@@ -361,7 +420,7 @@ kubectl delete podgroup forge-gang >/dev/null 2>&1
 
 metrics_ok() {
     local m
-    m=$(curl -sf "http://127.0.0.1:$PORT/metrics") || return 1
+    m=$(curl -sf "http://127.0.0.1:$METRICS/metrics") || return 1
     for k in muster_cycle_duration_seconds muster_queue_pending_gangs \
              muster_queue_allocated muster_queue_deserved muster_evictions_total \
              muster_extender_binds_total muster_extender_filter_requests_total; do

@@ -89,3 +89,32 @@ log_tails() {
         tail -n "$n" "$dir/logs/$f.log" >&2
     done
 }
+
+# e2e_scheduler_config URL KUBECONFIG TLSDIR OUT: manifests/scheduler-config.yaml
+# (the one KubeSchedulerConfiguration manifests/ ships, DESIGN.md) for a local
+# cluster: urlPrefix URL, the given kubeconfig, no leader election. An https
+# URL keeps the extender's mTLS with kube-scheduler's client certificate from
+# TLSDIR/kube-scheduler (manifests/tls/openssl.sh TLSDIR makes it); an http
+# URL drops the TLS settings (muster then listens on loopback only).
+e2e_scheduler_config() {
+    local url=$1 kc=$2 tls=$3 out=$4 src drop=""
+    src="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/manifests/scheduler-config.yaml"
+    [ -f "$src" ] || e2e_die "missing $src"
+    case "$url" in
+    https://*) [ -s "$tls/kube-scheduler/tls.crt" ] || e2e_die "no client certificate in $tls/kube-scheduler" ;;
+    *) drop='/^ *enableHTTPS: true/d; /^ *tlsConfig: /d' ;;
+    esac
+    rhs() { printf '%s' "$1" | sed -e 's/[\\&|]/\\&/g'; }
+    sed -e "$drop" \
+        -e "s|https://muster.muster-system.svc:8888|$(rhs "$url")|" \
+        -e "s|/etc/muster-tls/|$(rhs "$tls/kube-scheduler/")|g" \
+        -e "s|kubeconfig: \"\"|kubeconfig: \"$(rhs "$kc")\"|" \
+        -e "s|leaderElect: true|leaderElect: false|" \
+        "$src" >"$out"
+    grep -qF "urlPrefix: $url" "$out" && grep -qF "$kc" "$out" ||
+        e2e_die "could not render $src into $out"
+    case "$url" in
+    https://*) grep -q 'enableHTTPS: true' "$out" || e2e_die "no enableHTTPS in $out" ;;
+    *) ! grep -q 'enableHTTPS\|tlsConfig\|/etc/muster-tls' "$out" || e2e_die "TLS left in $out" ;;
+    esac
+}

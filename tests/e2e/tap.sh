@@ -5,7 +5,9 @@
 # The sourcing script sets HERE (this directory) and MUSTER (the binary),
 # then calls tap_up NAME, which starts everything or exits with a failed
 # test point. Afterwards: kubectl talks to the cluster, $D is the run dir,
-# $PORT muster's port, start_muster / stop_muster restart it.
+# $PORT muster's extender port (HTTPS, client certificates in $D/tls),
+# $METRICS its /healthz /readyz /metrics port, start_muster / stop_muster
+# restart it.
 # Env: MUSTER_E2E_KEEP=1 keeps the run directory (path printed on stderr).
 
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -64,11 +66,15 @@ free_port() {
         echo $((20000 + RANDOM % 20000))
 }
 
+# muster as manifests/ runs it: the extender over mTLS on $PORT (the
+# certificates cluster.sh made in $D/tls), probes and metrics on $METRICS.
+MUSTER_TLS_ARGS=()
 start_muster() {
     "$MUSTER" serve --kubeconfig "$MUSTER_KUBECONFIG" \
-        --listen "127.0.0.1:$PORT" >>"$D/muster.log" 2>&1 &
+        --listen "127.0.0.1:$PORT" --metrics-listen "127.0.0.1:$METRICS" \
+        "${MUSTER_TLS_ARGS[@]}" >>"$D/muster.log" 2>&1 &
     MPID=$!
-    wait_for 30 curl -sf "http://127.0.0.1:$PORT/readyz"
+    wait_for 30 curl -sf "http://127.0.0.1:$METRICS/readyz"
 }
 
 stop_muster() {
@@ -82,9 +88,12 @@ tap_up() {
     D=/tmp/muster-$1.$$
     mkdir -m 700 "$D" || { echo "1..1"; not_ok "run dir $D is new" "it exists"; exit 1; }
     PORT=$(free_port)
+    METRICS=$(free_port)
+    MUSTER_TLS_ARGS=(--tls-cert-file "$D/tls/muster/tls.crt"
+        --tls-private-key-file "$D/tls/muster/tls.key" --client-ca-file "$D/tls/muster/ca.crt")
     trap tap_cleanup EXIT
     echo "# run dir $D" >&2
-    if ! MUSTER_EXTENDER_URL="http://127.0.0.1:$PORT" "$HERE/cluster.sh" up "$D" >"$D/up.log" 2>&1; then
+    if ! MUSTER_EXTENDER_URL="https://127.0.0.1:$PORT" "$HERE/cluster.sh" up "$D" >"$D/up.log" 2>&1; then
         echo "1..1"
         not_ok "control plane starts" "$(tail -20 "$D/up.log")"
         exit 1

@@ -1,8 +1,9 @@
 /*
  * The extender's HTTP server, driven with libcurl over 127.0.0.1 (port 0).
  *
- * Run with --tls, the binary serves HTTPS with a throwaway self-signed
- * certificate made by openssl at start, and skips as a whole (TAP
+ * Run with --tls, the binary serves HTTPS with a client CA: a throwaway
+ * CA, server and client certificates (and a stranger CA's client) made by
+ * openssl at start in a temporary directory; it skips as a whole (TAP
  * "1..0 # SKIP") without openssl or libmicrohttpd TLS support.
  */
 #include <arpa/inet.h>
@@ -21,14 +22,75 @@
 #include "extender/extender.h"
 #include "extender/http.h"
 
-static int scaled(int ms);
-
 static struct mu_view_slot slot;
 static struct mu_barrier *bar;
 static struct mu_ext_server *srv;
 static char base[64];
 static atomic_int n_binds;
-static char *tls_cert, *tls_key; /* --tls */
+static bool tls;                 /* --tls */
+static char dir[] = "/tmp/mu-http-tls-XXXXXX";
+/* The client certificate and key req() presents ("" none), in dir. */
+static const char *client_cert = "client.pem", *client_key = "client.key";
+
+/* Slow runs (valgrind, a loaded machine) stretch every duration by
+ * MU_TEST_TIME_SCALE (the valgrind test setup sets it). */
+static long scaled(long ms)
+{
+    const char *e = getenv("MU_TEST_TIME_SCALE");
+    long f = e ? strtol(e, NULL, 10) : 1;
+
+    return ms * (f > 0 ? f : 1);
+}
+
+static char *path_of(const char *name)
+{
+    return mu_xasprintf("%s/%s", dir, name);
+}
+
+static char *slurp(const char *name)
+{
+    char *path = path_of(name);
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+
+    free(path);
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = calloc(1, (size_t)n + 1);
+    if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    return buf;
+}
+
+/* Writes text to dir/name through a rename, as a Secret volume swaps. */
+static void put(const char *name, const char *text)
+{
+    char *path = path_of(name), *tmp = mu_xasprintf("%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(text, 1, strlen(text), f), strlen(text));
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_int_eq(rename(tmp, path), 0);
+    free(tmp);
+    free(path);
+}
+
+static void copy(const char *from, const char *to)
+{
+    char *text = slurp(from);
+
+    ck_assert_ptr_nonnull(text);
+    put(to, text);
+    free(text);
+}
 
 static int fake_bind(void *ctx, const char *ns, const char *name,
                      const char *uid, const char *node, struct mu_err *err)
@@ -79,22 +141,35 @@ static void setup(void)
     atomic_store(&is_leader, true);
     o.leading = leading_fn;
     mu_view_slot_init(&slot);
-    bar = mu_barrier_new(600, fake_bind, fake_unbind, NULL, NULL);
+    bar = mu_barrier_new(scaled(tls ? 5000 : 600), fake_bind, fake_unbind, NULL,
+                         NULL);
     o.listen = "127.0.0.1:0";
     o.views = &slot;
     o.barrier = bar;
     o.metrics = extra_metrics;
-    o.tls_cert_pem = tls_cert;
-    o.tls_key_pem = tls_key;
+    if (tls) {
+        /* the server's own copies, which a test may rotate */
+        copy("server.pem", "srv.pem");
+        copy("server.key", "srv.key");
+        o.tls_cert_file = path_of("srv.pem");
+        o.tls_key_file = path_of("srv.key");
+        o.tls_client_ca_file = path_of("ca.pem");
+        o.tls_reload_ms = 20;
+        client_cert = "client.pem";
+        client_key = "client.key";
+    }
     /* a TLS handshake counts towards the arrival deadline, and takes
      * seconds under valgrind */
-    if (tls_cert)
+    if (tls)
         o.arrival_timeout_ms =
             (unsigned)scaled((int)MU_EXT_ARRIVAL_TIMEOUT_S * 1000);
     ck_assert_msg(mu_ext_server_start(&o, &srv, &err) == 0, "%s", err.msg);
+    free((char *)o.tls_cert_file);
+    free((char *)o.tls_key_file);
+    free((char *)o.tls_client_ca_file);
     ck_assert_int_gt(mu_ext_server_port(srv), 0);
-    snprintf(base, sizeof(base), "%s://127.0.0.1:%d",
-             tls_cert ? "https" : "http", mu_ext_server_port(srv));
+    snprintf(base, sizeof(base), "%s://127.0.0.1:%d", tls ? "https" : "http",
+             mu_ext_server_port(srv));
 }
 
 static void teardown(void)
@@ -171,10 +246,29 @@ static size_t on_read(char *buf, size_t sz, size_t n, void *ud)
     return want;
 }
 
+static CURLcode try_req(CURL *h, const char *method, const char *path,
+                        const char *body, size_t len, int parts,
+                        struct resp *out);
+
 /* One request. h: a handle to reuse (keep-alive) or NULL. parts > 0:
  * chunked in that many parts. */
 static struct resp req(CURL *h, const char *method, const char *path,
                        const char *body, size_t len, int parts)
+{
+    struct resp r = {0};
+    CURLcode rc = try_req(h, method, path, body, len, parts, &r);
+
+    ck_assert_msg(rc == CURLE_OK, "%s %s: %s", method, path,
+                  curl_easy_strerror(rc));
+    if (!r.body)
+        r.body = strdup("");
+    return r;
+}
+
+/* req() that may fail: the curl code, and *r when it is CURLE_OK. */
+static CURLcode try_req(CURL *h, const char *method, const char *path,
+                        const char *body, size_t len, int parts,
+                        struct resp *out)
 {
     struct resp r = {0};
     struct parts pr = {body, len, 0, parts};
@@ -189,11 +283,17 @@ static struct resp req(CURL *h, const char *method, const char *path,
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, &r);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
-    if (tls_cert) {
-        struct curl_blob ca = {tls_cert, strlen(tls_cert), CURL_BLOB_NOCOPY};
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, scaled(20));
+    if (tls) {
+        char *ca = path_of("ca.pem"), *cert = path_of(client_cert),
+             *key = path_of(client_key);
 
-        curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
+        curl_easy_setopt(c, CURLOPT_CAINFO, ca);
+        curl_easy_setopt(c, CURLOPT_SSLCERT, *client_cert ? cert : NULL);
+        curl_easy_setopt(c, CURLOPT_SSLKEY, *client_key ? key : NULL);
+        free(ca);
+        free(cert);
+        free(key);
     }
     hdr = curl_slist_append(hdr, "Content-Type: application/json");
     if (!strcmp(method, "POST")) {
@@ -212,17 +312,17 @@ static struct resp req(CURL *h, const char *method, const char *path,
     }
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
     rc = curl_easy_perform(c);
-    ck_assert_msg(rc == CURLE_OK, "%s %s: %s", method, path,
-                  curl_easy_strerror(rc));
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
     curl_easy_getinfo(c, CURLINFO_NUM_CONNECTS, &r.connects);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
     curl_slist_free_all(hdr);
     if (!h)
         curl_easy_cleanup(c);
-    if (!r.body)
-        r.body = strdup("");
-    return r;
+    if (rc != CURLE_OK)
+        free(r.body);
+    else
+        *out = r;
+    return rc;
 }
 
 static json_t *json_of(struct resp *r)
@@ -564,14 +664,78 @@ START_TEST(test_http_start_reports_bad_addresses_and_busy_ports)
     ck_assert_int_eq(mu_ext_server_start(&o, &s2, &err), -EADDRINUSE);
     ck_assert_msg(strstr(err.msg, busy), "%s", err.msg);
     o.listen = "127.0.0.1:0";
-    o.tls_cert_pem = "only a certificate";
-    o.tls_key_pem = NULL;
+    o.tls_cert_file = "/nonexistent/only-a-certificate.pem";
     ck_assert_int_eq(mu_ext_server_start(&o, &s2, &err), -EINVAL);
     ck_assert_ptr_null(s2);
 }
 END_TEST
 
-START_TEST(test_https_serves_with_the_given_certificate)
+START_TEST(test_http_plain_is_refused_beyond_loopback)
+{
+    struct mu_ext_server_opts o = {0};
+    struct mu_ext_server *s2 = NULL;
+    struct mu_err err = {{0}};
+
+    o.views = &slot;
+    o.barrier = bar;
+    o.listen = "0.0.0.0:0";
+    ck_assert_int_eq(mu_ext_server_start(&o, &s2, &err), -EINVAL);
+    ck_assert_ptr_null(s2);
+    ck_assert_msg(strstr(err.msg, "loopback only") &&
+                      strstr(err.msg, "--client-ca-file"),
+                  "%s", err.msg);
+    o.listen = "[::1]:0"; /* loopback too */
+    if (mu_ext_server_start(&o, &s2, &err) == 0)
+        mu_ext_server_stop(s2);
+    else /* a host without IPv6 */
+        ck_assert_msg(!strstr(err.msg, "loopback only"), "%s", err.msg);
+}
+END_TEST
+
+START_TEST(test_http_metrics_listen_serves_probes_on_their_own_port)
+{
+    struct mu_ext_server_opts o = {0};
+    struct mu_ext_server *s2 = NULL;
+    struct mu_err err = {{0}};
+    char ext[64];
+    struct resp r;
+
+    o.views = &slot;
+    o.barrier = bar;
+    o.listen = "127.0.0.1:0";
+    o.metrics_listen = "127.0.0.1:0";
+    ck_assert_msg(mu_ext_server_start(&o, &s2, &err) == 0, "%s", err.msg);
+    ck_assert_int_gt(mu_ext_server_metrics_port(s2), 0);
+    ck_assert_int_ne(mu_ext_server_metrics_port(s2), mu_ext_server_port(s2));
+    publish(true);
+    snprintf(ext, sizeof(ext), "http://127.0.0.1:%d", mu_ext_server_port(s2));
+    snprintf(base, sizeof(base), "http://127.0.0.1:%d",
+             mu_ext_server_metrics_port(s2));
+    r = req(NULL, "GET", "/healthz", NULL, 0, 0);
+    ck_assert_int_eq(r.status, 200);
+    free(r.body);
+    r = req(NULL, "GET", "/readyz", NULL, 0, 0);
+    ck_assert_int_eq(r.status, 200);
+    free(r.body);
+    r = req(NULL, "GET", "/metrics", NULL, 0, 0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(strstr(r.body, "muster_extender_filter_requests_total 0\n"));
+    free(r.body);
+    r = req(NULL, "POST", "/filter", filter_body, sizeof(filter_body) - 1, 0);
+    ck_assert_int_eq(r.status, 404); /* the verbs are not here */
+    free(r.body);
+    snprintf(base, sizeof(base), "%s", ext);
+    r = req(NULL, "POST", "/filter", filter_body, sizeof(filter_body) - 1, 0);
+    assert_passes_gpu_02(&r);
+    free(r.body);
+    r = req(NULL, "GET", "/healthz", NULL, 0, 0);
+    ck_assert_int_eq(r.status, 404); /* nor the probes here */
+    free(r.body);
+    mu_ext_server_stop(s2);
+}
+END_TEST
+
+START_TEST(test_https_serves_a_client_the_ca_signed)
 {
     struct resp r = req(NULL, "GET", "/healthz", NULL, 0, 0);
 
@@ -582,6 +746,50 @@ START_TEST(test_https_serves_with_the_given_certificate)
             0);
     assert_passes_gpu_02(&r);
     free(r.body);
+}
+END_TEST
+
+/* No handler ran: nothing counted, not even a bad request. */
+static void assert_nothing_served(void)
+{
+    struct mu_ext_stats *st = mu_ext_server_stats(srv);
+
+    ck_assert_uint_eq(atomic_load(&st->filter_calls), 0);
+    ck_assert_uint_eq(atomic_load(&st->bad_requests), 0);
+}
+
+START_TEST(test_https_refuses_a_client_without_a_certificate)
+{
+    struct resp r;
+
+    publish(true);
+    client_cert = client_key = "";
+    ck_assert_int_ne(try_req(NULL, "POST", "/filter", filter_body,
+                             sizeof(filter_body) - 1, 0, &r),
+                     CURLE_OK);
+    ck_assert_int_ne(try_req(NULL, "GET", "/healthz", NULL, 0, 0, &r),
+                     CURLE_OK);
+    assert_nothing_served();
+}
+END_TEST
+
+START_TEST(test_https_refuses_a_certificate_of_another_ca)
+{
+    struct resp r;
+
+    publish(true);
+    client_cert = "stranger.pem";
+    client_key = "stranger.key";
+    ck_assert_int_ne(try_req(NULL, "POST", "/filter", filter_body,
+                             sizeof(filter_body) - 1, 0, &r),
+                     CURLE_OK);
+    /* the CA's, but a server certificate: not for a TLS client */
+    client_cert = "server.pem";
+    client_key = "server.key";
+    ck_assert_int_ne(try_req(NULL, "POST", "/filter", filter_body,
+                             sizeof(filter_body) - 1, 0, &r),
+                     CURLE_OK);
+    assert_nothing_served();
 }
 END_TEST
 
@@ -599,24 +807,180 @@ START_TEST(test_https_refuses_plain_http)
 }
 END_TEST
 
-START_TEST(test_https_bad_certificate_or_key_fails_to_start)
+/* The subject of the certificate a new connection is served. */
+static char *served_subject(void)
+{
+    CURL *c = curl_easy_init();
+    struct curl_certinfo *ci = NULL;
+    char url[96], *ca = path_of("ca.pem"), *cert = path_of("client.pem"),
+                  *key = path_of("client.key"), *subject = NULL;
+
+    snprintf(url, sizeof(url), "%s/healthz", base);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CAINFO, ca);
+    curl_easy_setopt(c, CURLOPT_SSLCERT, cert);
+    curl_easy_setopt(c, CURLOPT_SSLKEY, key);
+    curl_easy_setopt(c, CURLOPT_CERTINFO, 1L);
+    curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, scaled(5));
+    ck_assert_int_eq(curl_easy_perform(c), CURLE_OK);
+    curl_easy_getinfo(c, CURLINFO_CERTINFO, &ci);
+    for (int i = 0; ci && i < ci->num_of_certs && !subject; i++)
+        for (struct curl_slist *l = ci->certinfo[i]; l; l = l->next)
+            if (!strncmp(l->data, "Subject:", 8)) {
+                subject = strdup(l->data + 8);
+                break;
+            }
+    curl_easy_cleanup(c);
+    free(ca);
+    free(cert);
+    free(key);
+    ck_assert_ptr_nonnull(subject);
+    return subject;
+}
+
+/* Waits (up to 5 s, scaled) until reloads_ok (ok) or reloads_failed is
+ * at least n; the other count must stay at most other_max. */
+static void wait_reloads(bool ok, unsigned long long n,
+                         unsigned long long other_max)
+{
+    unsigned long long got_ok = 0, got_failed = 0;
+
+    for (long i = 0; i < scaled(250); i++) {
+        struct resp r = req(NULL, "GET", "/metrics", NULL, 0, 0);
+        const char *p = strstr(r.body, "tls_reloads_total{result=\"ok\"} ");
+        const char *q =
+            strstr(r.body, "tls_reloads_total{result=\"failed\"} ");
+
+        ck_assert(p && q);
+        got_ok = strtoull(strchr(p, ' ') + 1, NULL, 10);
+        got_failed = strtoull(strchr(q, ' ') + 1, NULL, 10);
+        free(r.body);
+        ck_assert_uint_le((ok ? got_failed : got_ok), other_max);
+        if ((ok ? got_ok : got_failed) >= n)
+            return;
+        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+    }
+    ck_abort_msg("want %s reloads >= %llu; ok %llu, failed %llu",
+                 ok ? "ok" : "failed", n,
+                 got_ok, got_failed);
+}
+
+START_TEST(test_https_serves_a_rotated_certificate_without_restart)
+{
+    struct binder b[2] = {
+        {.body = "{\"PodName\":\"w-0\",\"PodNamespace\":\"team-a\","
+                 "\"PodUID\":\"u-res\",\"Node\":\"gpu-02\"}"},
+        {.body = "{\"PodName\":\"w-1\",\"PodNamespace\":\"team-a\","
+                 "\"PodUID\":\"u-res2\",\"Node\":\"gpu-03\"}"},
+    };
+    CURL *h = curl_easy_init();
+    char *subject = served_subject();
+    struct resp r;
+
+    ck_assert_msg(strstr(subject, "muster-server") &&
+                      !strstr(subject, "rotated"),
+                  "%s", subject);
+    free(subject);
+    publish(true);
+    r = req(h, "POST", "/filter", filter_body, sizeof(filter_body) - 1, 0);
+    free(r.body);
+    /* a gang member waits in /bind across the rotation */
+    ck_assert_int_eq(pthread_create(&b[0].t, NULL, bind_main, &b[0]), 0);
+    nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+    copy("rotated.key", "srv.key");
+    copy("rotated.pem", "srv.pem");
+    /* the key alone may be seen first: a mismatch, refused */
+    wait_reloads(true, 1, 1);
+    subject = served_subject();
+    ck_assert_msg(strstr(subject, "muster-server-rotated"), "%s", subject);
+    free(subject);
+    /* the connection opened before is still served, on its old session */
+    r = req(h, "POST", "/filter", filter_body, sizeof(filter_body) - 1, 0);
+    assert_passes_gpu_02(&r);
+    ck_assert_int_eq(r.connects, 0);
+    free(r.body);
+    curl_easy_cleanup(h);
+    /* and the gang binds whole, its second member on the new certificate */
+    ck_assert_int_eq(pthread_create(&b[1].t, NULL, bind_main, &b[1]), 0);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(b[i].t, NULL);
+        ck_assert_int_eq(b[i].r.status, 200);
+        ck_assert_str_eq(b[i].r.body, "{\"Error\":\"\"}");
+        free(b[i].r.body);
+    }
+    ck_assert_int_eq(atomic_load(&n_binds), 2);
+}
+END_TEST
+
+START_TEST(test_https_keeps_the_certificate_when_a_rotation_is_broken)
+{
+    char *subject;
+
+    put("srv.pem", "-----BEGIN CERTIFICATE-----\nnope\n"
+                   "-----END CERTIFICATE-----\n");
+    wait_reloads(false, 1, 0);
+    subject = served_subject();
+    ck_assert_msg(strstr(subject, "muster-server") &&
+                      !strstr(subject, "rotated"),
+                  "%s", subject);
+    free(subject);
+    /* a key that is not the certificate's is refused too (the files never
+     * make a valid pair until the last step) */
+    copy("rotated.key", "srv.key");
+    copy("server.pem", "srv.pem");
+    wait_reloads(false, 2, 0);
+    subject = served_subject();
+    ck_assert_msg(!strstr(subject, "rotated"), "%s", subject);
+    free(subject);
+    /* and the files made whole again are taken */
+    copy("rotated.pem", "srv.pem");
+    wait_reloads(true, 1, ~0ull);
+    subject = served_subject();
+    ck_assert_msg(strstr(subject, "rotated"), "%s", subject);
+    free(subject);
+}
+END_TEST
+
+START_TEST(test_https_bad_files_fail_to_start)
 {
     struct mu_ext_server_opts o = {0};
     struct mu_ext_server *s2 = NULL;
     struct mu_err err = {{0}};
+    char *cert = path_of("server.pem"), *key = path_of("server.key"),
+         *ca = path_of("ca.pem"), *bad = path_of("bad.pem"),
+         *other_key = path_of("rotated.key");
 
+    put("bad.pem", "-----BEGIN CERTIFICATE-----\nnope\n");
     o.listen = "127.0.0.1:0";
     o.views = &slot;
     o.barrier = bar;
-    o.tls_cert_pem = "-----BEGIN CERTIFICATE-----\nnope\n";
-    o.tls_key_pem = tls_key;
+    o.tls_cert_file = bad;
+    o.tls_key_file = key;
+    o.tls_client_ca_file = ca;
     ck_assert_int_eq(mu_ext_server_start(&o, &s2, &err), -EINVAL);
     ck_assert_ptr_null(s2);
-    ck_assert_msg(strstr(err.msg, "certificate is not PEM"), "%s", err.msg);
-    o.tls_cert_pem = tls_cert;
-    o.tls_key_pem = "not a key";
+    ck_assert_msg(strstr(err.msg, "bad.pem: not PEM"), "%s", err.msg);
+    o.tls_cert_file = cert;
+    o.tls_key_file = other_key;
     ck_assert_int_eq(mu_ext_server_start(&o, &s2, &err), -EINVAL);
-    ck_assert_msg(strstr(err.msg, "key is not PEM"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "rotated.key"), "%s", err.msg);
+    o.tls_key_file = key;
+    o.tls_client_ca_file = "/nonexistent/ca.pem";
+    ck_assert_int_eq(mu_ext_server_start(&o, &s2, &err), -ENOENT);
+    ck_assert_msg(strstr(err.msg, "/nonexistent/ca.pem"), "%s", err.msg);
+    o.tls_client_ca_file = NULL; /* server TLS alone: loopback only */
+    o.listen = "0.0.0.0:0";
+    ck_assert_int_eq(mu_ext_server_start(&o, &s2, &err), -EINVAL);
+    ck_assert_msg(strstr(err.msg, "loopback only"), "%s", err.msg);
+    o.tls_client_ca_file = ca;
+    ck_assert_msg(mu_ext_server_start(&o, &s2, &err) == 0, "%s", err.msg);
+    mu_ext_server_stop(s2);
+    free(cert);
+    free(key);
+    free(ca);
+    free(bad);
+    free(other_key);
 }
 END_TEST
 
@@ -628,15 +992,6 @@ static int64_t now_ms(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Slow runs (valgrind) stretch every duration by MU_TEST_TIME_SCALE. */
-static int scaled(int ms)
-{
-    const char *e = getenv("MU_TEST_TIME_SCALE");
-    long f = e ? strtol(e, NULL, 10) : 1;
-
-    return ms * (int)(f > 0 && f < 100 ? f : 1);
 }
 
 static void sleep_ms(int ms)
@@ -910,35 +1265,25 @@ START_TEST(test_http_default_arrival_deadline_is_the_named_cap)
 }
 END_TEST
 
-static char dir[] = "/tmp/mu-http-tls-XXXXXX";
-
-static char *slurp(const char *name)
-{
-    char path[128];
-    FILE *f;
-    char *buf;
-    long n;
-
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = calloc(1, (size_t)n + 1);
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    return buf;
-}
-
 /* 0, 77 (skip, with the TAP line printed) or 99. */
-static int make_cert(void)
+static int make_certs(void)
 {
-    char cmd[1024];
+    static const char script[] =
+        "set -e; cd '%s'\n"
+        "ec='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'\n"
+        "ca() { openssl req -x509 $ec -keyout $1.key -out $1.pem -days 2 "
+        "-subj /CN=$1; }\n"
+        "leaf() { openssl req $ec -keyout $1.key -out $1.csr -subj /CN=$3 && "
+        "printf '%%s\\n' \"$4\" >$1.ext && "
+        "openssl x509 -req -in $1.csr -CA $2.pem -CAkey $2.key "
+        "-CAcreateserial -days 2 -extfile $1.ext -out $1.pem; }\n"
+        "srv='extendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1'\n"
+        "ca ca; ca other-ca\n"
+        "leaf server ca muster-server \"$srv\"\n"
+        "leaf rotated ca muster-server-rotated \"$srv\"\n"
+        "leaf client ca kube-scheduler extendedKeyUsage=clientAuth\n"
+        "leaf stranger other-ca kube-scheduler extendedKeyUsage=clientAuth\n";
+    char cmd[2048];
 
     if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
         printf("1..0 # SKIP libmicrohttpd has no TLS support\n");
@@ -950,39 +1295,48 @@ static int make_cert(void)
     }
     if (!mkdtemp(dir))
         return 99;
-    snprintf(cmd, sizeof(cmd),
-             "cd '%s' && openssl req -x509 -newkey ec -pkeyopt "
-             "ec_paramgen_curve:prime256v1 -nodes -keyout key.pem -out "
-             "cert.pem -days 2 -subj /CN=127.0.0.1 -addext "
-             "subjectAltName=IP:127.0.0.1 2>openssl.log",
-             dir);
-    if (system(cmd) != 0)
-        return 99;
-    tls_cert = slurp("cert.pem");
-    tls_key = slurp("key.pem");
+    snprintf(cmd, sizeof(cmd), script, dir);
+    snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd),
+             ") >'%s/openssl.log' 2>&1", dir);
+    memmove(cmd + 1, cmd, strlen(cmd) + 1);
+    cmd[0] = '(';
+    return system(cmd) == 0 ? 0 : 99;
+}
+
+static void remove_certs(void)
+{
+    char cmd[128];
+
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", dir);
-    return tls_cert && tls_key ? 0 : 99;
 }
 
 int main(int argc, char **argv)
 {
-    bool tls = argc > 1 && !strcmp(argv[1], "--tls");
-    Suite *s = suite_create(tls ? "https" : "http");
-    TCase *tc = tcase_create(tls ? "https" : "http");
+    Suite *s;
+    TCase *tc;
     SRunner *sr;
     int failed, rc;
 
-    if (tls && (rc = make_cert()) != 0)
+    tls = argc > 1 && !strcmp(argv[1], "--tls");
+    s = suite_create(tls ? "https" : "http");
+    tc = tcase_create(tls ? "https" : "http");
+    if (tls && (rc = make_certs()) != 0)
         return rc == 77 ? EXIT_SUCCESS : rc;
     curl_global_init(CURL_GLOBAL_ALL);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     if (tls) {
-        tcase_add_test(tc, test_https_serves_with_the_given_certificate);
+        tcase_add_test(tc, test_https_serves_a_client_the_ca_signed);
+        tcase_add_test(tc, test_https_refuses_a_client_without_a_certificate);
+        tcase_add_test(tc, test_https_refuses_a_certificate_of_another_ca);
         tcase_add_test(tc, test_https_refuses_plain_http);
-        tcase_add_test(tc, test_https_bad_certificate_or_key_fails_to_start);
+        tcase_add_test(
+            tc, test_https_serves_a_rotated_certificate_without_restart);
+        tcase_add_test(
+            tc, test_https_keeps_the_certificate_when_a_rotation_is_broken);
+        tcase_add_test(tc, test_https_bad_files_fail_to_start);
     } else {
         tcase_add_test(tc, test_http_healthz_answers_ok);
         tcase_add_test(
@@ -1010,14 +1364,17 @@ int main(int argc, char **argv)
         tcase_add_test(
             tc, test_http_a_reply_not_taken_is_cut_at_the_reply_deadline);
         tcase_add_test(tc, test_http_default_arrival_deadline_is_the_named_cap);
+        tcase_add_test(tc, test_http_plain_is_refused_beyond_loopback);
+        tcase_add_test(
+            tc, test_http_metrics_listen_serves_probes_on_their_own_port);
     }
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    free(tls_cert);
-    free(tls_key);
+    if (tls)
+        remove_certs();
     curl_global_cleanup();
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
