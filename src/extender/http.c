@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/json.h"
 #include "extender/internal.h"
 #include "extender/tls.h"
 #include "common/clock.h"
@@ -335,7 +336,7 @@ static enum MHD_Result serve_bind(struct mu_ext_server *s,
 {
     struct mu_ext_bind_req br;
     json_error_t je;
-    json_t *args = json_loadb(r->body ? r->body : "", r->len, 0, &je);
+    json_t *args = mu_json_loadb(r->body ? r->body : "", r->len, &je);
     json_t *res;
     struct mu_view *v;
     const char *e;
