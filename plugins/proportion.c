@@ -404,11 +404,13 @@ static void job_enqueued(void *st, const struct mu_job *j)
 
 /* Reclaim may take from a queue over its deserved share on a dimension the
  * reclaimer needs. Values are live: each eviction lowers allocated. */
-static bool victim_ok(void *st, const struct mu_task *preemptor,
-                      const struct mu_task *victim, bool reclaim)
+/* Reclaim may take from q for preemptor only while q holds more than it
+ * deserves in a dimension preemptor asks for. Depends on the queue alone,
+ * so victim_queue_ok is the same answer. */
+static bool victim_queue_ok(void *st, const struct mu_task *preemptor,
+                            const struct mu_cqueue *q, bool reclaim)
 {
-    const struct mu_cqueue *q = victim->job ? victim->job->queue : NULL;
-
+    (void)st;
     if (!reclaim || !q || !q->has_deserved)
         return true;
     for (int d = 0; d < MU_RES_MAX; d++)
@@ -416,6 +418,13 @@ static bool victim_ok(void *st, const struct mu_task *preemptor,
             get0(&q->allocated, d) > get0(&q->deserved, d))
             return true;
     return false;
+}
+
+static bool victim_ok(void *st, const struct mu_task *preemptor,
+                      const struct mu_task *victim, bool reclaim)
+{
+    return victim_queue_ok(st, preemptor,
+                           victim->job ? victim->job->queue : NULL, reclaim);
 }
 
 const struct mu_plugin mu_plugin_proportion = {
@@ -429,4 +438,5 @@ const struct mu_plugin mu_plugin_proportion = {
     .overused = overused,
     .preemptive = allocatable,
     .victim_ok = victim_ok,
+    .victim_queue_ok = victim_queue_ok,
 };
