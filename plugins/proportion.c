@@ -410,13 +410,18 @@ static void job_enqueued(void *st, const struct mu_job *j)
 static bool victim_queue_ok(void *st, const struct mu_task *preemptor,
                             const struct mu_cqueue *q, bool reclaim)
 {
+    uint32_t set = preemptor->pod.req.set & DIMS_ALL;
+
     (void)st;
     if (!reclaim || !q || !q->has_deserved)
         return true;
-    for (int d = 0; d < MU_RES_MAX; d++)
-        if (d != MU_RES_PODS && get0(&preemptor->pod.req, d) > 0 &&
+    for (; set; set &= set - 1) {
+        int d = __builtin_ctz(set);
+
+        if (preemptor->pod.req.v[d] > 0 &&
             get0(&q->allocated, d) > get0(&q->deserved, d))
             return true;
+    }
     return false;
 }
 
