@@ -191,6 +191,9 @@ START_TEST(test_reclaim_evicts_a_minimal_set_of_whole_gangs)
     ck_assert_str_eq(out.evicts[0].action, "reclaim");
     ck_assert_int_eq(out.evicts[0].victim->status, MU_TASK_RELEASING);
     ck_assert_int_eq(job("b1")->why.kind, MU_WHY_WAITING);
+    ck_assert_str_eq(job("b1")->cond.message,
+                     "2/2 tasks in gang unschedulable: waiting for evicted "
+                     "pods to terminate (2 terminating in the cluster)");
 }
 END_TEST
 
