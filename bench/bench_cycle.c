@@ -4,7 +4,7 @@
  * pending pods.
  *
  *   bench_cycle [--nodes N] [--queues Q] [--pods P] [--runs R] [--sweep]
- *               [--running F] [--pending] [--seed S]
+ *               [--running F] [--pending] [--again] [--seed S]
  *
  * Each run generates a fresh cluster (not timed), then times exactly one
  * mu_cycle_run() with the built-in configuration (mu_conf_default: enqueue,
@@ -21,6 +21,10 @@
  * run, the RSS of the built cluster and the high-water mark during the
  * cycle (VmHWM after resetting it through /proc/self/clear_refs, when
  * Linux allows that).
+ *
+ * --again also times a second cycle on the same cluster right after the
+ * first, with no event in between (what the first decided stays Binding
+ * or Releasing): the cycle that has nothing new to decide.
  *
  * --sweep runs 1k, 10k, 50k and 100k pending pods with nodes = pods / 10
  * and prints ms per cycle against n log2 n, normalised to the first row: a
@@ -183,6 +187,9 @@ struct run {
     long rss_kib;     /* cluster built, before the cycle */
     long hwm_kib;     /* high-water mark during the cycle, -1 unknown */
     struct bench_counts counts;
+    /* --again: the second cycle, nothing changed since the first */
+    double again_ms, again_cpu_ms;
+    size_t again_binds, again_evicts;
 };
 
 static uint64_t mix(uint64_t h, const char *s)
@@ -235,8 +242,25 @@ static bool check(const struct mu_cluster *c, const struct mu_cycle_out *o)
     return true;
 }
 
+/* Times a second cycle on c as the first left it. */
+static void run_again(struct mu_cluster *c, struct mu_conf *conf, int64_t now,
+                      struct run *r)
+{
+    struct mu_cycle_out out;
+    double t0, c0;
+
+    c0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+    t0 = now_ms();
+    mu_cycle_run(c, conf, now, &out);
+    r->again_ms = now_ms() - t0;
+    r->again_cpu_ms = clock_ms(CLOCK_THREAD_CPUTIME_ID) - c0;
+    r->again_binds = out.nbinds;
+    r->again_evicts = out.nevicts;
+    mu_cycle_out_release(&out);
+}
+
 static int run_once(const struct bench_spec *spec, struct mu_conf *conf,
-                    struct run *r)
+                    bool again, struct run *r)
 {
     struct mu_cluster c;
     struct mu_cycle_out out;
@@ -280,6 +304,8 @@ static int run_once(const struct bench_spec *spec, struct mu_conf *conf,
     if (!check(&c, &out))
         rc = -EPROTO;
     mu_cycle_out_release(&out);
+    if (again && !rc)
+        run_again(&c, conf, now, r);
     mu_cluster_release(&c);
     return rc;
 }
@@ -294,16 +320,25 @@ static int dbl_cmp(const void *a, const void *b)
 struct summary {
     double median, min, max, p90, p99, gen_ms;
     double cpu_median, cpu_min;
+    double again_median, again_cpu_median; /* --again */
     struct run first;
     long hwm_max_kib, rss_kib;
 };
 
 /* R runs of one spec; 0, or -1 when a run failed or runs disagreed. */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), dbl_cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static int measure(const struct bench_spec *spec, struct mu_conf *conf,
-                   int runs, bool verbose, struct summary *s)
+                   int runs, bool again, bool verbose, struct summary *s)
 {
     double *ms = mu_xcalloc((size_t)runs, sizeof(*ms));
     double *cpu = mu_xcalloc((size_t)runs, sizeof(*cpu));
+    double *ams = mu_xcalloc((size_t)runs, sizeof(*ams));
+    double *acpu = mu_xcalloc((size_t)runs, sizeof(*acpu));
     struct hist *h = mu_xcalloc(1, sizeof(*h));
     double gen = 0;
     int rc = 0;
@@ -313,7 +348,7 @@ static int measure(const struct bench_spec *spec, struct mu_conf *conf,
     for (int i = 0; i < runs && !rc; i++) {
         struct run r;
 
-        if (run_once(spec, conf, &r)) {
+        if (run_once(spec, conf, again, &r)) {
             rc = -1;
             break;
         }
@@ -327,6 +362,8 @@ static int measure(const struct bench_spec *spec, struct mu_conf *conf,
         }
         ms[i] = r.cycle_ms;
         cpu[i] = r.cpu_ms;
+        ams[i] = r.again_ms;
+        acpu[i] = r.again_cpu_ms;
         gen += r.gen_ms;
         hist_add(h, (uint64_t)llround(r.cycle_ms * 1000.0));
         if (r.hwm_kib > s->hwm_max_kib)
@@ -338,6 +375,11 @@ static int measure(const struct bench_spec *spec, struct mu_conf *conf,
                    "MiB\n",
                    i + 1, r.cycle_ms, r.cpu_ms, r.gen_ms, r.binds, r.evicts,
                    (double)r.rss_kib / 1024, (double)r.hwm_kib / 1024);
+        if (verbose && again)
+            printf("  run %d, again (no event): cycle %.1f ms wall, %.1f ms "
+                   "CPU, %zu binds, %zu evictions\n",
+                   i + 1, r.again_ms, r.again_cpu_ms, r.again_binds,
+                   r.again_evicts);
     }
     if (!rc) {
         qsort(ms, (size_t)runs, sizeof(*ms), dbl_cmp);
@@ -352,7 +394,11 @@ static int measure(const struct bench_spec *spec, struct mu_conf *conf,
         s->p90 = (double)hist_percentile(h, 90) / 1000.0;
         s->p99 = (double)hist_percentile(h, 99) / 1000.0;
         s->gen_ms = gen / runs;
+        s->again_median = median(ams, runs);
+        s->again_cpu_median = median(acpu, runs);
     }
+    free(ams);
+    free(acpu);
     free(h);
     free(cpu);
     free(ms);
@@ -365,7 +411,8 @@ static void usage(FILE *f)
 {
     fputs("usage: bench_cycle [--nodes N] [--queues Q] [--pods P] [--runs R] "
           "[--sweep]\n"
-          "                   [--running F] [--pending] [--seed S]\n"
+          "                   [--running F] [--pending] [--again] [--seed "
+          "S]\n"
           "  --nodes N    nodes of 8 GPUs (default 10000)\n"
           "  --queues Q   queues, weights 1..4 cycling (default 100)\n"
           "  --pods P     pending pods, 1 GPU each, in gangs of 1-16 "
@@ -375,6 +422,7 @@ static void usage(FILE *f)
           "  --running F  also fill F (0..0.95) of the GPUs with running "
           "gangs\n"
           "  --pending    PodGroups start Pending (enqueue admits them)\n"
+          "  --again      also time a second cycle with no event between\n"
           "  --seed S     generator seed (default 42)\n",
           f);
 }
@@ -417,7 +465,8 @@ static void print_spec(const struct bench_spec *s, const struct run *r)
     printf("; seed %llu\n", (unsigned long long)s->seed);
 }
 
-static int sweep(const struct bench_spec *base, struct mu_conf *conf, int runs)
+static int sweep(const struct bench_spec *base, struct mu_conf *conf, int runs,
+                 bool again)
 {
     static const long sizes[] = {1000, 10000, 50000, 100000};
     double ref = 0;
@@ -434,7 +483,7 @@ static int sweep(const struct bench_spec *base, struct mu_conf *conf, int runs)
 
         s.pods = sizes[i];
         s.nodes = (int)(sizes[i] / 10);
-        if (measure(&s, conf, runs, false, &sum))
+        if (measure(&s, conf, runs, again, false, &sum))
             return 1;
         per = sum.median * 1e6 / nlogn;
         if (i == 0)
@@ -444,6 +493,9 @@ static int sweep(const struct bench_spec *base, struct mu_conf *conf, int runs)
                sum.median, sum.cpu_median, sum.median * 1e3 / n, per,
                per / ref,
                peak_mib());
+        if (again)
+            printf("%8s again (no event): %.1f ms wall, %.1f ms CPU\n", "",
+                   sum.again_median, sum.again_cpu_median);
         fflush(stdout);
     }
     return 0;
@@ -455,7 +507,7 @@ int main(int argc, char **argv)
     struct mu_conf conf;
     struct summary sum;
     long runs = 5, v;
-    bool do_sweep = false;
+    bool do_sweep = false, again = false;
     int rc;
 
     bench_spec_default(&spec);
@@ -468,6 +520,10 @@ int main(int argc, char **argv)
 
         if (!strcmp(a, "--sweep")) {
             do_sweep = true;
+            continue;
+        }
+        if (!strcmp(a, "--again")) {
+            again = true;
             continue;
         }
         if (!strcmp(a, "--pending")) {
@@ -509,13 +565,13 @@ int main(int argc, char **argv)
 
     mu_conf_default(&conf);
     if (do_sweep) {
-        rc = sweep(&spec, &conf, (int)runs);
+        rc = sweep(&spec, &conf, (int)runs, again);
         printf("peak RSS (process): %.1f MiB\n",
                peak_mib());
         mu_conf_release(&conf);
         return rc;
     }
-    rc = measure(&spec, &conf, (int)runs, true, &sum);
+    rc = measure(&spec, &conf, (int)runs, again, true, &sum);
     if (!rc) {
         print_spec(&spec, &sum.first);
         printf("cycle (%ld runs): median %.1f ms, min %.1f, max %.1f; "
@@ -529,6 +585,11 @@ int main(int argc, char **argv)
         printf("decision digest: %016llx (every bind and eviction, in "
                "order: equal digests, equal decisions)\n",
                (unsigned long long)sum.first.digest);
+        if (again)
+            printf("second cycle, no event since the first: median %.1f ms "
+                   "wall, %.1f ms CPU; %zu binds, %zu evictions\n",
+                   sum.again_median, sum.again_cpu_median,
+                   sum.first.again_binds, sum.first.again_evicts);
         printf("generation (not timed): %.0f ms per cluster\n", sum.gen_ms);
         printf("memory: cluster built %.1f MiB RSS, cycle high-water %.1f "
                "MiB, process peak (ru_maxrss) %.1f MiB\n",

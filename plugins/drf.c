@@ -6,16 +6,18 @@ static void *open_drf(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
     return ssn->cluster;
 }
 
-/* max over dimensions the cluster has of allocated / total, pods aside */
+/* max over dimensions the cluster has of allocated / total, pods aside
+ * (only the dimensions both set: a job's comparisons are many per cycle) */
 static double share(const struct mu_cluster *c, const struct mu_job *j)
 {
+    uint32_t set = j->allocated.set & c->total.set & ~(1u << MU_RES_PODS);
     double s = 0;
 
-    for (int d = 0; d < MU_RES_MAX; d++) {
+    for (; set; set &= set - 1) {
+        int d = __builtin_ctz(set);
         double v;
 
-        if (d == MU_RES_PODS || !mu_res_has(&c->total, d) ||
-            c->total.v[d] <= 0 || !mu_res_has(&j->allocated, d))
+        if (c->total.v[d] <= 0)
             continue;
         v = (double)j->allocated.v[d] / (double)c->total.v[d];
         if (v > s)

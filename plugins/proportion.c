@@ -407,18 +407,32 @@ static void job_enqueued(void *st, const struct mu_job *j)
 
 /* Reclaim may take from a queue over its deserved share on a dimension the
  * reclaimer needs. Values are live: each eviction lowers allocated. */
+/* Reclaim may take from q for preemptor only while q holds more than it
+ * deserves in a dimension preemptor asks for. Depends on the queue alone,
+ * so victim_queue_ok is the same answer. */
+static bool victim_queue_ok(void *st, const struct mu_task *preemptor,
+                            const struct mu_cqueue *q, bool reclaim)
+{
+    uint32_t set = preemptor->pod.req.set & DIMS_ALL;
+
+    (void)st;
+    if (!reclaim || !q || !q->has_deserved)
+        return true;
+    for (; set; set &= set - 1) {
+        int d = __builtin_ctz(set);
+
+        if (preemptor->pod.req.v[d] > 0 &&
+            get0(&q->allocated, d) > get0(&q->deserved, d))
+            return true;
+    }
+    return false;
+}
+
 static bool victim_ok(void *st, const struct mu_task *preemptor,
                       const struct mu_task *victim, bool reclaim)
 {
-    const struct mu_cqueue *q = victim->job ? victim->job->queue : NULL;
-
-    if (!reclaim || !q || !q->has_deserved)
-        return true;
-    for (int d = 0; d < MU_RES_MAX; d++)
-        if (d != MU_RES_PODS && get0(&preemptor->pod.req, d) > 0 &&
-            get0(&q->allocated, d) > get0(&q->deserved, d))
-            return true;
-    return false;
+    return victim_queue_ok(st, preemptor,
+                           victim->job ? victim->job->queue : NULL, reclaim);
 }
 
 const struct mu_plugin mu_plugin_proportion = {
@@ -432,4 +446,5 @@ const struct mu_plugin mu_plugin_proportion = {
     .overused = overused,
     .preemptive = allocatable,
     .victim_ok = victim_ok,
+    .victim_queue_ok = victim_queue_ok,
 };

@@ -7,6 +7,7 @@ struct freestat {
     struct mu_res total;
     struct mu_res best;
     const struct mu_cnode *best_node[MU_RES_MAX];
+    int releasing; /* tasks terminating in the cluster (releasing_fill) */
 };
 
 static void freestat_fill(const struct mu_cluster *c, struct freestat *f)
@@ -33,6 +34,18 @@ static void freestat_fill(const struct mu_cluster *c, struct freestat *f)
             }
         }
     }
+}
+
+/* Counted once per close, not once per waiting job: with thousands of
+ * evictions the per-job walk over every node's tasks was quadratic. */
+static void releasing_fill(const struct mu_cluster *c, struct freestat *f)
+{
+    int rel = 0;
+
+    for (size_t i = 0; i < c->nnodes; i++)
+        for (size_t k = 0; k < c->nodes[i]->ntasks; k++)
+            rel += c->nodes[i]->tasks[k]->status == MU_TASK_RELEASING;
+    f->releasing = rel;
 }
 
 static int str_cmp(const void *a, const void *b)
@@ -144,16 +157,10 @@ static char *message(const struct mu_cluster *c, const struct mu_job *j,
     case MU_WHY_NODES:
         nodes_text(c, j, f, &sb);
         break;
-    case MU_WHY_WAITING: {
-        int rel = 0;
-
-        for (size_t i = 0; i < c->nnodes; i++)
-            for (size_t k = 0; k < c->nodes[i]->ntasks; k++)
-                rel += c->nodes[i]->tasks[k]->status == MU_TASK_RELEASING;
+    case MU_WHY_WAITING:
         mu_sb_addf(&sb, "waiting for evicted pods to terminate "
-                        "(%d terminating in the cluster)", rel);
+                        "(%d terminating in the cluster)", f->releasing);
         break;
-    }
     case MU_WHY_NONE:
     default:
         mu_sb_add(&sb, "waiting for the next scheduling cycle");
@@ -168,6 +175,7 @@ char *mu_why_message(const struct mu_cluster *c, const struct mu_job *j,
     struct freestat f;
 
     freestat_fill(c, &f);
+    releasing_fill(c, &f);
     return message(c, j, &f, reason);
 }
 
@@ -294,6 +302,7 @@ int mu_cycle_run(struct mu_cluster *c, struct mu_conf *conf, int64_t now_ms,
     }
     mu_stmt_forget(&s.stmt, 0);
     freestat_fill(c, &f);
+    releasing_fill(c, &f);
     for (size_t i = 0; i < c->njobs; i++) {
         if (!close_job(c, c->jobs[i], &f, now_ms))
             continue;

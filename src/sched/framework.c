@@ -361,6 +361,19 @@ bool mu_ssn_victim_ok(struct mu_ssn *s, const struct mu_task *preemptor,
     return true;
 }
 
+bool mu_ssn_victim_queue_ok(struct mu_ssn *s, const struct mu_task *preemptor,
+                            const struct mu_cqueue *q, bool reclaim)
+{
+    const struct mu_hooks *hs =
+        HOOKS(s, reclaim ? MU_HOOK_RECLAIMABLE : MU_HOOK_PREEMPTABLE);
+
+    for (int i = 0; i < hs->n; i++)
+        if (hs->h[i].p->victim_queue_ok &&
+            !hs->h[i].p->victim_queue_ok(hs->h[i].st, preemptor, q, reclaim))
+            return false;
+    return true;
+}
+
 bool mu_ssn_fits(const struct mu_ssn *s, const struct mu_task *t,
                  const struct mu_cnode *n, bool future, struct mu_fit *fit)
 {

@@ -92,6 +92,13 @@ struct mu_plugin {
     /* May victim be evicted for preemptor? reclaim tells which action. */
     bool (*victim_ok)(void *st, const struct mu_task *preemptor,
                       const struct mu_task *victim, bool reclaim);
+    /* Optional, only with victim_ok: false promises that victim_ok(st,
+     * preemptor, v, reclaim) is false for every task v of queue q in the
+     * current state, so reclaim and preempt skip q's jobs without asking
+     * per task; true promises nothing. A plugin whose victim_ok depends on
+     * the victim's queue alone answers the same here. */
+    bool (*victim_queue_ok)(void *st, const struct mu_task *preemptor,
+                            const struct mu_cqueue *q, bool reclaim);
 };
 
 /* Every plugin muster has, NULL-terminated (plugins/plugins.c). */
@@ -197,6 +204,11 @@ double mu_ssn_node_score(struct mu_ssn *s, const struct mu_task *t,
                          const struct mu_cnode *n);
 bool mu_ssn_victim_ok(struct mu_ssn *s, const struct mu_task *preemptor,
                       const struct mu_task *victim, bool reclaim);
+/* false when some plugin's victim_queue_ok rules out every task of q as a
+ * victim for preemptor (then mu_ssn_victim_ok is false for each of them);
+ * true when none does. */
+bool mu_ssn_victim_queue_ok(struct mu_ssn *s, const struct mu_task *preemptor,
+                            const struct mu_cqueue *q, bool reclaim);
 
 /*
  * Resource fit of t on n: request <= idle (future false) or <= future idle

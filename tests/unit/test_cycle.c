@@ -2,6 +2,7 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "sched/actions/actions.h"
 #include "sched/cycle.h"
 #include "sim/sim.h"
 
@@ -190,6 +191,9 @@ START_TEST(test_reclaim_evicts_a_minimal_set_of_whole_gangs)
     ck_assert_str_eq(out.evicts[0].action, "reclaim");
     ck_assert_int_eq(out.evicts[0].victim->status, MU_TASK_RELEASING);
     ck_assert_int_eq(job("b1")->why.kind, MU_WHY_WAITING);
+    ck_assert_str_eq(job("b1")->cond.message,
+                     "2/2 tasks in gang unschedulable: waiting for evicted "
+                     "pods to terminate (2 terminating in the cluster)");
 }
 END_TEST
 
@@ -350,6 +354,247 @@ START_TEST(test_besteffort_pod_is_backfilled)
 }
 END_TEST
 
+/* ---- the indexed paths against the straightforward ones ----
+ *
+ * Seeded random clusters with something for reclaim and preempt to do:
+ * nodes in two pools, queues of several weights (some not reclaimable),
+ * two priority classes, running gangs (some elastic, some pods not
+ * preemptable or in kube-system) and pending gangs, some of them tied to a
+ * pool. Each is scheduled twice, once with the place state's `plain` set,
+ * and both must decide the same binds and evictions, in the same order.
+ */
+
+struct rnd {
+    uint64_t s;
+};
+
+static uint64_t rnd_next(struct rnd *r)
+{
+    r->s ^= r->s >> 12;
+    r->s ^= r->s << 25;
+    r->s ^= r->s >> 27;
+    return r->s * 2685821657736338717ull;
+}
+
+static int rnd_below(struct rnd *r, int n)
+{
+    return n > 0 ? (int)(rnd_next(r) % (uint64_t)n) : 0;
+}
+
+static void kv1(struct mu_kvs *kvs, const char *k, const char *v)
+{
+    kvs->n = 1;
+    kvs->v = mu_xcalloc(1, sizeof(*kvs->v));
+    kvs->v[0].key = mu_xstrdup(k);
+    kvs->v[0].value = mu_xstrdup(v);
+}
+
+#define RG_NODES_MAX 24
+
+struct rgen {
+    struct mu_cluster *c;
+    struct rnd r;
+    int gpu, nnodes, nqueues;
+    int free_gpus[RG_NODES_MAX];
+};
+
+static void rg_pod(struct rgen *g, const char *ns, const char *group, int i,
+                   int gpus, int node, const char *pool, int64_t created)
+{
+    struct mu_pod p;
+    struct mu_err err;
+
+    memset(&p, 0, sizeof(p));
+    p.meta.ns = mu_xstrdup(ns);
+    p.meta.name = mu_xasprintf("%s-w-%d", group, i);
+    p.meta.created = created;
+    p.scheduler_name = mu_xstrdup("volcano");
+    p.phase = MU_POD_PENDING;
+    if (node >= 0) {
+        p.node_name = mu_xasprintf("n%02d", node);
+        p.phase = MU_POD_RUNNING;
+    }
+    mu_res_zero(&p.req);
+    mu_res_put(&p.req, MU_RES_CPU, 1000);
+    mu_res_put(&p.req, g->gpu, gpus);
+    mu_res_put(&p.req, MU_RES_PODS, 1);
+    if (pool)
+        kv1(&p.node_selector, "pool", pool);
+    p.group = mu_xstrdup(group);
+    p.task_spec = mu_xstrdup("w");
+    p.task_index = i;
+    p.preemptable = rnd_below(&g->r, 10) != 0;
+    p.run_for_ms = -1;
+    ck_assert_ptr_nonnull(mu_cluster_add_task(g->c, &p, &err));
+}
+
+/* A gang of 1-4 (running) or 1-6 (pending) pods of 1-2 GPUs each; running
+ * pods go wherever they fit (one that finds no room stays pending). */
+static void rg_gang(struct rgen *g, int n, bool run, int64_t created)
+{
+    static const char *const pcs[] = {NULL, "low", "high"};
+    const char *ns = run && rnd_below(&g->r, 12) == 0 ? "kube-system" : "t";
+    int size = 1 + rnd_below(&g->r, run ? 4 : 6);
+    int gpus = 1 + rnd_below(&g->r, 2);
+    const char *pool = !run && rnd_below(&g->r, 4) == 0 ? "a" : NULL;
+    const char *pc = pcs[rnd_below(&g->r, 3)];
+    struct mu_podgroup pg;
+    struct mu_err err;
+    char *name = mu_xasprintf("%s%03d", run ? "r" : "p", n);
+
+    memset(&pg, 0, sizeof(pg));
+    pg.meta.ns = mu_xstrdup(ns);
+    pg.meta.name = mu_xstrdup(name);
+    pg.meta.created = created;
+    pg.min_member = rnd_below(&g->r, 3) == 0 ? 1 + rnd_below(&g->r, size)
+                                             : size;
+    pg.queue = mu_xasprintf("q%d", rnd_below(&g->r, g->nqueues));
+    pg.priority_class = mu_xstrdup_or_null(pc);
+    pg.phase = run ? MU_PG_RUNNING : MU_PG_INQUEUE;
+    ck_assert_ptr_nonnull(mu_cluster_add_job(g->c, &pg, &err));
+    for (int i = 0; i < size; i++) {
+        int node = -1;
+
+        for (int k = 0; run && k < g->nnodes && node < 0; k++) {
+            int at = (n * 7 + i + k) % g->nnodes;
+
+            if (g->free_gpus[at] >= gpus)
+                node = at;
+        }
+        if (node >= 0)
+            g->free_gpus[node] -= gpus;
+        rg_pod(g, ns, name, i, gpus, node, pool, created);
+    }
+    free(name);
+}
+
+static void rg_build(struct mu_cluster *c, uint64_t seed)
+{
+    struct rgen g;
+    struct mu_err err;
+    int nrun, npend;
+
+    memset(&g, 0, sizeof(g));
+    g.c = c;
+    g.r.s = seed * 0x9e3779b97f4a7c15ull + 1;
+    g.gpu = mu_resnames_index(&c->rn, "nvidia.com/gpu", true);
+    g.nnodes = 4 + rnd_below(&g.r, RG_NODES_MAX - 4);
+    g.nqueues = 2 + rnd_below(&g.r, 4);
+    for (int i = 0; i < g.nnodes; i++) {
+        struct mu_node n;
+
+        memset(&n, 0, sizeof(n));
+        n.meta.name = mu_xasprintf("n%02d", i);
+        kv1(&n.meta.labels, "pool", i % 3 ? "b" : "a");
+        g.free_gpus[i] = rnd_below(&g.r, 2) ? 8 : 4;
+        mu_res_zero(&n.allocatable);
+        mu_res_put(&n.allocatable, MU_RES_CPU, 64000);
+        mu_res_put(&n.allocatable, MU_RES_PODS, 110);
+        mu_res_put(&n.allocatable, g.gpu, g.free_gpus[i]);
+        ck_assert_ptr_nonnull(mu_cluster_add_node(c, &n, &err));
+    }
+    for (int i = 0; i < g.nqueues; i++) {
+        struct mu_queue_spec q;
+
+        memset(&q, 0, sizeof(q));
+        q.meta.name = mu_xasprintf("q%d", i);
+        q.meta.created = 1000 + i;
+        q.weight = 1 + rnd_below(&g.r, 4);
+        q.reclaimable = rnd_below(&g.r, 5) != 0;
+        q.state = MU_QUEUE_OPEN;
+        ck_assert_ptr_nonnull(mu_cluster_add_queue(c, &q, &err));
+    }
+    for (int i = 0; i < 2; i++) {
+        struct mu_priorityclass pc = {mu_xstrdup(i ? "high" : "low"),
+                                      i ? 1000 : 10, false, false};
+
+        mu_cluster_add_priorityclass(c, &pc);
+    }
+    nrun = 2 + rnd_below(&g.r, 3 * g.nnodes);
+    npend = 1 + rnd_below(&g.r, 2 * g.nnodes);
+    for (int i = 0; i < nrun; i++)
+        rg_gang(&g, i, true, 2000 + rnd_below(&g.r, 50));
+    for (int i = 0; i < npend; i++)
+        rg_gang(&g, i, false, 3000 + rnd_below(&g.r, 50));
+    mu_cluster_link(c);
+}
+
+struct decided {
+    char *text; /* every bind and eviction, in order */
+    size_t nbinds, nreclaim, npreempt;
+};
+
+/* One session with the default configuration, as mu_cycle_run runs it,
+ * with p.plain as given. */
+static void rg_decide(uint64_t seed, bool plain, struct decided *d)
+{
+    static void (*const act[MU_ACT__COUNT])(struct mu_ssn *,
+                                            struct mu_place *) = {
+#define X(id, name) [MU_ACT_##id] = mu_action_##name,
+        MU_ACTION_LIST(X)
+#undef X
+    };
+    struct mu_cluster c;
+    struct mu_conf conf;
+    struct mu_ssn s;
+    struct mu_place p;
+    struct mu_sb sb;
+
+    mu_cluster_init(&c);
+    rg_build(&c, seed);
+    mu_conf_default(&conf);
+    mu_ssn_open(&s, &c, &conf, 4000 * 1000);
+    mu_place_init(&p, &s);
+    p.plain = plain;
+    for (int i = 0; i < conf.nactions; i++)
+        act[conf.actions[i]](&s, &p);
+    mu_sb_init(&sb);
+    mu_sb_add(&sb, "");
+    memset(d, 0, sizeof(*d));
+    for (size_t i = 0; i < s.nbinds; i++)
+        mu_sb_addf(&sb, "bind %s %s\n", s.binds[i]->key,
+                   s.binds[i]->node->spec.meta.name);
+    for (size_t i = 0; i < s.nevicts; i++) {
+        mu_sb_addf(&sb, "%s %s for %s\n", s.evicts[i].action,
+                   s.evicts[i].victim->key, s.evicts[i].for_job->key);
+        if (!strcmp(s.evicts[i].action, "reclaim"))
+            d->nreclaim++;
+        else
+            d->npreempt++;
+    }
+    d->nbinds = s.nbinds;
+    d->text = mu_sb_detach(&sb);
+    mu_place_release(&p);
+    mu_ssn_close(&s);
+    mu_conf_release(&conf);
+    mu_cluster_release(&c);
+}
+
+START_TEST(test_indexed_eviction_decides_as_the_plain_scan)
+{
+    size_t binds = 0, reclaim = 0, preempt = 0;
+
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        struct decided a, b;
+
+        rg_decide(seed, false, &a);
+        rg_decide(seed, true, &b);
+        ck_assert_msg(!strcmp(a.text, b.text),
+                      "seed %llu: indexed\n%s\nplain\n%s",
+                      (unsigned long long)seed, a.text, b.text);
+        binds += a.nbinds;
+        reclaim += a.nreclaim;
+        preempt += a.npreempt;
+        free(a.text);
+        free(b.text);
+    }
+    /* the clusters gave both actions something to do */
+    ck_assert_uint_gt(binds, 100);
+    ck_assert_uint_gt(reclaim, 20);
+    ck_assert_uint_gt(preempt, 20);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cycle");
@@ -374,6 +619,7 @@ int main(void)
     tcase_add_test(tc, test_condition_changes_only_when_reason_changes);
     tcase_add_test(tc, test_without_enqueue_allocate_admits);
     tcase_add_test(tc, test_besteffort_pod_is_backfilled);
+    tcase_add_test(tc, test_indexed_eviction_decides_as_the_plain_scan);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -15,6 +15,7 @@
 struct unit {
     struct mu_job *job;
     struct mu_task *task; /* NULL: the whole job */
+    int seq;              /* made in this order within the job */
     bool dropped;
 };
 
@@ -55,15 +56,20 @@ static bool eligible(struct mu_ssn *s, const struct mu_task *pre,
            mu_ssn_victim_ok(s, pre, v, reclaim);
 }
 
-static void add_unit(struct plan *p, struct mu_job *j, struct mu_task *t)
+static void add_unit(struct plan *p, struct mu_job *j, struct mu_task *t,
+                     int seq)
 {
     mu_xgrow((void **)&p->u, &p->cap, p->n + 1, sizeof(*p->u));
     p->u[p->n].job = j;
     p->u[p->n].task = t;
+    p->u[p->n].seq = seq;
     p->u[p->n].dropped = false;
     p->n++;
 }
 
+/* A total order: lowest priority, youngest, name; within a job its
+ * surplus tasks by task index, highest first (equal indices in the order
+ * they were made: reverse task order), then the whole job. */
 static int unit_cmp(const void *a, const void *b)
 {
     const struct unit *x = a, *y = b;
@@ -77,49 +83,106 @@ static int unit_cmp(const void *a, const void *b)
     }
     if (!x->task || !y->task)
         return x->task ? -1 : (y->task ? 1 : 0);
-    return x->task->pod.task_index > y->task->pod.task_index ? -1 : 1;
+    if (x->task->pod.task_index != y->task->pod.task_index)
+        return x->task->pod.task_index > y->task->pod.task_index ? -1 : 1;
+    return x->seq < y->seq ? -1 : (x->seq > y->seq);
 }
 
-/* Jobs that have something running: the only possible victims. */
+/*
+ * The possible victims of one action: the jobs that had something running
+ * when it started (evictions only ever shrink that set), in key order, and
+ * the same jobs grouped by queue index (key order within a queue).
+ */
 struct victims {
     size_t n;
     struct mu_job **jobs;
+    size_t *qfirst;       /* by queue index: its jobs are */
+    size_t *qn;           /* byq[qfirst[i] .. qfirst[i] + qn[i]) */
+    struct mu_job **byq;
+    bool plain;           /* take the straightforward scan (tests) */
 };
 
+/* The units of victim job v for preemptor pre of job j. */
+static void job_units(struct mu_ssn *s, const struct mu_task *pre,
+                      bool reclaim, struct mu_job *v, struct plan *p)
+{
+    int surplus = mu_job_ready_num(v) - v->pg.min_member, seq = 0;
+    bool whole = true, useful = false;
+
+    if (v->count[MU_TASK_RUNNING] + v->count[MU_TASK_BOUND] == 0)
+        return;
+    for (size_t k = v->ntasks; k-- > 0;) {
+        struct mu_task *t = v->tasks[k];
+
+        if (!running(t))
+            continue;
+        if (!eligible(s, pre, t, reclaim)) {
+            whole = false;
+            continue;
+        }
+        if (!relevant(s, pre, t))
+            continue;
+        useful = true;
+        if (surplus > 0) {
+            add_unit(p, v, t, seq++);
+            surplus--;
+        }
+    }
+    if (whole && useful)
+        add_unit(p, v, NULL, seq);
+}
+
+/* May v's jobs give way to j: another reclaimable queue (reclaim), or
+ * j's queue and a lower priority (preempt)? */
+static bool victim_job(const struct mu_job *j, const struct mu_job *v,
+                       bool reclaim)
+{
+    if (v == j || !v->queue)
+        return false;
+    return reclaim ? v->queue != j->queue && v->queue->spec.reclaimable
+                   : v->queue == j->queue && v->priority < j->priority;
+}
+
+/* The reference: every victim job, every running task. */
+static void candidates_plain(struct mu_ssn *s, struct mu_job *j,
+                             const struct mu_task *pre, bool reclaim,
+                             const struct victims *vs, struct plan *p)
+{
+    for (size_t i = 0; i < vs->n; i++)
+        if (victim_job(j, vs->jobs[i], reclaim))
+            job_units(s, pre, reclaim, vs->jobs[i], p);
+}
+
+/* The same units, visiting only the queues that may give way: reclaim
+ * skips j's queue, queues that are not reclaimable and those a plugin's
+ * victim_queue_ok rules out (none of their tasks would be eligible, so
+ * none of their jobs would make a unit); preempt looks at j's queue
+ * alone. The plan is sorted afterwards, so the visiting order does not
+ * matter. */
 static void candidates(struct mu_ssn *s, struct mu_job *j,
                        const struct mu_task *pre, bool reclaim,
                        const struct victims *vs, struct plan *p)
 {
-    for (size_t i = 0; i < vs->n; i++) {
-        struct mu_job *v = vs->jobs[i];
-        int surplus = mu_job_ready_num(v) - v->pg.min_member;
-        bool whole = true, useful = false;
+    struct mu_cluster *c = s->cluster;
 
-        if (v == j || !v->queue ||
-            v->count[MU_TASK_RUNNING] + v->count[MU_TASK_BOUND] == 0)
-            continue;
-        if (reclaim ? (v->queue == j->queue || !v->queue->spec.reclaimable)
-                    : (v->queue != j->queue || v->priority >= j->priority))
-            continue;
-        for (size_t k = v->ntasks; k-- > 0;) {
-            struct mu_task *t = v->tasks[k];
+    if (vs->plain) {
+        candidates_plain(s, j, pre, reclaim, vs, p);
+    } else {
+        for (size_t i = 0; i < c->nqueues; i++) {
+            struct mu_cqueue *q = c->queues[i];
+            size_t qi = (size_t)q->index;
 
-            if (!running(t))
+            if (!vs->qn[qi] || (reclaim ? q == j->queue || !q->spec.reclaimable
+                                        : q != j->queue) ||
+                !mu_ssn_victim_queue_ok(s, pre, q, reclaim))
                 continue;
-            if (!eligible(s, pre, t, reclaim)) {
-                whole = false;
-                continue;
-            }
-            if (!relevant(s, pre, t))
-                continue;
-            useful = true;
-            if (surplus > 0) {
-                add_unit(p, v, t);
-                surplus--;
+            for (size_t k = 0; k < vs->qn[qi]; k++) {
+                struct mu_job *v = vs->byq[vs->qfirst[qi] + k];
+
+                if (victim_job(j, v, reclaim))
+                    job_units(s, pre, reclaim, v, p);
             }
         }
-        if (whole && useful)
-            add_unit(p, v, NULL);
     }
     if (p->n > 1)
         qsort(p->u, p->n, sizeof(*p->u), unit_cmp);
@@ -247,19 +310,51 @@ static bool starving_reclaim(struct mu_ssn *s, struct mu_job *j)
             (size_t)(mu_job_ready_num(j) + mu_job_waiting_num(j)) < j->ntasks);
 }
 
+static void victims_build(const struct mu_cluster *c, bool plain,
+                          struct victims *vs)
+{
+    size_t nq = c->nqueues ? c->nqueues : 1;
+
+    vs->n = 0;
+    vs->plain = plain;
+    vs->jobs = mu_xcalloc(c->njobs ? c->njobs : 1, sizeof(*vs->jobs));
+    vs->byq = mu_xcalloc(c->njobs ? c->njobs : 1, sizeof(*vs->byq));
+    vs->qfirst = mu_xcalloc(nq, sizeof(*vs->qfirst));
+    vs->qn = mu_xcalloc(nq, sizeof(*vs->qn));
+    for (size_t i = 0; i < c->njobs; i++) {
+        struct mu_job *j = c->jobs[i];
+
+        if (j->queue && j->count[MU_TASK_RUNNING] + j->count[MU_TASK_BOUND] > 0) {
+            vs->jobs[vs->n++] = j;
+            vs->qn[j->queue->index]++;
+        }
+    }
+    for (size_t i = 1; i < c->nqueues; i++)
+        vs->qfirst[i] = vs->qfirst[i - 1] + vs->qn[i - 1];
+    memset(vs->qn, 0, nq * sizeof(*vs->qn));
+    for (size_t i = 0; i < vs->n; i++) {
+        size_t qi = (size_t)vs->jobs[i]->queue->index;
+
+        vs->byq[vs->qfirst[qi] + vs->qn[qi]++] = vs->jobs[i];
+    }
+}
+
+static void victims_free(struct victims *vs)
+{
+    free(vs->jobs);
+    free(vs->byq);
+    free(vs->qfirst);
+    free(vs->qn);
+}
+
 /* Queues in queue order, starving jobs in job order: each may make room. */
 static void evict_action(struct mu_ssn *s, struct mu_place *p, bool reclaim)
 {
-    struct mu_cluster *c = s->cluster;
-    struct victims vs = {0, NULL};
+    struct victims vs;
     struct mu_qset qs;
     struct mu_qlist *e;
 
-    vs.jobs = mu_xcalloc(c->njobs ? c->njobs : 1, sizeof(*vs.jobs));
-    for (size_t i = 0; i < c->njobs; i++)
-        if (c->jobs[i]->queue && c->jobs[i]->count[MU_TASK_RUNNING] +
-                                         c->jobs[i]->count[MU_TASK_BOUND] > 0)
-            vs.jobs[vs.n++] = c->jobs[i];
+    victims_build(s->cluster, p->plain, &vs);
     if (!vs.n)
         goto out;
     mu_qset_build(s, reclaim ? starving_reclaim : starving, &qs);
@@ -279,7 +374,7 @@ static void evict_action(struct mu_ssn *s, struct mu_place *p, bool reclaim)
     }
     mu_qset_free(&qs);
 out:
-    free(vs.jobs);
+    victims_free(&vs);
 }
 
 void mu_action_reclaim(struct mu_ssn *s, struct mu_place *p)

@@ -38,6 +38,12 @@ struct mu_place {
      * cluster's dirty log brings the node back with a fresh entry). */
     size_t nheaps;
     struct mu_shape_heap *heaps;
+
+    /* Tests only: take the straightforward paths the indexes replace
+     * (reclaim and preempt re-examine every running task of every job for
+     * each starving gang), to check that both decide the same. false after
+     * mu_place_init. */
+    bool plain;
 };
 
 /* Starts empty placement state over the open session s (allocates
