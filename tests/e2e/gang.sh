@@ -382,10 +382,13 @@ YAML
 pod_state() { # NS NAME: "uid node" ("uid " while unbound)
     kubectl get pod -n "$1" "$2" -o jsonpath='{.metadata.uid} {.spec.nodeName}'
 }
+# sent with kube-scheduler's own client certificate: what mTLS lets through
+# must still be refused when it names a pod muster's view does not
 forge() { # PODNAME PODNAMESPACE PODUID: muster's reply to a forged /bind
-    curl -s --max-time 10 -X POST -H 'Content-Type: application/json' \
+    curl -s --max-time 10 --cacert "$T/ca.crt" "${kube_scheduler_cert[@]}" \
+        -X POST -H 'Content-Type: application/json' \
         --data "{\"PodName\":\"$1\",\"PodNamespace\":\"$2\",\"PodUID\":\"$3\",\"Node\":\"fg-000\"}" \
-        "http://127.0.0.1:$PORT/gang/bind"
+        "https://127.0.0.1:$PORT/gang/bind"
 }
 refused_with() { # PATTERN REPLY
     case "$2" in *'"Error":""'*|'') echo "accepted: '$2'"; return 1 ;; esac

@@ -19,6 +19,10 @@ case "$FORWARD" in /*) ;; *) FORWARD=$PWD/$FORWARD ;; esac
 . "$HERE/tap.sh"
 
 LEASE=15 # kube-scheduler's defaults: 15s / 10s / 2s
+# The stand-in for the Service is plain TCP and probes each replica's
+# /readyz on its extender port, so the replicas serve plain HTTP on
+# loopback here (mTLS is gang.sh's: the leader's gate sits behind it).
+MUSTER_E2E_SCHEME=http
 PA="" PB="" APID="" BPID="" FPID=""
 
 # replica NAME PORT: starts one replica in the background, echoes its pid
