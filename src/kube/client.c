@@ -5,6 +5,7 @@
 #include "api/json.h"
 #include "common/clock.h"
 #include "kube/paths.h"
+#include "kube/verbs.h"
 
 struct mu_kube {
     CURL *curl;
@@ -500,13 +501,34 @@ static void http_error(const struct req *r, long status, const json_t *st,
                reason ? " " : "", reason ? reason : "", n, msg);
 }
 
-static int check_path(const char *method, const char *path, struct mu_err *err)
+static bool asks_watch(const struct mu_kube_param *q)
 {
+    for (; q && q->name; q++)
+        if (!strcmp(q->name, "watch") && q->value &&
+            (!strcmp(q->value, "1") || !strcmp(q->value, "true")))
+            return true;
+    return false;
+}
+
+/* The path's form, then, with cfg.api_table, kube/verbs.h's table. */
+static int check_path(const struct mu_kube *k, const char *method,
+                      const char *path, const struct mu_kube_param *query,
+                      struct mu_err *err)
+{
+    struct mu_api_call c;
+
     if (!path || path[0] != '/' || strchr(path, '?') || strchr(path, '#'))
         return mu_err_set(err, -EINVAL,
                           "%s %s: path must start with '/' "
                           "and carry no query",
                           method, path ? path : "(null)");
+    if (k->cfg.api_table &&
+        (mu_api_call_parse(method, path, asks_watch(query), &c) < 0 ||
+         !mu_api_call_allowed(&c)))
+        return mu_err_set(err, -EPERM,
+                          "%s %s: not in muster's API table "
+                          "(src/kube/verbs.h), not sent",
+                          method, path);
     return 0;
 }
 
@@ -526,7 +548,7 @@ int mu_kube_request(struct mu_kube *k, const char *method, const char *path,
 
     if (resp)
         *resp = NULL;
-    rc = check_path(method, path, err);
+    rc = check_path(k, method, path, query, err);
     if (rc)
         return rc;
     if (body) {
@@ -809,7 +831,7 @@ int mu_kube_stream(struct mu_kube *k, const char *path,
 
     if (resp)
         *resp = NULL;
-    rc = check_path("GET", path, err);
+    rc = check_path(k, "GET", path, query, err);
     if (rc)
         return rc;
     mu_sb_init(&s.body);

@@ -94,6 +94,7 @@ void mu_kube_config_copy(struct mu_kube_config *dst,
     dst->namespace = mu_xstrdup_or_null(src->namespace);
     dst->source = mu_xstrdup_or_null(src->source);
     dst->insecure = src->insecure;
+    dst->api_table = src->api_table;
 }
 
 int mu_kube_read_file(const char *path, size_t max, char **buf, size_t *len,

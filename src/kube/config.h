@@ -52,6 +52,10 @@ struct mu_kube_config {
     char *namespace;  /* the context's namespace, "default" if unset */
     char *source;     /* file the settings came from or "in-cluster" */
     bool insecure;    /* do not verify the server's certificate */
+    /* Refuse every request that kube/verbs.h's table does not list
+     * (-EPERM, nothing sent). Not read from any file: muster serve sets
+     * it, so each of its clients asks only for what its RBAC grants. */
+    bool api_table;
 };
 
 /* Where in-cluster settings come from. Any NULL member takes its default:

@@ -386,7 +386,8 @@ static void release_pod(struct mu_enforcer *e, struct mu_task *t,
     } else if (!c->gated) {
         /* not ours to pin: wake it so kube-scheduler asks /filter again,
          * with the node nominated so it tries that node first */
-        status = mu_xasprintf("%s/status", path);
+        status = mu_api_path(MU_API_POD, t->pod.meta.ns, t->pod.meta.name,
+                             "status");
         w.path = status;
         w.key = path; /* in order with the pod's other writes */
         w.body = mu_serve_wake_patch(c->uid, node, wake);

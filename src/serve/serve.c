@@ -34,20 +34,18 @@ static void log_line(void *ctx, const char *line)
  * only log and log_ctx, set before they start and never changed. */
 #define say(sv, ...) mu_ctl_log(&(sv)->ctl, __VA_ARGS__)
 
+/* Each watch lists and watches a whole collection, in every namespace. */
 static const struct {
-    const char *path;
+    enum mu_api_kind kind;
     const char *what;
 } sources[MU_SRC__COUNT] = {
-    [MU_SRC_NODE] = {"/api/v1/nodes", "nodes"},
-    [MU_SRC_POD] = {"/api/v1/pods", "pods"},
-    [MU_SRC_PODGROUP] = {"/apis/scheduling.volcano.sh/v1beta1/podgroups",
-                         "podgroups"},
-    [MU_SRC_QUEUE] = {"/apis/scheduling.volcano.sh/v1beta1/queues", "queues"},
-    [MU_SRC_PRIORITYCLASS] = {"/apis/scheduling.k8s.io/v1/priorityclasses",
-                              "priorityclasses"},
-    [MU_SRC_JOB] = {"/apis/batch.volcano.sh/v1alpha1/jobs", "jobs"},
-    [MU_SRC_COMMAND] = {"/apis/bus.volcano.sh/v1alpha1/commands",
-                        "commands"},
+    [MU_SRC_NODE] = {MU_API_NODE, "nodes"},
+    [MU_SRC_POD] = {MU_API_POD, "pods"},
+    [MU_SRC_PODGROUP] = {MU_API_PODGROUP, "podgroups"},
+    [MU_SRC_QUEUE] = {MU_API_QUEUE, "queues"},
+    [MU_SRC_PRIORITYCLASS] = {MU_API_PRIORITYCLASS, "priorityclasses"},
+    [MU_SRC_JOB] = {MU_API_VCJOB, "jobs"},
+    [MU_SRC_COMMAND] = {MU_API_COMMAND, "commands"},
 };
 
 /*
@@ -106,16 +104,21 @@ static int start_informers(struct mu_serve *sv, struct mu_err *err)
     for (int s = 0; s < MU_SRC__COUNT; s++) {
         struct mu_informer *inf = &sv->inf[s];
         struct mu_watch_opts wo;
+        char *path;
+        int r;
 
         memset(&wo, 0, sizeof(wo));
         inf->sv = sv;
         inf->src = (enum mu_src)s;
-        wo.path = sources[s].path;
+        path = mu_api_path(sources[s].kind, NULL, NULL, NULL);
+        wo.path = path; /* copied */
         wo.seed = (uint64_t)s + 1;
         wo.stop = sv->o->stop;
         wo.kube.log = watch_log;
         wo.kube.log_ctx = inf;
-        if (mu_watch_new(&sv->cfg, &wo, &inf->w, err) < 0)
+        r = mu_watch_new(&sv->cfg, &wo, &inf->w, err);
+        free(path);
+        if (r < 0)
             return -EINVAL;
         if (pthread_create(&inf->thread, NULL, watch_main, inf))
             return mu_err_set(err, -EAGAIN, "cannot start a watch thread");
@@ -469,6 +472,9 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
         say(sv, "warning: %s", sv->conf.warnings[i]);
     if ((r = mu_kube_config_load(o->kubeconfig, NULL, &sv->cfg, err)) < 0)
         return r;
+    /* every client is made from this config: none asks for more than the
+     * API table, which is what the manifests' RBAC grants */
+    sv->cfg.api_table = true;
     if ((r = mu_kube_pool_new(&sv->cfg, &ko, 0, &sv->bind_pool, err)) < 0)
         return r;
     {

@@ -249,7 +249,9 @@ do_up() {
     SCHED_TOKEN=$(openssl rand -hex 16)
     {
         echo "$ADMIN_TOKEN,admin,1,\"system:masters\""
-        echo "$MUSTER_TOKEN,muster,2"
+        # muster authenticates as its ServiceAccount, so the manifests'
+        # own bindings (rbac-muster.yaml) are all it has
+        echo "$MUSTER_TOKEN,system:serviceaccount:muster-system:muster,2,\"system:serviceaccounts,system:serviceaccounts:muster-system\""
         echo "$SCHED_TOKEN,system:kube-scheduler,3"
     } >"$D/pki/tokens.csv"
     chmod 600 "$D/pki/tokens.csv"

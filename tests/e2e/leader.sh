@@ -36,8 +36,8 @@ replica() {
 
 # tap.sh's muster is the forwarder on $PORT and two replicas behind it
 start_muster() {
-    kubectl -n muster-system create rolebinding muster-e2e-lease \
-        --role=muster-leader-election --user=muster >/dev/null 2>&1
+    # the Lease's Role is bound to muster's ServiceAccount by
+    # rbac-muster.yaml, applied by tap_up
     PA=$(free_port) PB=$(free_port)
     "$FORWARD" "$PORT" "$PA" "$PB" >>"$D/forward.log" 2>&1 &
     FPID=$!

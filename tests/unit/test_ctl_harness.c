@@ -22,6 +22,8 @@ void th_start(const char *token)
     ck_assert_int_eq(kf_start(&th.srv), 0);
     mu_kube_config_init(&cfg);
     cfg.server = mu_xstrdup(th.srv.url);
+    /* the controllers' requests are muster serve's: only the table's */
+    cfg.api_table = true;
     if (token)
         cfg.token = mu_xstrdup(token);
     ck_assert_msg(mu_writer_new(&cfg, &o, &th.writer, &err) == 0, "%s",

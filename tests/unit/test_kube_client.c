@@ -133,6 +133,38 @@ START_TEST(test_kube_get_reads_nul_in_a_string)
 }
 END_TEST
 
+/* cfg.api_table: what kube/verbs.h does not list is refused unsent. */
+START_TEST(test_kube_api_table_refuses_unlisted_calls_unsent)
+{
+    struct mu_kube_config cfg;
+    struct mu_kube *k = NULL;
+    struct mu_err err = {{0}};
+    struct mu_kube_param watch[] = {{"watch", "1"}, {NULL, NULL}};
+
+    mu_kube_config_init(&cfg);
+    cfg.server = mu_xstrdup(srv.url);
+    cfg.api_table = true;
+    ck_assert_int_eq(mu_kube_new(&cfg, NULL, &k, &err), 0);
+    mu_kube_config_release(&cfg);
+    kf_reply_file(&srv, 200, "pod.json");
+    ck_assert_int_eq(mu_kube_get(k, "/api/v1/namespaces/a/secrets/s", NULL,
+                                 NULL, &err),
+                     -EPERM);
+    ck_assert_str_eq(err.msg, "GET /api/v1/namespaces/a/secrets/s: not in "
+                              "muster's API table (src/kube/verbs.h), not "
+                              "sent");
+    ck_assert_int_eq(mu_kube_get(k, "/api/v1/secrets", watch, NULL, &err),
+                     -EPERM);
+    ck_assert_int_eq(mu_kube_get(k, "/version", NULL, NULL, &err), -EPERM);
+    ck_assert_uint_eq(kf_count(&srv), 0);
+    ck_assert_int_eq(mu_kube_get(k, "/api/v1/namespaces/a/pods/p", NULL, NULL,
+                                 &err),
+                     0);
+    ck_assert_uint_eq(kf_count(&srv), 1);
+    mu_kube_free(k);
+}
+END_TEST
+
 START_TEST(test_kube_handle_is_reused_across_methods)
 {
     struct mu_kube *k = client();
@@ -876,6 +908,7 @@ int main(void)
     tcase_add_test(tc, test_kube_get_sends_exact_request_and_parses_reply);
     tcase_add_test(tc, test_kube_get_reads_nul_in_a_string);
     tcase_add_test(tc, test_kube_handle_is_reused_across_methods);
+    tcase_add_test(tc, test_kube_api_table_refuses_unlisted_calls_unsent);
     tcase_add_test(tc, test_kube_bind_posts_binding_with_uid);
     tcase_add_test(tc, test_kube_bind_escapes_namespace_and_name);
     tcase_add_test(tc, test_kube_bind_conflict_is_ebusy_with_message);
