@@ -9,7 +9,8 @@
  *
  * The input is the request body, read with mu_json_loadb as the server
  * reads it. The view's pods bind at once (no release) or in batches of one,
- * so the barrier never waits.
+ * so the barrier never waits. An accepted request's fields are whole (no
+ * NUL cut a name short).
  *
  * With -DMU_FUZZ_ENGINE (and -fsanitize=fuzzer) libFuzzer drives it; without,
  * main() replays the files (or directories of files) named as arguments.
@@ -67,6 +68,15 @@ static void setup(void)
     barrier = mu_barrier_new(1000, fake_bind, fake_unbind, NULL, NULL);
 }
 
+/* The request's field key as it was sent, whole: an accepted request's
+ * fields never had a NUL cut off them. */
+static bool whole(const json_t *args, const char *key, const char *got)
+{
+    const json_t *x = mu_json_find_ci(args, key);
+
+    return json_is_string(x) && json_string_length(x) == strlen(got);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct mu_ext_bind_req r;
@@ -89,6 +99,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             !same(vp->node, r.node) || r.bad)
             abort();
         if ((vp->release || r.release) && !same(vp->release, r.release))
+            abort();
+        if (!whole(args, "PodUID", r.uid) || !whole(args, "Node", r.node) ||
+            !whole(args, "PodName", r.name) ||
+            !whole(args, "PodNamespace", r.ns))
             abort();
     }
     res = mu_ext_bind_finish(barrier, &r);
