@@ -21,6 +21,13 @@
 
 #define R_STARTING "muster is starting (caches not synced)"
 #define R_UNKNOWN "not yet placed by muster"
+/* A \u0000 where muster reads a string (both paths say it the same way). */
+#define R_NUL_FIELD                                                            \
+    "malformed ExtenderArgs: Pod.metadata.namespace, name, uid and "           \
+    "Pod.spec.schedulerName must not contain a NUL character"
+#define R_NUL_NAME                                                             \
+    "malformed ExtenderArgs: NodeNames: a name must not contain a NUL "        \
+    "character"
 
 enum verdict_kind {
     PASS_ALL,   /* not muster's pod: every node passes */
@@ -165,6 +172,15 @@ static int obj_field(const json_t *o, const char *key, const json_t **out)
     return mu_json_as(get_ci(o, key), JSON_OBJECT, out);
 }
 
+/* A string holding a NUL (mu_json_loadb keeps "\u0000"): a name, uid or
+ * schedulerName never has one, and read as a C string it would be cut
+ * (api/json.h), so the request is refused instead. */
+static bool has_nul(const json_t *x)
+{
+    return json_is_string(x) &&
+           strlen(json_string_value(x)) != json_string_length(x);
+}
+
 /* Reads ExtenderArgs. 0, or -EINVAL with a message in err. */
 static int read_args(const json_t *args, struct pod_ref *p,
                      const json_t **names, char *err)
@@ -192,6 +208,12 @@ static int read_args(const json_t *args, struct pod_ref *p,
                      "uid and Pod.spec.schedulerName must be strings");
         return -EINVAL;
     }
+    if (has_nul(get_ci(meta, "namespace")) || has_nul(get_ci(meta, "name")) ||
+        has_nul(get_ci(meta, "uid")) ||
+        has_nul(get_ci(spec, "schedulerName"))) {
+        set_msg(err, "%s", R_NUL_FIELD);
+        return -EINVAL;
+    }
     n = get_ci(args, "NodeNames");
     if (!n || json_is_null(n)) {
         set_msg(err, "ExtenderArgs.NodeNames is null (muster needs "
@@ -210,6 +232,10 @@ static int read_args(const json_t *args, struct pod_ref *p,
     {
         if (!json_is_string(x)) {
             set_msg(err, "malformed ExtenderArgs: NodeNames: not a string");
+            return -EINVAL;
+        }
+        if (has_nul(x)) {
+            set_msg(err, "%s", R_NUL_NAME);
             return -EINVAL;
         }
     }
@@ -432,8 +458,17 @@ static int body_decide(const struct mu_view *v, const char *body, size_t len,
                      "nodeCacheCapable: true)");
         return -EINVAL;
     }
-    for (size_t i = 0; i < MU_ARRAY_LEN(toks); i++)
+    for (size_t i = 0; i < MU_ARRAY_LEN(toks); i++) {
+        if (toks[i]->nul) {
+            set_msg(err, "%s", R_NUL_FIELD);
+            return -EINVAL;
+        }
         total += toks[i]->len + 1;
+    }
+    if (a->names_nul) {
+        set_msg(err, "%s", R_NUL_NAME);
+        return -EINVAL;
+    }
     at = *arena = mu_xmalloc(total);
     for (size_t i = 0; i < MU_ARRAY_LEN(toks); i++) {
         if (!toks[i]->p)
@@ -452,7 +487,7 @@ char *mu_ext_filter_body(const struct mu_view *v, const char *body, size_t len,
     struct verdict vd;
     struct out o = {0}, reason = {0};
     char err[REASON_MAX];
-    struct mu_js_tok hit = {NULL, 0, false};
+    struct mu_js_tok hit = {NULL, 0, false, false};
     const char *names_end;
     char *arena, *s;
     size_t node_len;
@@ -587,6 +622,14 @@ static char *bind_field(const json_t *args, const char *key,
 
     if (r->error)
         return NULL;
+    if (has_nul(get_ci(args, key))) {
+        set_msg(msg, "malformed ExtenderBindingArgs: %s: must not contain a "
+                     "NUL character",
+                key);
+        r->error = mu_xstrdup(msg);
+        r->bad = true;
+        return NULL;
+    }
     if (str_field(args, key, &s) || !s || !*s) {
         set_msg(msg,
                 "malformed ExtenderBindingArgs: %s: missing or not a "

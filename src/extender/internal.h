@@ -26,11 +26,13 @@
 #define MU_SCAN_MAX_DEPTH 2048
 
 /* A JSON string token exactly as it appears in the input, quotes
- * included; p == NULL when absent (or null). esc: it has escapes. */
+ * included; p == NULL when absent (or null). esc: it has escapes; nul:
+ * one of them is \u0000. */
 struct mu_js_tok {
     const char *p;
     size_t len;
     bool esc;
+    bool nul;
 };
 
 /* What /filter and /prioritize read from ExtenderArgs. Keys match without
@@ -42,6 +44,7 @@ struct mu_ext_args {
     struct mu_js_tok ns, name, uid; /* Pod.metadata.* */
     struct mu_js_tok sched;         /* Pod.spec.schedulerName */
     bool node_names;                /* "NodeNames" is an array */
+    bool names_nul;                 /* one of its elements has a \u0000 */
     const char *names_raw;          /* its text, '[' to ']' */
     size_t names_raw_len;
     struct mu_js_name *names; /* its elements (owned array of at most
@@ -63,7 +66,7 @@ static inline struct mu_js_tok mu_ext_name(const struct mu_ext_args *a,
 {
     struct mu_js_tok t = {a->names_raw + a->names[i].off,
                           a->names[i].len & ~MU_JS_NAME_ESC,
-                          (a->names[i].len & MU_JS_NAME_ESC) != 0};
+                          (a->names[i].len & MU_JS_NAME_ESC) != 0, false};
 
     return t;
 }
@@ -71,7 +74,10 @@ static inline struct mu_js_tok mu_ext_name(const struct mu_ext_args *a,
 /*
  * Scans buf (len bytes, less than 2 GiB; need not be NUL-terminated) as
  * ExtenderArgs, checking that the whole of it is valid JSON (RFC 8259, UTF-8,
- * no \u0000, no lone surrogates, depth <= MU_SCAN_MAX_DEPTH). 0, -EINVAL
+ * no lone surrogates, depth <= MU_SCAN_MAX_DEPTH). A \u0000 is valid JSON
+ * (the API server accepts it in any string, api/json.h) and is skipped
+ * where it is not read; the tokens read say whether they have one (nul,
+ * names_nul), and the caller refuses those. 0, -EINVAL
  * with a message in err, or -E2BIG when NodeNames has more than
  * MU_EXT_MAX_NODE_NAMES elements (the scan stops there). a is always left
  * releasable.

@@ -173,7 +173,7 @@ static inline const unsigned char *find_special(const unsigned char *p,
 static bool string(struct sc *s, struct mu_js_tok *t)
 {
     const unsigned char *p = s->p + 1, *end = s->end;
-    bool esc = false;
+    bool esc = false, nul = false;
 
     for (;;) {
         p = find_special(p, end);
@@ -209,12 +209,12 @@ static bool string(struct sc *s, struct mu_js_tok *t)
                 return fail(s, "invalid escape in string");
             }
             u = hex4(p, end);
-            if (u < 0 || u == 0 || (u >= 0xDC00 && u <= 0xDFFF)) {
+            if (u < 0 || (u >= 0xDC00 && u <= 0xDFFF)) {
                 s->p = p;
-                return fail(s, u < 0    ? "invalid \\u escape in string"
-                               : u == 0 ? "\\u0000 in string"
-                                        : "lone low surrogate in string");
+                return fail(s, u < 0 ? "invalid \\u escape in string"
+                                     : "lone low surrogate in string");
             }
+            nul |= u == 0;
             p += 6;
             if (u >= 0xD800 && u <= 0xDBFF) {
                 long lo = hex4(p, end);
@@ -245,6 +245,7 @@ static bool string(struct sc *s, struct mu_js_tok *t)
         t->p = (const char *)s->p;
         t->len = (size_t)(p + 1 - s->p);
         t->esc = esc;
+        t->nul = nul;
     }
     s->p = p + 1;
     return true;
@@ -434,7 +435,7 @@ static bool str_field(struct sc *s, struct mu_js_tok *t, const char *what)
 {
     if (is_null(s)) {
         s->p += 4;
-        *t = (struct mu_js_tok){NULL, 0, false};
+        *t = (struct mu_js_tok){NULL, 0, false, false};
         return true;
     }
     if (!at(s, '"'))
@@ -506,11 +507,13 @@ static bool node_names(struct sc *s, struct mu_ext_args *a)
             q = find_special(s->p + 1, s->end);
             if (q < s->end && *q == '"') {
                 t = (struct mu_js_tok){(const char *)s->p,
-                                       (size_t)(q + 1 - s->p), false};
+                                       (size_t)(q + 1 - s->p), false,
+                                       false};
                 s->p = q + 1;
             } else if (!string(s, &t)) {
                 return false;
             }
+            a->names_nul |= t.nul;
             if (a->n_names == MU_EXT_MAX_NODE_NAMES) {
                 mu_err_set(s->err, -E2BIG, MU_EXT_TOO_MANY_NAMES,
                            MU_EXT_MAX_NODE_NAMES);
@@ -560,6 +563,7 @@ static bool top_member(struct sc *s, struct mu_js_tok k, void *ctx, int depth)
     }
     if (key_is(k, "NodeNames")) {
         a->node_names = false;
+        a->names_nul = false;
         a->n_names = 0;
         a->names_raw = NULL;
         a->names_raw_len = 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "api/json.h"
 #include "extender/extender.h"
 
 #define MAX_CALLS 4096
@@ -468,6 +469,43 @@ START_TEST(test_bind_reserved_pod_outside_a_batch_binds_at_once_unreported)
 }
 END_TEST
 
+/* A NUL in a field read as a C string would cut it: "u-web\u0000x" read
+ * as "u-web" would bind the pod u-web. Refused as malformed, whichever
+ * field (the server reads bodies with mu_json_loadb, which keeps it). */
+START_TEST(test_bind_refuses_a_nul_in_any_field_and_writes_nothing)
+{
+    static const char *const bodies[] = {
+        "{\"PodName\":\"web-1\",\"PodNamespace\":\"team-a\","
+        "\"PodUID\":\"u-web\\u0000x\",\"Node\":\"node-7\"}",
+        "{\"PodName\":\"web-1\\u0000\",\"PodNamespace\":\"team-a\","
+        "\"PodUID\":\"u-web\",\"Node\":\"node-7\"}",
+        "{\"PodName\":\"web-1\",\"podnamespace\":\"team-a\\u0000\","
+        "\"PodUID\":\"u-web\",\"Node\":\"node-7\"}",
+        "{\"PodName\":\"web-1\",\"PodNamespace\":\"team-a\","
+        "\"PodUID\":\"u-web\",\"Node\":\"node-7\\u0000\"}",
+    };
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(5000);
+
+    mu_view_add_pod(v, "u-web", "team-a", "web-1", "team-a/web", "node-7",
+                    NULL, 0, NULL);
+    for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+        json_t *a = mu_json_loadb(bodies[i], strlen(bodies[i]), NULL);
+        json_t *r;
+
+        ck_assert_ptr_nonnull(a);
+        r = mu_ext_bind(b, v, a);
+        ck_assert_msg(strstr(error_of(r), "must not contain a NUL character"),
+                      "%s: %s", bodies[i], error_of(r));
+        json_decref(r);
+        json_decref(a);
+    }
+    ck_assert_int_eq(fk.n_calls, 0);
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
 START_TEST(test_bind_refuses_a_uid_not_in_the_view_and_writes_nothing)
 {
     struct mu_view *v = mu_view_new(1, true);
@@ -661,6 +699,8 @@ int main(void)
         bind, test_bind_reserved_pod_outside_a_batch_binds_at_once_unreported);
     tcase_add_test(bind,
                    test_bind_refuses_a_uid_not_in_the_view_and_writes_nothing);
+    tcase_add_test(bind,
+                   test_bind_refuses_a_nul_in_any_field_and_writes_nothing);
     tcase_add_test(bind,
                    test_bind_refuses_a_reserved_uid_with_another_pods_name);
     tcase_add_test(bind, test_bind_undo_deletes_the_views_pod_by_uid);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/json.h"
 #include "extender/extender.h"
 
 #define GANG "team-a/pytorch-dist-8gpu-5f0c"
@@ -57,12 +58,14 @@ static const char *error_of(const json_t *r)
 }
 
 /* Runs /filter both ways on the same request; checks they agree (the
- * error texts may differ); returns the jansson answer. */
+ * error texts may differ); returns the jansson answer. The tree path
+ * reads the body as the server reads bodies (mu_json_loadb: a \u0000 is
+ * kept). */
 static json_t *filter_both(const struct mu_view *v, const char *body,
                            size_t len, bool *bad)
 {
     json_error_t je, je2;
-    json_t *in = json_loadb(body, len, 0, &je);
+    json_t *in = mu_json_loadb(body, len, &je);
     json_t *a = in ? mu_ext_filter(v, in) : NULL, *b;
     size_t n;
     bool was_bad;
@@ -70,7 +73,7 @@ static json_t *filter_both(const struct mu_view *v, const char *body,
     char *raw = mu_ext_filter_body(v, body, len, &n, &was_bad, &miss);
 
     ck_assert_uint_eq(n, strlen(raw));
-    b = json_loadb(raw, n, 0, &je2);
+    b = mu_json_loadb(raw, n, &je2);
     ck_assert_msg(b != NULL, "byte path wrote bad JSON: %s: %s", je2.text, raw);
     ck_assert_ptr_nonnull(error_of(b));
     ck_assert_int_eq(was_bad, error_of(b)[0] != '\0');
@@ -372,6 +375,12 @@ static const char *const malformed[] = {
     "{\"Pod\":{},\"NodeNames\":[\"a\xc3\"]}",
     "{\"Pod\":{},\"NodeNames\":[\"\xed\xa0\x80\"]}",
     "{\"Pod\":{},\"NodeNames\":[\"a\\u0000\"]}",
+    "{\"Pod\":{},\"NodeNames\":[\"a\",\"\\u0000\"]}",
+    "{\"Pod\":{\"metadata\":{\"uid\":\"u-res\\u0000x\"}},\"NodeNames\":[]}",
+    "{\"Pod\":{\"metadata\":{\"name\":\"\\u0000\"}},\"NodeNames\":[]}",
+    "{\"Pod\":{\"metadata\":{\"namespace\":\"a\\u0000\"}},\"NodeNames\":[]}",
+    "{\"Pod\":{\"spec\":{\"schedulerName\":\"volcano\\u0000\"}},"
+    "\"NodeNames\":[]}",
     "{\"Pod\":{},\"NodeNames\":[\"\\ud800\"]}",
     "{\"Pod\":{},\"NodeNames\":[\"\\udc00x\"]}",
     "{\"Pod\":{},\"NodeNames\":[\"\\u12\"]}",
@@ -429,6 +438,32 @@ START_TEST(test_filter_rejects_nesting_deeper_than_2048)
         json_decref(r);
         mu_sb_release(&sb);
     }
+    mu_view_put(v);
+}
+END_TEST
+
+/* The API server accepts "\u0000" in any string, annotations included:
+ * where muster does not read, it is valid JSON like any other (the byte
+ * path refused the whole request for it). A NodeNames overwritten by a
+ * later one does not count. */
+START_TEST(test_filter_skips_a_nul_where_it_does_not_read)
+{
+    static const char body[] =
+        "{\"Pod\":{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"w-0\","
+        "\"uid\":\"u-res\",\"annotations\":{\"note\":\"a\\u0000b\","
+        "\"k\\u0000\":\"v\"}},\"spec\":{\"schedulerName\":\"volcano\"}},"
+        "\"NodeNames\":[\"x\\u0000\"],\"Nodes\":[\"\\u0000\"],"
+        "\"NodeNames\":[\"gpu-01\",\"gpu-02\"]}";
+    struct mu_view *v = view(true);
+    bool bad;
+    json_t *r = filter_both(v, body, sizeof(body) - 1, &bad);
+
+    ck_assert_msg(!bad, "%s", error_of(r));
+    ck_assert_uint_eq(json_array_size(json_object_get(r, "NodeNames")), 1);
+    ck_assert_str_eq(
+        json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)),
+        "gpu-02");
+    json_decref(r);
     mu_view_put(v);
 }
 END_TEST
@@ -897,6 +932,7 @@ int main(void)
     tcase_add_loop_test(tc, test_filter_malformed_requests_get_an_error, 0,
                         (int)MU_ARRAY_LEN(malformed));
     tcase_add_test(tc, test_filter_rejects_nesting_deeper_than_2048);
+    tcase_add_test(tc, test_filter_skips_a_nul_where_it_does_not_read);
     tcase_add_test(tc, test_filter_accepts_keys_in_any_case);
     tcase_add_test(tc, test_filter_matches_escaped_names_and_echoes_them);
     tcase_add_test(tc, test_filter_reasons_with_quotes_are_escaped);
