@@ -115,9 +115,10 @@ tls_refused() { # CURL-ARGS...: the handshake refuses it, no HTTP status comes b
     out=$(ext -o /dev/null -w '%{http_code}' "$@" 2>&1) && { echo "served: $out"; return 1; }
     case "$out" in *000) ;; *) echo "got: $out"; return 1 ;; esac
 }
-binds_ok() {
-    curl -sf "http://127.0.0.1:$METRICS/metrics" |
-        grep -Eq '^muster_extender_binds_total\{result="ok"\} [1-9]'
+binds_ok() { # the text first: grep -q quitting early would fail curl (pipefail)
+    local m
+    m=$(curl -sf "http://127.0.0.1:$METRICS/metrics") || return 1
+    grep -Eq '^muster_extender_binds_total\{result="ok"\} [1-9]' <<<"$m"
 }
 probes_apart() {
     curl -sf "http://127.0.0.1:$METRICS/readyz" >/dev/null || return 1
