@@ -477,14 +477,23 @@ static bool sub_object(struct sc *s, member_fn fn, void *ctx, int depth,
     return object(s, fn, ctx, depth);
 }
 
+/* A repeated metadata or spec replaces the earlier one whole, as the tree
+ * path reads it (the last key wins): what the earlier one said is
+ * forgotten. */
 static bool pod_member(struct sc *s, struct mu_js_tok k, void *ctx, int depth)
 {
-    if (key_is(k, "metadata"))
+    struct mu_ext_args *a = ctx;
+
+    if (key_is(k, "metadata")) {
+        a->ns = a->name = a->uid = (struct mu_js_tok){0};
         return sub_object(s, meta_member, ctx, depth,
                           "Pod.metadata: not an object");
-    if (key_is(k, "spec"))
+    }
+    if (key_is(k, "spec")) {
+        a->sched = (struct mu_js_tok){0};
         return sub_object(s, spec_member, ctx, depth,
                           "Pod.spec: not an object");
+    }
     return skip(s, depth);
 }
 

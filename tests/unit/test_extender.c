@@ -468,6 +468,35 @@ START_TEST(test_filter_skips_a_nul_where_it_does_not_read)
 }
 END_TEST
 
+/* A second spec (or metadata) replaces the first whole: its
+ * schedulerName (uid) is gone, whatever the first said (fuzz_filter found
+ * the byte path keeping the first one's). */
+START_TEST(test_filter_a_repeated_spec_or_metadata_replaces_the_first)
+{
+    static const char *const bodies[] = {
+        "{\"Pod\":{\"metadata\":{\"uid\":\"u-res\"},\"spec\":{\"schedulerName\":"
+        "\"volcano\"},\"spec\":{}},\"NodeNames\":[\"gpu-01\",\"gpu-02\"]}",
+        "{\"Pod\":{\"metadata\":{\"uid\":\"u-res\"},\"spec\":{\"schedulerName\":"
+        "\"volcano\"},\"Spec\":null},\"NodeNames\":[\"gpu-01\",\"gpu-02\"]}",
+        "{\"Pod\":{\"spec\":{\"schedulerName\":\"default-scheduler\"},"
+        "\"metadata\":{\"uid\":\"u-res\"},\"metadata\":{},\"spec\":{"
+        "\"schedulerName\":\"volcano\"}},\"NodeNames\":[\"gpu-01\",\"gpu-02\"]}",
+    };
+    struct mu_view *v = view(true);
+
+    for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+        bool bad;
+        json_t *r = filter_both(v, bodies[i], strlen(bodies[i]), &bad);
+
+        /* the first two pass every node (no schedulerName); the third
+         * has no uid left */
+        ck_assert_int_eq(bad, i == 2);
+        json_decref(r);
+    }
+    mu_view_put(v);
+}
+END_TEST
+
 START_TEST(test_filter_accepts_keys_in_any_case)
 {
     static const char body[] =
@@ -933,6 +962,7 @@ int main(void)
                         (int)MU_ARRAY_LEN(malformed));
     tcase_add_test(tc, test_filter_rejects_nesting_deeper_than_2048);
     tcase_add_test(tc, test_filter_skips_a_nul_where_it_does_not_read);
+    tcase_add_test(tc, test_filter_a_repeated_spec_or_metadata_replaces_the_first);
     tcase_add_test(tc, test_filter_accepts_keys_in_any_case);
     tcase_add_test(tc, test_filter_matches_escaped_names_and_echoes_them);
     tcase_add_test(tc, test_filter_reasons_with_quotes_are_escaped);
