@@ -188,18 +188,18 @@ void mu_jobctl_sync(struct mu_jobctl *jc, bool all)
 {
     size_t nkeys, n = 0;
     const char **keys = mu_map_sorted_keys(&jc->jobs, &nkeys);
-    struct vjob **todo = mu_xcalloc(nkeys + 1, sizeof(*todo));
+    struct vjob **due = mu_xcalloc(nkeys + 1, sizeof(*due));
 
     /* chosen before any is synced (a sync may drop a Job) */
     for (size_t i = 0; i < nkeys; i++) {
         struct vjob *j = mu_map_get(&jc->jobs, keys[i]);
 
         if (wanted(j, all))
-            todo[n++] = j;
+            due[n++] = j;
     }
     free(keys);
     for (size_t i = 0; i < n; i++) {
-        struct vjob *j = todo[i];
+        struct vjob *j = due[i];
 
         for (size_t k = 0; !j->obj && k < j->ncmds; k++)
             mu_ctl_log(&jc->ctl, "command %s for vcjob %s: no such job",
@@ -213,7 +213,7 @@ void mu_jobctl_sync(struct mu_jobctl *jc, bool all)
         }
         sync_job(jc, j);
     }
-    free(todo);
+    free(due);
 }
 
 void mu_jobctl_list_end(struct mu_jobctl *jc, bool pods,
