@@ -130,8 +130,6 @@ typedef int (*mu_unbind_fn)(void *ctx, const char *ns, const char *name,
 struct mu_bind_report {
     char *release;   /* batch id */
     bool ok;         /* every member bound */
-    bool timed_out;  /* not every member reached /bind in time */
-    int size;        /* members of the batch */
     char *detail;    /* why not, when !ok */
 };
 typedef void (*mu_report_fn)(void *ctx, const struct mu_bind_report *r);

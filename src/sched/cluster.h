@@ -137,7 +137,6 @@ enum mu_why_kind {
     MU_WHY_QUEUE_SHARE,     /* the queue's deserved share / capability */
     MU_WHY_NODES,           /* no node fits some task (hist, task) */
     MU_WHY_WAITING,         /* pipelined: waits for evicted pods to go */
-    MU_WHY_PACED,           /* fits, but the release window is full */
 };
 
 struct mu_why {
@@ -232,14 +231,6 @@ struct mu_cluster {
      * and clears it at session open. */
     size_t ndirty, cap_dirty;
     int *dirty;
-    /* The release window (muster serve's pacing, serve/pace.h): a cycle's
-     * allocate releases a gang only while release_inflight (pods released
-     * earlier and not yet seen bound) plus the pods it has released so far
-     * plus the gang's stay within release_window, or when nothing at all is
-     * in flight (a gang bigger than the window still goes, alone). Jobs
-     * after the first that does not fit wait (MU_WHY_PACED), so the order
-     * holds. release_window 0: no limit (muster simulate). */
-    size_t release_window, release_inflight;
 };
 
 void mu_cluster_init(struct mu_cluster *c);

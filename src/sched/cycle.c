@@ -157,10 +157,6 @@ static char *message(const struct mu_cluster *c, const struct mu_job *j,
     case MU_WHY_NODES:
         nodes_text(c, j, f, &sb);
         break;
-    case MU_WHY_PACED:
-        *reason = "ReleaseWindow";
-        mu_sb_add(&sb, j->why.text);
-        break;
     case MU_WHY_WAITING:
         mu_sb_addf(&sb, "waiting for evicted pods to terminate "
                         "(%d terminating in the cluster)", f->releasing);

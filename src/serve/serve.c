@@ -296,8 +296,6 @@ static void report_fn(void *ctx, const struct mu_bind_report *r)
     ev->src = MU_SRC_BIND_REPORT;
     ev->release = mu_xstrdup(r->release);
     ev->ok = r->ok;
-    ev->timed_out = r->timed_out;
-    ev->size = r->size;
     ev->detail = mu_xstrdup_or_null(r->detail);
     mu_evq_push(&sv->q, ev);
 }
@@ -326,14 +324,11 @@ static char *metrics_fn(void *ctx)
                "# TYPE muster_evictions_total counter\n"
                "muster_evictions_total %llu\n"
                "# TYPE muster_releases_total counter\n"
-               "muster_releases_total %llu\n"
-               "# TYPE muster_release_window_pods gauge\n"
-               "muster_release_window_pods %zu\n",
+               "muster_releases_total %llu\n",
                (double)atomic_load(&sv->last_cycle_ns) / 1e9,
                (unsigned long long)atomic_load(&sv->cycles),
                (unsigned long long)atomic_load(&sv->enf.evictions),
-               (unsigned long long)atomic_load(&sv->enf.releases),
-               mu_pace_window(&sv->pace));
+               (unsigned long long)atomic_load(&sv->enf.releases));
     if (sv->writer) {
         struct mu_writer_stats ws;
 
@@ -431,8 +426,6 @@ static void cycle(struct mu_serve *sv)
 
     mu_pgctl_sync(sv->pgctl);
     mu_cluster_link(&sv->cluster);
-    sv->cluster.release_window = sv->pace.window;
-    sv->cluster.release_inflight = sv->enf.resv.n;
     mu_cycle_run(&sv->cluster, &sv->conf, t0 / 1000000, &out);
     atomic_store(&sv->last_cycle_ns, mu_now_ns() - t0);
     atomic_fetch_add(&sv->cycles, 1);
@@ -462,7 +455,6 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
                               .log_ctx = sv};
     mu_apply_init(&sv->apply, &sv->cluster, &sv->ctl, &sv->enf, NULL);
     mu_enforcer_init(&sv->enf, &sv->ctl, o->bind_timeout_ms);
-    mu_pace_init(&sv->pace);
     mu_status_init(&sv->status, &sv->ctl);
     sv->pgctl = mu_pgctl_new(&sv->ctl);
     sv->qc = mu_queuectl_new(&sv->ctl);
@@ -615,10 +607,6 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
 
         for (struct mu_ev *e = evs; e; e = e->next) {
             if (e->src == MU_SRC_BIND_REPORT) {
-                if (e->ok)
-                    mu_pace_bound(&sv.pace, e->size);
-                else if (e->timed_out)
-                    mu_pace_timed_out(&sv.pace);
                 mu_enforcer_bind_report(&sv.enf, e->release, e->ok,
                                         e->detail);
                 dirty = true;

@@ -53,7 +53,6 @@
 #include "sched/cycle.h"
 #include "serve/apply.h"
 #include "serve/enforce.h"
-#include "serve/pace.h"
 #include "serve/evq.h"
 #include "serve/serve.h"
 #include "serve/status.h"
@@ -79,7 +78,6 @@ struct mu_serve {
     struct mu_ctl ctl;             /* the context of everything below */
     struct mu_apply apply;         /* events into the cache (apply.h) */
     struct mu_enforcer enf;        /* decisions, the ledger (enforce.h) */
-    struct mu_pace pace;           /* the release window (pace.h) */
     struct mu_status status;       /* PodGroup status (status.h) */
     struct mu_pgctl *pgctl;        /* the PodGroup controller */
     struct mu_queuectl *qc;        /* the queue controller, Commands */

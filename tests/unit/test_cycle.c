@@ -128,67 +128,6 @@ START_TEST(test_first_gang_wins_and_second_waits_whole)
 }
 END_TEST
 
-/* The release window (cluster.h): gangs go in order while the pods in
- * flight plus theirs fit; the first that does not and all after it wait,
- * saying so. */
-static int paced_jobs(void)
-{
-    int n = 0;
-
-    for (size_t i = 0; i < sim.cluster.njobs; i++) {
-        struct mu_job *j = sim.cluster.jobs[i];
-
-        if (j->why.kind != MU_WHY_PACED)
-            continue;
-        ck_assert_int_eq(mu_job_ready_num(j), 0);
-        ck_assert_str_eq(j->cond.reason, "ReleaseWindow");
-        ck_assert_ptr_nonnull(strstr(j->cond.message, "release window"));
-        n++;
-    }
-    return n;
-}
-
-START_TEST(test_release_window_paces_gangs_in_order)
-{
-    load(NODE("n1", "8") NODE("n2", "8") NODE("n3", "8")
-             GANG("a", "default", "8", "8", "1", "")
-             GANG("b", "default", "8", "8", "1", "")
-             GANG("c", "default", "8", "8", "1", ""));
-    sim.cluster.release_window = 16;
-    sim.cluster.release_inflight = 10; /* 10 + 8 > 16: nothing goes */
-    cycle();
-    ck_assert_uint_eq(out.nbinds, 0);
-    ck_assert_int_eq(paced_jobs(), 3);
-    ck_assert_ptr_nonnull(strstr(job("a-")->cond.message,
-                                 "waiting for its turn to be released"));
-    sim.cluster.release_inflight = 0; /* two gangs fill the window */
-    cycle();
-    ck_assert_uint_eq(out.nbinds, 16);
-    ck_assert_int_eq(paced_jobs(), 1);
-    ck_assert_int_eq(mu_job_ready_num(job("a-")), 8);
-    ck_assert_int_eq(mu_job_ready_num(job("b-")), 8);
-    ck_assert_int_eq(job("c-")->why.kind, MU_WHY_PACED);
-    sim.cluster.release_window = 0; /* no window: the last one goes */
-    cycle();
-    ck_assert_uint_eq(out.nbinds, 8);
-    ck_assert_int_eq(paced_jobs(), 0);
-}
-END_TEST
-
-START_TEST(test_gang_bigger_than_the_window_goes_alone)
-{
-    load(NODE("n1", "8") NODE("n2", "8") NODE("n3", "8") NODE("n4", "8")
-             GANG("a", "default", "24", "24", "1", "")
-             GANG("b", "default", "4", "4", "1", ""));
-    sim.cluster.release_window = 16;
-    cycle();
-    ck_assert_uint_eq(out.nbinds, 24);
-    ck_assert_int_eq(mu_job_ready_num(job("a-")), 24);
-    ck_assert_int_eq(paced_jobs(), 1);
-    ck_assert_int_eq(job("b-")->why.kind, MU_WHY_PACED);
-}
-END_TEST
-
 START_TEST(test_elastic_job_grows_to_what_fits)
 {
     load(NODE("n1", "3") GANG("e", "default", "5", "2", "1", ""));
@@ -668,8 +607,6 @@ int main(void)
     tcase_add_test(tc, test_gang_larger_than_the_cluster_is_not_admitted);
     tcase_add_test(tc, test_gang_that_fits_binds_whole);
     tcase_add_test(tc, test_first_gang_wins_and_second_waits_whole);
-    tcase_add_test(tc, test_release_window_paces_gangs_in_order);
-    tcase_add_test(tc, test_gang_bigger_than_the_window_goes_alone);
     tcase_add_test(tc, test_elastic_job_grows_to_what_fits);
     tcase_add_test(tc, test_same_input_same_decisions);
     tcase_add_test(tc, test_reclaim_evicts_a_minimal_set_of_whole_gangs);

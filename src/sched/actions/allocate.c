@@ -37,27 +37,6 @@ static bool candidate(struct mu_ssn *s, struct mu_job *j)
     return mu_job_schedulable(s, j);
 }
 
-/* The release window is full for a job that would release n more pods
- * (cluster.h, release_window). */
-static bool window_full(const struct mu_ssn *s, int n)
-{
-    const struct mu_cluster *c = s->cluster;
-    size_t out = c->release_inflight + s->nbinds;
-
-    return c->release_window && out > 0 && out + (size_t)n > c->release_window;
-}
-
-/* The text stays the same while the window moves, so a waiting gang's
- * condition (and its PodGroup status) is written once, not every cycle. */
-static void note_paced(struct mu_job *j)
-{
-    if (j->why.kind == MU_WHY_NONE || j->why.kind == MU_WHY_NODES)
-        mu_why_set(j, MU_WHY_PACED,
-                   "waiting for its turn to be released: "
-                   "kube-scheduler is still binding the gangs released "
-                   "before it (muster's release window)");
-}
-
 /*
  * Queues in fair-share order, jobs in job order: each job's tasks are
  * placed in a statement that is committed only when the gang is ready, kept
@@ -66,7 +45,6 @@ static void note_paced(struct mu_job *j)
 void mu_action_allocate(struct mu_ssn *s, struct mu_place *p)
 {
     struct mu_qset qs;
-    bool paced = false;
 
     mu_qset_build(s, candidate, &qs);
 
@@ -83,22 +61,11 @@ void mu_action_allocate(struct mu_ssn *s, struct mu_place *p)
         if (!e)
             break;
         j = e->jobs[e->head++];
-        if (paced) {
-            note_paced(j);
-            continue;
-        }
         mark = mu_stmt_mark(&s->stmt);
         placed = mu_place_job(p, j,
                               mu_ssn_job_ready(s, j) ? MU_PLACE_ONE
                                                      : MU_PLACE_GANG,
                               0);
-        if (placed > 0 && mu_ssn_job_ready(s, j) && window_full(s, placed)) {
-            /* this and every job after it wait for the window */
-            mu_place_rollback(p, mark);
-            paced = true;
-            note_paced(j);
-            continue;
-        }
         if (mu_ssn_job_ready(s, j)) {
             mu_commit_job(s, j);
             if (placed > 0 && j->count[MU_TASK_PENDING] > 0)
