@@ -368,7 +368,8 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
     rc = bt->ok ? 0 : mu_err_set(err, bt->code, "%s", bt->detail);
     pthread_mutex_unlock(&b->lock);
     if (reporter) {
-        struct mu_bind_report r = {bt->release, bt->ok, bt->detail};
+        struct mu_bind_report r = {bt->release, bt->ok, timed_out,
+                                    bt->detail};
         struct mu_ext_stats *st = atomic_load(&b->stats);
 
         if (timed_out && st)

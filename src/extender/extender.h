@@ -130,6 +130,7 @@ typedef int (*mu_unbind_fn)(void *ctx, const char *ns, const char *name,
 struct mu_bind_report {
     char *release;   /* batch id */
     bool ok;         /* every member bound */
+    bool timed_out;  /* not every member reached /bind in time */
     char *detail;    /* why not, when !ok */
 };
 typedef void (*mu_report_fn)(void *ctx, const struct mu_bind_report *r);

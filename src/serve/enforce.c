@@ -679,6 +679,49 @@ void mu_enforcer_bind_report(struct mu_enforcer *e, const char *release,
         fail_release(e, release);
 }
 
+bool mu_enforcer_renew(struct mu_enforcer *e, const char *release)
+{
+    size_t it = 0;
+    void *v;
+    int members = 0, batch = 0, renewals = 0;
+    const struct mu_job *j = NULL;
+    char *id;
+
+    while (mu_map_next(&e->resv, &it, NULL, &v)) {
+        struct mu_resv *r = v;
+        struct mu_task *t;
+
+        if (strcmp(r->release, release))
+            continue;
+        t = mu_map_get(&e->ctl->cluster->task_by_key, r->key);
+        if (!t || t->status != MU_TASK_BINDING)
+            return false; /* gone, or no longer held on its node */
+        members++;
+        batch = r->batch;
+        renewals = r->renewals;
+        j = t->job;
+    }
+    if (!members || members != batch || renewals >= MU_RENEW_MAX)
+        return false;
+    id = mu_xasprintf("%s#%llu", j ? j->key : release,
+                      (unsigned long long)++e->release_seq);
+    it = 0;
+    while (mu_map_next(&e->resv, &it, NULL, &v)) {
+        struct mu_resv *r = v;
+
+        if (strcmp(r->release, release))
+            continue;
+        free(r->release);
+        r->release = mu_xstrdup(id);
+        r->renewals++;
+    }
+    mu_ctl_log(e->ctl, "release %s: not every member reached /bind in time; "
+                       "kept on the same nodes as %s (%d of %d)",
+               release, id, renewals + 1, MU_RENEW_MAX);
+    free(id);
+    return true;
+}
+
 /* How long a release may wait for kube-scheduler to reach /bind at all.
  * kube-scheduler works through its queue one pod at a time (tens to
  * hundreds of pods a second), so a big burst of releases legitimately waits

@@ -42,6 +42,7 @@ struct mu_resv {
     int batch;      /* members of the batch */
     bool pinned;    /* released from muster's gate with a node affinity */
     int wakes;      /* wake-ups sent again after /filter misses */
+    int renewals;   /* times its batch timed out and was kept (renew) */
     int64_t since_ns;
 };
 
@@ -109,6 +110,23 @@ void mu_enforcer_adopt(struct mu_enforcer *e);
  * and its pods pinned to a node they never reached are deleted. */
 void mu_enforcer_bind_report(struct mu_enforcer *e, const char *release,
                              bool ok, const char *detail);
+/*
+ * A batch timed out in the barrier: not every member reached /bind within
+ * the barrier's timeout, and none was bound. That is kube-scheduler not
+ * having reached every member yet (it works through its queue one pod at
+ * a time, and a pod it rejected earlier comes back behind the rest), not
+ * a failure: the reservations are kept on the same nodes under a new
+ * batch id, which the next view publishes; the members that waited got an
+ * error, and kube-scheduler tries them again into the new batch. Nothing
+ * is written (a pinned pod stays pinned: it is where it should be). True
+ * when kept; false, and the caller undoes it as a failed batch
+ * (mu_enforcer_bind_report), when a member is gone, bound or no longer
+ * held on its node, or the release was kept MU_RENEW_MAX times already.
+ * The release's age (since_ns) is not reset: mu_enforcer_expire still
+ * ends one that never completes.
+ */
+#define MU_RENEW_MAX 8
+bool mu_enforcer_renew(struct mu_enforcer *e, const char *release);
 /* Releases whose pods never reached /bind in time are recovered (one
  * batch per call). */
 void mu_enforcer_expire(struct mu_enforcer *e);

@@ -58,6 +58,7 @@ struct mu_ev {
     json_t *obj;             /* owned; NULL for LIST_BEGIN/END */
     char *release;           /* bind report: batch id (owned) */
     bool ok;                 /* bind report */
+    bool timed_out;          /* bind report: not all members came */
     char *detail;            /* bind report (owned); filter miss: pod uid */
     struct mu_ev *next;
 };

@@ -296,6 +296,7 @@ static void report_fn(void *ctx, const struct mu_bind_report *r)
     ev->src = MU_SRC_BIND_REPORT;
     ev->release = mu_xstrdup(r->release);
     ev->ok = r->ok;
+    ev->timed_out = r->timed_out;
     ev->detail = mu_xstrdup_or_null(r->detail);
     mu_evq_push(&sv->q, ev);
 }
@@ -607,8 +608,10 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
 
         for (struct mu_ev *e = evs; e; e = e->next) {
             if (e->src == MU_SRC_BIND_REPORT) {
-                mu_enforcer_bind_report(&sv.enf, e->release, e->ok,
-                                        e->detail);
+                if (e->ok || !e->timed_out ||
+                    !mu_enforcer_renew(&sv.enf, e->release))
+                    mu_enforcer_bind_report(&sv.enf, e->release, e->ok,
+                                            e->detail);
                 dirty = true;
             } else if (e->src == MU_SRC_LEASE) {
                 dirty = true; /* leadership changed: look now */

@@ -121,6 +121,69 @@ START_TEST(adopt_finishes_a_whole_release_and_undoes_a_partial_one)
 }
 END_TEST
 
+/* A batch that timed out (mu_enforcer_renew): kept on the same nodes under
+ * a new id, nothing written, until a member goes or MU_RENEW_MAX. */
+START_TEST(renew_keeps_a_timed_out_batch_on_its_nodes)
+{
+    const struct mu_resv *r;
+    char *id;
+
+    add_node("gpu-1");
+    add_node("gpu-2");
+    add_pod("g-0", "a/g#5", 2, "gpu-1", NULL, false, true);
+    add_pod("g-1", "a/g#5", 2, "gpu-2", NULL, false, true);
+    kf_reply_body(&th.srv, 200, "{}");
+    mu_enforcer_adopt(&enf);
+    th_settle(2, 5000);
+    ck_assert_uint_eq(kf_count(&th.srv), 0);
+    ck_assert(!mu_enforcer_renew(&enf, "a/none#1"));
+
+    ck_assert(mu_enforcer_renew(&enf, "a/g#5"));
+    r = mu_enforcer_resv(&enf, "a/g-0");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_str_ne(r->release, "a/g#5");
+    ck_assert_str_eq(r->node, "gpu-1");
+    ck_assert_int_eq(r->batch, 2);
+    ck_assert_int_eq(r->renewals, 1);
+    id = mu_xstrdup(r->release);
+    r = mu_enforcer_resv(&enf, "a/g-1");
+    ck_assert_str_eq(r->release, id); /* one batch still */
+    ck_assert_str_eq(r->node, "gpu-2");
+    ck_assert_int_eq(
+        mu_cluster_task(&th.cluster, "a", "g-1")->status, MU_TASK_BINDING);
+    ck_assert(!mu_enforcer_renew(&enf, "a/g#5")); /* the old id is gone */
+    ck_assert_ptr_nonnull(strstr(th.logged, "release a/g#5: not every member "
+                                            "reached /bind in time; kept on "
+                                            "the same nodes"));
+    for (int i = 1; i < MU_RENEW_MAX; i++) {
+        char *next;
+
+        ck_assert(mu_enforcer_renew(&enf, id));
+        next = mu_xstrdup(mu_enforcer_resv(&enf, "a/g-0")->release);
+        free(id);
+        id = next;
+    }
+    ck_assert(!mu_enforcer_renew(&enf, id)); /* kept often enough */
+    th_settle(2, 2000);
+    ck_assert_uint_eq(kf_count(&th.srv), 0); /* nothing was written */
+    free(id);
+}
+END_TEST
+
+START_TEST(renew_refuses_a_batch_that_lost_a_member)
+{
+    add_node("gpu-1");
+    add_node("gpu-2");
+    add_pod("g-0", "a/g#5", 2, "gpu-1", NULL, false, true);
+    add_pod("g-1", "a/g#5", 2, "gpu-2", NULL, false, true);
+    kf_reply_body(&th.srv, 200, "{}");
+    mu_enforcer_adopt(&enf);
+    mu_enforcer_pod_gone(&enf, "a/g-1", "u-g-1");
+    ck_assert(!mu_enforcer_renew(&enf, "a/g#5"));
+    ck_assert_str_eq(mu_enforcer_resv(&enf, "a/g-0")->release, "a/g#5");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("adopt");
@@ -130,6 +193,8 @@ int main(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, adopt_finishes_a_whole_release_and_undoes_a_partial_one);
+    tcase_add_test(tc, renew_keeps_a_timed_out_batch_on_its_nodes);
+    tcase_add_test(tc, renew_refuses_a_batch_that_lost_a_member);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -27,7 +27,7 @@ struct fake {
     int fail_rc;          /* -ETIMEDOUT: maybe bound; else refused */
     int bind_delay_ms;
     int in_bind, max_in_bind; /* concurrent binds seen */
-    int n_reports, n_reports_ok;
+    int n_reports, n_reports_ok, n_reports_timed_out;
     char last_release[128];
     char last_detail[1024];
 };
@@ -100,6 +100,7 @@ static void fake_report(void *ctx, const struct mu_bind_report *r)
     pthread_mutex_lock(&fk.mu);
     fk.n_reports++;
     fk.n_reports_ok += r->ok;
+    fk.n_reports_timed_out += r->timed_out;
     snprintf(fk.last_release, sizeof(fk.last_release), "%s", r->release);
     snprintf(fk.last_detail, sizeof(fk.last_detail), "%s",
              r->detail ? r->detail : "");
@@ -264,6 +265,7 @@ START_TEST(test_barrier_missing_member_times_out_binds_nothing_reports_once)
     ck_assert_int_eq(fk.n_calls, 0);
     ck_assert_int_eq(fk.n_reports, 1);
     ck_assert_int_eq(fk.n_reports_ok, 0);
+    ck_assert_int_eq(fk.n_reports_timed_out, 1);
     ck_assert(strstr(fk.last_detail, "none was bound"));
     mu_barrier_free(b);
     mu_view_put(v);
@@ -315,6 +317,7 @@ static void three_with_a_failure(int rc, const char *want)
     ck_assert_int_eq(count('b'), 3); /* all three bound at once */
     ck_assert_int_eq(fk.n_reports, 1);
     ck_assert_int_eq(fk.n_reports_ok, 0);
+    ck_assert_int_eq(fk.n_reports_timed_out, 0); /* a failure, not a wait */
     mu_barrier_free(b);
     mu_view_put(v);
 }
