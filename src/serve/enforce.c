@@ -556,7 +556,12 @@ static void fail_release(struct mu_enforcer *e, const char *release)
         t = mu_map_get(&c->task_by_key, r->key);
         if (t && t->status == MU_TASK_BINDING)
             mu_task_unplace(c, t);
-        if (r->pinned && t) {
+        if (r->pinned && t && !t->pod.meta.owner_kind) {
+            mu_ctl_log(e->ctl, "pod %s was pinned to %s by a release that "
+                               "did not complete; it has no controller to "
+                               "make it again: kept, pinned", r->key,
+                       r->node);
+        } else if (r->pinned && t) {
             char *path = pod_path(t);
 
             /* queued after its release patch if that is still on its way
@@ -569,6 +574,20 @@ static void fail_release(struct mu_enforcer *e, const char *release)
         }
         resv_free(mu_map_del(&e->resv, r->key));
     }
+}
+
+char *mu_enforcer_reason(const struct mu_task *t, const char *why)
+{
+    const char *node = mu_kvs_get(&t->pod.meta.annotations, MU_ANN_RESERVED);
+    const char *rel = mu_kvs_get(&t->pod.meta.annotations, MU_ANN_RELEASE);
+
+    if (t->pod.muster_gate || t->pod.node_name || !node ||
+        mu_strcmp0(mu_kvs_get(&t->pod.meta.annotations, MU_ANN_PINNED),
+                   "true"))
+        return mu_xstrdup(why ? why : "");
+    return mu_xasprintf("pinned to node %s by release %s, not bound%s%s",
+                        node, rel ? rel : "?", why && why[0] ? "; " : "",
+                        why ? why : "");
 }
 
 /* One release found on the pods by mu_enforcer_adopt. */
@@ -647,6 +666,11 @@ void mu_enforcer_adopt(struct mu_enforcer *e)
                            id, a->unbound, a->want);
             add_resv(e, t, node, id, a->unbound, pinned);
             mu_enforcer_pod_seen(e, t);
+        } else if (pinned && !t->pod.meta.owner_kind) {
+            mu_ctl_log(e->ctl, "pod %s was pinned to %s by release %s, "
+                               "which did not complete; it has no "
+                               "controller to make it again: kept, pinned",
+                       t->key, node, id);
         } else if (pinned) {
             /* some members were never released (or are gone): undo, as a
              * failed batch is undone; its controller makes it again */
@@ -670,11 +694,51 @@ void mu_enforcer_adopt(struct mu_enforcer *e)
     mu_map_release(&rel);
 }
 
+/* The PodGroup of release's members hears why its batch failed (an event
+ * BindFailed), so that what happened to each member (deleted, or kept for
+ * want of a controller) is said where its users look. */
+static void tell_podgroup(struct mu_enforcer *e, const char *release,
+                          const char *detail)
+{
+    struct mu_cluster *c = e->ctl->cluster;
+    size_t it = 0;
+    void *v;
+
+    while (mu_map_next(&e->resv, &it, NULL, &v)) {
+        struct mu_resv *r = v;
+        struct mu_task *t;
+        struct mu_kube_event ev;
+
+        if (strcmp(r->release, release))
+            continue;
+        t = mu_map_get(&c->task_by_key, r->key);
+        if (!t || !t->job)
+            continue;
+        ev = (struct mu_kube_event){
+            .involved = {"scheduling.volcano.sh/v1beta1", "PodGroup",
+                         t->job->pg.meta.ns, t->job->pg.meta.name,
+                         t->job->pg.meta.uid},
+            .type = "Warning",
+            .reason = "BindFailed",
+            .message = detail,
+            .first_time = time(NULL),
+            .last_time = time(NULL),
+            .count = 1,
+        };
+        if (mu_writer_event(e->ctl->writer, &ev) < 0)
+            mu_ctl_log(e->ctl, "event BindFailed on %s: not sent",
+                       t->job->key);
+        return;
+    }
+}
+
 void mu_enforcer_bind_report(struct mu_enforcer *e, const char *release,
                              bool ok, const char *detail)
 {
     mu_ctl_log(e->ctl, "bind %s: %s%s%s", release, ok ? "ok" : "failed",
                detail ? ": " : "", detail ? detail : "");
+    if (!ok && detail)
+        tell_podgroup(e, release, detail);
     if (!ok)
         fail_release(e, release);
 }
@@ -777,6 +841,12 @@ void mu_enforcer_partial(struct mu_enforcer *e)
 
                 if (t->status != MU_TASK_RUNNING && t->status != MU_TASK_BOUND)
                     continue;
+                if (!t->pod.meta.owner_kind) {
+                    /* nothing would make it again: kept */
+                    mu_ctl_log(e->ctl, "pod %s has no controller: kept",
+                               t->key);
+                    continue;
+                }
                 path = pod_path(t);
                 delete_pod(e, t, path);
                 free(path);

@@ -100,19 +100,32 @@ void mu_enforcer_release_pods(struct mu_enforcer *e,
  * the ledger as one batch of that many on their nodes, so kube-scheduler
  * binds them through this barrier. One that is missing members (the old
  * leader died between its patches, a member was deleted) is undone like
- * a failed batch: its pinned pods are deleted (their controller makes
- * them again, gated); woken pods are left alone. Writes only deletes.
+ * a failed batch: its pinned pods that have a controller are deleted (it
+ * makes them again, gated); woken pods and pods without a controller are
+ * left alone (see mu_enforcer_bind_report). Writes only deletes.
  */
 void mu_enforcer_adopt(struct mu_enforcer *e);
 
-/* A bind batch finished (the barrier's report): a failed one is dropped,
- * and its pods pinned to a node they never reached are deleted. */
+/*
+ * A bind batch finished (the barrier's report): a failed one is dropped,
+ * and its pods pinned to a node they never reached are deleted when they
+ * have a controller (a controller ownerReference: it makes them again,
+ * gated). Never a pod without one: muster does not delete a bare pod. Such
+ * a pod stays, pinned: its pin is in its spec (node affinity cannot be
+ * loosened once a pod is ungated), so muster's cycle plans it again on that
+ * node only, and releases it there (woken, as another operator's pod) when
+ * the node can run it; until then its reason says it is pinned there
+ * (mu_enforcer_reason). The same rule holds for an expiry
+ * (mu_enforcer_expire) and a takeover (mu_enforcer_adopt). Not done: making
+ * a bare pod whose pinned node is gone again, unpinned.
+ */
 void mu_enforcer_bind_report(struct mu_enforcer *e, const char *release,
                              bool ok, const char *detail);
 /* Releases whose pods never reached /bind in time are recovered (one
  * batch per call). */
 void mu_enforcer_expire(struct mu_enforcer *e);
-/* Takes down gangs that ran below minMember for too long. */
+/* Takes down gangs that ran below minMember for too long: their running
+ * members that have a controller (a pod without one is kept). */
 void mu_enforcer_partial(struct mu_enforcer *e);
 /* /filter saw pod uid without its reserved node among NodeNames: a pod
  * muster did not gate is woken again (mu_serve_wake_patch), at most a few
@@ -120,6 +133,14 @@ void mu_enforcer_partial(struct mu_enforcer *e);
 void mu_enforcer_filter_miss(struct mu_enforcer *e, const char *uid);
 /* Nudges waiting pods once so their events carry the gang's reason. */
 void mu_enforcer_announce(struct mu_enforcer *e);
+
+/*
+ * Why pod t waits, as the view and its events say it: why (the gang's
+ * reason), preceded, when t is pinned by a release of muster's that did not
+ * bind it (MU_ANN_PINNED on a pod not gated, not bound), by "pinned to node
+ * X by release R": a reason never hides a pin. Returns an owned string.
+ */
+char *mu_enforcer_reason(const struct mu_task *t, const char *why);
 
 /* The JSON patch (RFC 6902) that releases a gated pod to node: drops
  * muster's gate (keeping others) and adds a required node affinity term on

@@ -458,9 +458,9 @@ static void publish(struct mu_serve *sv)
                             t->pod.meta.name, j ? j->key : "", r->node,
                             r->release, r->batch, NULL);
         } else {
-            char *why = mu_xstrdup(j && j->cond.message
-                                       ? j->cond.message
-                                       : "waiting for its gang");
+            char *why = mu_enforcer_reason(
+                t, j && j->cond.message ? j->cond.message
+                                        : "waiting for its gang");
 
             mu_view_add_pod(v, t->pod.meta.uid, t->pod.meta.ns,
                             t->pod.meta.name, j ? j->key : "", NULL, NULL, 0,

@@ -41,7 +41,9 @@ static void add_node(const char *name)
 }
 
 /* A pod of release rel (NULL: none) of size n; bound to node_name (NULL:
- * not bound); gated; pinned: released by muster's gate. */
+ * not bound); gated; pinned: released by muster's gate. A pod whose name
+ * starts with "bare" has no controller; the others have a Job's
+ * controller ownerReference. */
 static void add_pod(const char *name, const char *rel, int n,
                     const char *node, const char *node_name, bool gated,
                     bool pinned)
@@ -56,11 +58,17 @@ static void add_pod(const char *name, const char *rel, int n,
                     : mu_xstrdup("");
     char *nn = node_name ? mu_xasprintf("\"nodeName\":\"%s\",", node_name)
                          : mu_xstrdup("");
+    const char *owner = strncmp(name, "bare", 4)
+                            ? "\"ownerReferences\":[{\"apiVersion\":"
+                              "\"batch.volcano.sh/v1alpha1\",\"kind\":\"Job\","
+                              "\"name\":\"j\",\"uid\":\"u-j\","
+                              "\"controller\":true}],"
+                            : "";
     char *txt = mu_xasprintf(
         "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"a\",\"uid\":\"u-%s\","
-        "%s\"labels\":{}},\"spec\":{%s\"schedulerName\":\"volcano\",%s"
+        "%s%s\"labels\":{}},\"spec\":{%s\"schedulerName\":\"volcano\",%s"
         "\"containers\":[{\"name\":\"c\"}]},\"status\":{\"phase\":\"%s\"}}",
-        name, name, ann, nn,
+        name, name, ann, owner, nn,
         gated ? "\"schedulingGates\":[{\"name\":\"muster.io/gang\"}]," : "",
         node_name ? "Running" : "Pending");
     json_t *j = json_loads(txt, 0, NULL);
@@ -121,6 +129,71 @@ START_TEST(adopt_finishes_a_whole_release_and_undoes_a_partial_one)
 }
 END_TEST
 
+START_TEST(adopt_never_deletes_a_pinned_pod_without_a_controller)
+{
+    char *why;
+
+    add_node("gpu-1");
+    /* a/h#9 incomplete: a controlled member and a bare one pinned, one
+     * member still gated: only the controlled one is deleted */
+    add_pod("h-0", "a/h#9", 3, "gpu-1", NULL, false, true);
+    add_pod("bare-h-1", "a/h#9", 3, "gpu-1", NULL, false, true);
+    add_pod("h-2", NULL, 0, NULL, NULL, true, false);
+    kf_reply_body(&th.srv, 200, "{}");
+
+    mu_enforcer_adopt(&enf);
+    th_settle(2, 5000);
+
+    ck_assert_uint_eq(kf_count(&th.srv), 1);
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "DELETE");
+    ck_assert_str_eq(kf_req(&th.srv, 0)->path, "/api/v1/namespaces/a/pods/h-0");
+    ck_assert_ptr_nonnull(strstr(th.logged, "pod a/bare-h-1 was pinned to "
+                                            "gpu-1 by release a/h#9, which "
+                                            "did not complete; it has no "
+                                            "controller to make it again: "
+                                            "kept, pinned"));
+    ck_assert_ptr_null(mu_enforcer_resv(&enf, "a/bare-h-1"));
+    /* a reason never hides a pin */
+    why = mu_enforcer_reason(mu_cluster_task(&th.cluster, "a", "bare-h-1"),
+                             "2/3 members");
+    ck_assert_str_eq(why, "pinned to node gpu-1 by release a/h#9, not bound; "
+                          "2/3 members");
+    free(why);
+    why = mu_enforcer_reason(mu_cluster_task(&th.cluster, "a", "h-2"),
+                             "2/3 members");
+    ck_assert_str_eq(why, "2/3 members"); /* gated: not pinned */
+    free(why);
+}
+END_TEST
+
+START_TEST(failed_batch_deletes_only_its_pinned_pods_with_a_controller)
+{
+    add_node("gpu-1");
+    add_node("gpu-2");
+    /* a whole release taken over (both members in the ledger) whose
+     * batch then fails at /bind */
+    add_pod("g-0", "a/g#5", 2, "gpu-1", NULL, false, true);
+    add_pod("bare-g-1", "a/g#5", 2, "gpu-2", NULL, false, true);
+    kf_reply_body(&th.srv, 200, "{}");
+    mu_enforcer_adopt(&enf);
+    ck_assert_ptr_nonnull(mu_enforcer_resv(&enf, "a/g-0"));
+    ck_assert_ptr_nonnull(mu_enforcer_resv(&enf, "a/bare-g-1"));
+
+    mu_enforcer_bind_report(&enf, "a/g#5", false, "gang batch a/g#5: ...");
+    th_settle(2, 5000);
+
+    ck_assert_uint_eq(kf_count(&th.srv), 1);
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "DELETE");
+    ck_assert_str_eq(kf_req(&th.srv, 0)->path, "/api/v1/namespaces/a/pods/g-0");
+    ck_assert_ptr_null(mu_enforcer_resv(&enf, "a/g-0"));
+    ck_assert_ptr_null(mu_enforcer_resv(&enf, "a/bare-g-1"));
+    ck_assert_ptr_nonnull(strstr(th.logged, "pod a/bare-g-1 was pinned to "
+                                            "gpu-2 by a release that did not "
+                                            "complete; it has no controller "
+                                            "to make it again: kept, pinned"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("adopt");
@@ -130,6 +203,9 @@ int main(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, adopt_finishes_a_whole_release_and_undoes_a_partial_one);
+    tcase_add_test(tc, adopt_never_deletes_a_pinned_pod_without_a_controller);
+    tcase_add_test(tc,
+                   failed_batch_deletes_only_its_pinned_pods_with_a_controller);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
