@@ -56,6 +56,7 @@ struct mu_enforcer {
     struct mu_map resv;       /* the ledger: pod key -> struct mu_resv */
     struct mu_map announced;  /* uids of waiting pods nudged once -> 1 */
     struct mu_map partial;    /* PodGroup key -> struct mu_partial */
+    struct mu_map remake;     /* pod uid -> struct mu_remake (recover) */
     uint64_t release_seq;     /* names release batches */
     atomic_ullong evictions, releases; /* for /metrics */
 };
@@ -96,7 +97,8 @@ void mu_enforcer_release_pods(struct mu_enforcer *e,
  * cycle): the releases another process made and that are not finished,
  * read from the members' annotations (MU_ANN_RELEASE...): a pod no longer
  * gated (or woken), not bound, still Pending. A release whose members are
- * all there (bound ones and not) is finished: its unbound members go into
+ * all there (bound ones and not), each unbound one's node in the cache, is
+ * finished: its unbound members go into
  * the ledger as one batch of that many on their nodes, so kube-scheduler
  * binds them through this barrier. One that is missing members (the old
  * leader died between its patches, a member was deleted) is undone like
@@ -116,14 +118,65 @@ void mu_enforcer_adopt(struct mu_enforcer *e);
  * node only, and releases it there (woken, as another operator's pod) when
  * the node can run it; until then its reason says it is pinned there
  * (mu_enforcer_reason). The same rule holds for an expiry
- * (mu_enforcer_expire) and a takeover (mu_enforcer_adopt). Not done: making
- * a bare pod whose pinned node is gone again, unpinned.
+ * (mu_enforcer_expire) and a takeover (mu_enforcer_adopt); a bare pod whose
+ * pinned node can no longer run it is made again (mu_enforcer_recover).
  */
 void mu_enforcer_bind_report(struct mu_enforcer *e, const char *release,
                              bool ok, const char *detail);
 /* Releases whose pods never reached /bind in time are recovered (one
  * batch per call). */
 void mu_enforcer_expire(struct mu_enforcer *e);
+
+/*
+ * Nothing stays pinned to a node where it cannot run. A pod muster pinned
+ * (MU_ANN_PINNED), not bound, in no live release (the ledger does not hold
+ * it: its batch failed, expired, or its release was another process's),
+ * whose pinned node is gone from the cache or unschedulable:
+ *   - with a controller: deleted (its controller makes it again, gated);
+ *   - without one: made again, since a pod's node affinity cannot be
+ *     loosened once it is ungated. A writer run (mu_serve_remake_run) reads
+ *     the pod, and only when it is still that uid, unbound and pinned,
+ *     deletes it (uid precondition) and creates it again under its name
+ *     from its own spec (mu_serve_remade_pod): unpinned, with muster's gate,
+ *     muster's release annotations dropped. A create that fails after the
+ *     delete is never given up: the pod as it was to be created stays in
+ *     e->remake and is sent again (a plain POST) at a later call, with a
+ *     backoff from 1 s doubling to MU_REMAKE_BACKOFF_MAX_MS, until it is
+ *     made or the name is taken (409: made by an earlier try whose reply
+ *     was lost, or by someone else).
+ * One write per pod at a time. Called once per cycle, scheduler thread;
+ * every request goes through the writer.
+ */
+#define MU_REMAKE_BACKOFF_MAX_MS 30000
+void mu_enforcer_recover(struct mu_enforcer *e);
+
+/* A bare pod being made again (mu_enforcer_recover); the ctx of its
+ * writes. made is the run's output: written by mu_serve_remake_run on the
+ * worker once the old pod is deleted, read by the done call after it
+ * (the writer orders the two); the scheduler thread reads it only then. */
+struct mu_remake {
+    struct mu_enforcer *enf;
+    char *key, *uid, *node;
+    char *path, *coll;  /* the pod's path, its collection's */
+    json_t *made;       /* the pod to create (owned), once deleted */
+    bool inflight;      /* a write of it is queued or running */
+    bool deleted_only;  /* a controlled pod deleted: no write of its own;
+                           forgotten when the pod is gone */
+    int tries;          /* failed creates */
+    int64_t next_ns;    /* when a failed create goes again */
+};
+/* The writer run of the first write (exposed for tests): GET, check,
+ * DELETE, POST, as said above. 0 when the pod was made again or nothing
+ * was to be done (gone, bound, another uid, no longer pinned). */
+int mu_serve_remake_run(struct mu_kube *k, const struct mu_write *w,
+                        void *ctx, struct mu_err *err);
+/* The pod to create again from pod as read (a new object): its name,
+ * namespace, labels and annotations (muster's release ones dropped, and
+ * muster.io/made-again-from set to its uid), its spec without nodeName and
+ * without the required node affinity matchField on metadata.name In [node]
+ * (a term left empty goes, and so do emptied parents), with muster's gate
+ * added. */
+json_t *mu_serve_remade_pod(const json_t *pod, const char *node);
 /* Takes down gangs that ran below minMember for too long: their running
  * members that have a controller (a pod without one is kept). */
 void mu_enforcer_partial(struct mu_enforcer *e);

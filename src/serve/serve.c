@@ -730,6 +730,7 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
             if (mu_now_ns() >= next_tick)
                 mu_jobctl_sync(sv.jobctl, true);
             mu_enforcer_expire(&sv.enf);
+            mu_enforcer_recover(&sv.enf);
             cycle(&sv);
             publish(&sv);
             mu_enforcer_announce(&sv.enf);
