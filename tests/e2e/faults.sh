@@ -10,7 +10,10 @@
 #   2. holds every binding while muster releases a gang of bare pods gated
 #      by muster (ungated, pinned to their nodes), then muster is killed
 #      (kill -9) and started again: after the restart no pod stays pinned
-#      to a node where it cannot run (the release is finished: bound).
+#      to a node where it cannot run (the release is finished: bound);
+#   3. the same, and one member's pinned node is deleted while muster is
+#      down: that bare pod is made again, unpinned (same name, new uid),
+#      and the gang binds whole elsewhere.
 # Prints TAP.
 #
 # Usage: tests/e2e/faults.sh MUSTER_BINARY FAULTPROXY_BINARY
@@ -72,6 +75,7 @@ tap_end() {
 
 tap_up faults
 "$HERE/nodes.sh" "$D" 4 8 fn >/dev/null 2>&1
+"$HERE/nodes.sh" "$D" 4 8 fm >/dev/null 2>&1
 
 bare_pod() { # NAME GROUP GATED(0/1)
     local gate=""
@@ -131,20 +135,20 @@ touch "$D/hold"
 read -r VSPID _ <"$D/pids/kube-scheduler-volcano.pid"
 kill -STOP "$VSPID"
 { podgroup fk 2; bare_pod fk-0 fk 1; bare_pod fk-1 fk 1; } | kubectl apply -f - >/dev/null
-pinned_unbound() { # pods fk-* released by muster (ungated, pinned), unbound
+pinned_unbound() { # PREFIX: its pods released by muster (ungated, pinned), unbound
     kubectl get pods -o json 2>/dev/null | python3 -c '
 import json, sys
 n = 0
 for p in json.load(sys.stdin)["items"]:
     m, s = p["metadata"], p["spec"]
     a = m.get("annotations", {})
-    if m["name"].startswith("fk-") and a.get("muster.io/release-pinned") == "true" \
+    if m["name"].startswith(sys.argv[1]) and a.get("muster.io/release-pinned") == "true" \
        and not s.get("schedulingGates") and not s.get("nodeName"):
         n += 1
-print(n)'
+print(n)' "$1"
 }
 check "muster releases the gated gang: 2 bare pods ungated and pinned, unbound" \
-    wait_for 30 equals 2 pinned_unbound
+    wait_for 30 equals 2 pinned_unbound fk-
 stop_muster
 echo "# killed muster (kill -9) with fk-0 and fk-1 pinned, unbound"
 kill -CONT "$VSPID"
@@ -152,13 +156,13 @@ rm -f "$D/hold"
 check "muster starts again" start_muster
 # nothing stays pinned to a node where it cannot run: each fk-* is bound,
 # and to the node it was pinned to, or is no longer pinned
-stuck() { # pods fk-* pinned (node affinity on metadata.name) and not bound there
+stuck() { # PREFIX: its pods pinned (node affinity on metadata.name) and not bound there
     kubectl get pods -o json 2>/dev/null | python3 -c '
 import json, sys
 bad = []
 for p in json.load(sys.stdin)["items"]:
     m, s = p["metadata"], p["spec"]
-    if not m["name"].startswith("fk-"):
+    if not m["name"].startswith(sys.argv[1]):
         continue
     pins = [v for t in s.get("affinity", {}).get("nodeAffinity", {})
                       .get("requiredDuringSchedulingIgnoredDuringExecution", {})
@@ -168,13 +172,35 @@ for p in json.load(sys.stdin)["items"]:
     if pins and s.get("nodeName") not in pins:
         bad.append("%s pinned to %s, on %s" % (m["name"], pins, s.get("nodeName")))
 print("\n".join(bad))
-sys.exit(1 if bad else 0)'
+sys.exit(1 if bad else 0)' "$1"
 }
 check "after the restart no fk-* pod stays pinned to a node where it cannot run" \
-    wait_for 60 stuck
+    wait_for 60 stuck fk-
 check "both fk-* pods exist and are bound" wait_for 30 equals 2 bound_count fk-
 check "the restarted muster took the release over" grep -q 'release default/fk#[0-9]*: taken over' "$D/muster.log"
 check "and still no pod was lost: fa-0 has its first uid" \
     equals "$UID0" kubectl get pod fa-0 -o jsonpath='{.metadata.uid}'
+
+# --- 3. kill -9, and a pinned node deleted while muster is down -------------
+touch "$D/hold"
+kill -STOP "$VSPID"
+{ podgroup fm 2; bare_pod fm-0 fm 1; bare_pod fm-1 fm 1; } | kubectl apply -f - >/dev/null
+check "muster releases a second gated gang of bare pods: pinned, unbound" \
+    wait_for 30 equals 2 pinned_unbound fm-
+stop_muster
+OLD_UID=$(kubectl get pod fm-1 -o jsonpath='{.metadata.uid}')
+GONE_NODE=$(kubectl get pod fm-1 -o jsonpath='{.metadata.annotations.muster\.io/reserved-node}')
+kubectl delete node "$GONE_NODE" >/dev/null
+echo "# killed muster (kill -9); deleted node $GONE_NODE, fm-1's pinned node"
+kill -CONT "$VSPID"
+rm -f "$D/hold"
+check "muster starts again (2)" start_muster
+check "no fm-* pod stays pinned to a node where it cannot run" wait_for 60 stuck fm-
+check "fm-1 was made again: its name, a new uid, the old one noted" \
+    wait_for 30 bash -c "[ \"\$(kubectl get pod fm-1 -o jsonpath='{.metadata.annotations.muster\\.io/made-again-from}')\" = '$OLD_UID' ]"
+check "both fm-* pods exist and are bound, fm-1 not on the deleted node" \
+    wait_for 60 bash -c "[ \"\$(kubectl get pods fm-0 fm-1 --no-headers -o custom-columns=N:.spec.nodeName | grep -vc '<none>\\|^$GONE_NODE\$')\" = 2 ]"
+check "muster says why it made fm-1 again" \
+    grep -q "pod default/fm-1 is pinned to $GONE_NODE, which is gone, and has no controller: making it again" "$D/muster.log"
 
 tap_end
