@@ -606,7 +606,7 @@ char *mu_enforcer_reason(const struct mu_task *t, const char *why)
     if (t->pod.muster_gate || t->pod.node_name || !node ||
         mu_strcmp0(mu_kvs_get(&t->pod.meta.annotations, MU_ANN_PINNED),
                    "true"))
-        return mu_xstrdup(why ? why : "");
+        return NULL;
     return mu_xasprintf("pinned to node %s by release %s, not bound%s%s",
                         node, rel ? rel : "?", why && why[0] ? "; " : "",
                         why ? why : "");
@@ -1010,12 +1010,13 @@ void mu_enforcer_recover(struct mu_enforcer *e)
     }
     for (size_t i = 0; i < c->ntasks; i++) {
         struct mu_task *t = c->tasks[i];
-        const char *node = ann(t, MU_ANN_RESERVED);
+        const char *node;
         const struct mu_cnode *n;
         struct mu_remake *m;
 
         if (!t->pod.meta.uid || t->pod.meta.deleting || t->pod.node_name ||
-            t->pod.muster_gate || t->pod.phase != MU_POD_PENDING || !node ||
+            t->pod.muster_gate || t->pod.phase != MU_POD_PENDING ||
+            !(node = ann(t, MU_ANN_RESERVED)) ||
             mu_strcmp0(ann(t, MU_ANN_PINNED), "true") ||
             mu_map_get(&e->resv, t->key) ||
             mu_map_get(&e->remake, t->pod.meta.uid))

@@ -191,7 +191,9 @@ void mu_enforcer_announce(struct mu_enforcer *e);
  * Why pod t waits, as the view and its events say it: why (the gang's
  * reason), preceded, when t is pinned by a release of muster's that did not
  * bind it (MU_ANN_PINNED on a pod not gated, not bound), by "pinned to node
- * X by release R": a reason never hides a pin. Returns an owned string.
+ * X by release R": a reason never hides a pin. Returns an owned string
+ * when t is pinned, else NULL (the reason is why as it is: nothing is
+ * allocated for the many pods that are not).
  */
 char *mu_enforcer_reason(const struct mu_task *t, const char *why);
 

@@ -458,14 +458,14 @@ static void publish(struct mu_serve *sv)
                             t->pod.meta.name, j ? j->key : "", r->node,
                             r->release, r->batch, NULL);
         } else {
-            char *why = mu_enforcer_reason(
-                t, j && j->cond.message ? j->cond.message
-                                        : "waiting for its gang");
+            const char *why = j && j->cond.message ? j->cond.message
+                                                   : "waiting for its gang";
+            char *pinned = mu_enforcer_reason(t, why);
 
             mu_view_add_pod(v, t->pod.meta.uid, t->pod.meta.ns,
                             t->pod.meta.name, j ? j->key : "", NULL, NULL, 0,
-                            why);
-            free(why);
+                            pinned ? pinned : why);
+            free(pinned);
         }
         /* only a pod its controller makes again may be deleted by /bind */
         mu_view_set_controlled(v, t->pod.meta.uid,
