@@ -10,10 +10,12 @@
  *   --fail-bind NAME[:COUNT]  the first COUNT (default 1) POSTs of
  *                             .../pods/NAME/binding are answered 500
  *                             (a Status body) and never reach the
- *                             apiserver (--fail-mode refuse, the default),
- *                             or do reach it and their answer is replaced
- *                             by the 500 (--fail-mode after: the bind went
+ *                             apiserver
+ *   --fail-bind-after NAME[:COUNT]
+ *                             the same, but the POSTs do reach it and their
+ *                             answer is replaced by the 500 (the bind went
  *                             through, the reply says it did not)
+ *                             (at most FP_MAX_RULES of the two)
  *   --hold-bind               while the file HOLD_FILE exists, every
  *   HOLD_FILE                 binding POST waits (checked every 100 ms)
  *
@@ -46,9 +48,15 @@
 #define FP_MAX_BODY (16 * 1024 * 1024)
 #define FP_MAX_HEADERS 64
 
-static const char *upstream, *ca_file, *fail_name, *hold_file;
-static int fail_left;
-static bool fail_after;
+#define FP_MAX_RULES 8
+
+static const char *upstream, *ca_file, *hold_file;
+static struct {
+    const char *name;
+    int left;   /* faults still to inject */
+    bool after; /* sent on, then answered 500 */
+} rules[FP_MAX_RULES];
+static int nrules;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 struct conn {
@@ -220,7 +228,7 @@ static int serve_one(struct conn *c, size_t hlen, CURL *h)
     size_t clen = 0, have;
     char *body = NULL, *p;
     struct resp r = {.fd = c->fd, .status = 502};
-    bool fault = false;
+    bool fault = false, fail_after = false;
     int rc = -1;
     CURLcode cc;
     char *url;
@@ -267,9 +275,12 @@ static int serve_one(struct conn *c, size_t hlen, CURL *h)
     if (binding_of(method, path, pod, sizeof(pod))) {
         hold();
         pthread_mutex_lock(&mu);
-        if (fail_name && !strcmp(pod, fail_name) && fail_left > 0) {
-            fail_left--;
+        for (int i = 0; i < nrules && !fault; i++) {
+            if (strcmp(pod, rules[i].name) || rules[i].left <= 0)
+                continue;
+            rules[i].left--;
             fault = true;
+            fail_after = rules[i].after;
         }
         pthread_mutex_unlock(&mu);
         if (fault && !fail_after) {
@@ -300,7 +311,7 @@ static int serve_one(struct conn *c, size_t hlen, CURL *h)
     }
     if (!strcmp(method, "HEAD"))
         curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-    r.swallow = fault; /* --fail-mode after: sent, its answer replaced */
+    r.swallow = fault; /* --fail-bind-after: sent, its answer replaced */
     cc = curl_easy_perform(h);
     free(url);
     if (fault) {
@@ -349,8 +360,8 @@ static void *conn_main(void *arg)
 static int usage(void)
 {
     fprintf(stderr, "usage: faultproxy LISTEN UPSTREAM CA_FILE "
-                    "[--fail-bind NAME[:COUNT]] [--fail-mode refuse|after] "
-                    "[--hold-bind FILE]\n");
+                    "[--fail-bind NAME[:COUNT]] "
+                    "[--fail-bind-after NAME[:COUNT]] [--hold-bind FILE]\n");
     return 2;
 }
 
@@ -364,18 +375,20 @@ int main(int argc, char **argv)
     upstream = argv[2];
     ca_file = argv[3];
     for (int i = 4; i < argc; i++) {
-        if (!strcmp(argv[i], "--fail-bind") && i + 1 < argc) {
+        if ((!strcmp(argv[i], "--fail-bind") ||
+             !strcmp(argv[i], "--fail-bind-after")) &&
+            i + 1 < argc && nrules < FP_MAX_RULES) {
             char *colon;
 
-            fail_name = argv[++i];
+            rules[nrules].after = !strcmp(argv[i], "--fail-bind-after");
+            rules[nrules].name = argv[++i];
             colon = strchr(argv[i], ':');
-            fail_left = 1;
+            rules[nrules].left = 1;
             if (colon) {
                 *colon = '\0';
-                fail_left = atoi(colon + 1);
+                rules[nrules].left = atoi(colon + 1);
             }
-        } else if (!strcmp(argv[i], "--fail-mode") && i + 1 < argc) {
-            fail_after = !strcmp(argv[++i], "after");
+            nrules++;
         } else if (!strcmp(argv[i], "--hold-bind") && i + 1 < argc) {
             hold_file = argv[++i];
         } else {

@@ -6,7 +6,8 @@
 #   1. answers 500 to the first binding of one member of a gang of bare
 #      pods: the bind is read back and retried, and both pods exist at the
 #      end, bound (before, the gang was undone: both deleted, nothing made
-#      them again);
+#      them again); and the same when the binding went through and only
+#      its answer was a 500 (read back: bound, nothing sent again);
 #   2. holds every binding while muster releases a gang of bare pods gated
 #      by muster (ungated, pinned to their nodes), then muster is killed
 #      (kill -9) and started again: after the restart no pod stays pinned
@@ -36,7 +37,8 @@ start_muster() {
     if [ -z "$PXPID" ]; then
         PXPORT=$(free_port)
         "$PROXY" "$PXPORT" "$MUSTER_APISERVER_URL" "$D/pki/ca.crt" \
-            --fail-bind fa-1 --hold-bind "$D/hold" >>"$D/proxy.log" 2>&1 &
+            --fail-bind fa-1 --fail-bind-after fb-1 --hold-bind "$D/hold" \
+            >>"$D/proxy.log" 2>&1 &
         PXPID=$!
         sed -e "s|server: https://127.0.0.1:[0-9]*|server: http://127.0.0.1:$PXPORT|" \
             -e '/certificate-authority:/d' "$MUSTER_KUBECONFIG" >"$D/proxied.kubeconfig"
@@ -75,7 +77,7 @@ tap_end() {
 
 tap_up faults
 "$HERE/nodes.sh" "$D" 4 8 fn >/dev/null 2>&1
-"$HERE/nodes.sh" "$D" 4 8 fm >/dev/null 2>&1
+"$HERE/nodes.sh" "$D" 6 8 fm >/dev/null 2>&1
 
 bare_pod() { # NAME GROUP GATED(0/1)
     local gate=""
@@ -127,6 +129,13 @@ check "fa-0 is the pod that was made (never deleted and made again)" \
 check "muster read fa-1 back and bound it again: the batch is ok" \
     bash -c "grep 'bind default/fa#' '$D/muster.log' | tail -1 | grep -q ': ok'"
 check "muster deleted nothing" bash -c "! grep -q 'deleting it\\|were deleted\\|was deleted' '$D/muster.log'"
+{ podgroup fb 2; bare_pod fb-0 fb 0; bare_pod fb-1 fb 0; } | kubectl apply -f - >/dev/null
+check "a binding that went through with a 500 for an answer: the gang binds whole" \
+    wait_for 60 equals 2 bound_count fb-
+check "the proxy did send fb-1's binding on and answered 500" \
+    grep -q 'injected 500: POST /api/v1/namespaces/default/pods/fb-1/binding' "$D/proxy.log"
+check "muster read fb-1 back bound and counted it so: the batch is ok" \
+    bash -c "grep 'bind default/fb#' '$D/muster.log' | tail -1 | grep -q ': ok'"
 
 # --- 2. kill -9 with a gang pinned but unbound --------------------------------
 # the proxy holds every binding while $D/hold exists; kube-scheduler is
