@@ -354,6 +354,58 @@ START_TEST(recover_deletes_a_controlled_pod_pinned_to_a_gone_node_once)
 }
 END_TEST
 
+START_TEST(failed_batch_tells_its_podgroup_why)
+{
+    json_t *j = json_loads("{\"metadata\":{\"name\":\"g\",\"namespace\":\"a\","
+                           "\"uid\":\"u-g\"},\"spec\":{\"minMember\":1}}",
+                           0, NULL);
+    struct mu_podgroup pg;
+    struct mu_pod p;
+    json_t *body;
+
+    add_node("gpu-1");
+    ck_assert_int_eq(mu_podgroup_decode(j, &th.cluster.rn, &pg, NULL), 0);
+    ck_assert_ptr_nonnull(mu_cluster_add_job(&th.cluster, &pg, NULL));
+    json_decref(j);
+    j = json_loads(
+        "{\"metadata\":{\"name\":\"bare-g-0\",\"namespace\":\"a\",\"uid\":"
+        "\"u-bare-g-0\",\"annotations\":{\"scheduling.k8s.io/group-name\":"
+        "\"g\",\"muster.io/release\":\"a/g#5\",\"muster.io/release-size\":"
+        "\"1\",\"muster.io/reserved-node\":\"gpu-1\","
+        "\"muster.io/release-pinned\":\"true\"}},\"spec\":{\"schedulerName\":"
+        "\"volcano\",\"containers\":[{\"name\":\"c\"}]},\"status\":{"
+        "\"phase\":\"Pending\"}}",
+        0, NULL);
+    ck_assert_int_eq(mu_pod_decode(j, &th.cluster.rn, &p, NULL), 0);
+    ck_assert_ptr_nonnull(mu_cluster_update_task(&th.cluster, &p, NULL));
+    json_decref(j);
+    mu_cluster_link(&th.cluster);
+    kf_reply_body(&th.srv, 201, "{}");
+    mu_enforcer_adopt(&enf);
+    ck_assert_ptr_nonnull(mu_enforcer_resv(&enf, "a/bare-g-0"));
+
+    mu_enforcer_bind_report(&enf, "a/g#5", false,
+                            "gang batch a/g#5: binding a/bare-g-0 failed");
+    th_settle(2, 5000);
+
+    ck_assert_uint_eq(kf_count(&th.srv), 1); /* the event; no delete */
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "POST");
+    ck_assert_str_eq(kf_req(&th.srv, 0)->path, "/api/v1/namespaces/a/events");
+    body = json_loads(kf_req(&th.srv, 0)->body, 0, NULL);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(body, "involvedObject"), "kind")),
+                     "PodGroup");
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(body, "involvedObject"), "name")),
+                     "g");
+    ck_assert_str_eq(json_string_value(json_object_get(body, "reason")),
+                     "BindFailed");
+    ck_assert_str_eq(json_string_value(json_object_get(body, "message")),
+                     "gang batch a/g#5: binding a/bare-g-0 failed");
+    json_decref(body);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("adopt");
@@ -371,6 +423,7 @@ int main(void)
     tcase_add_test(tc, recover_never_gives_up_a_pod_it_deleted_to_make_again);
     tcase_add_test(tc,
                    recover_deletes_a_controlled_pod_pinned_to_a_gone_node_once);
+    tcase_add_test(tc, failed_batch_tells_its_podgroup_why);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
