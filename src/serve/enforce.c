@@ -885,6 +885,42 @@ json_t *mu_serve_remade_pod(const json_t *pod, const char *node)
  * up (the done call then keeps it for a later try). */
 #define MU_REMAKE_CREATE_TRIES 3
 
+/* Creates c->made. A name still taken is looked at: the pod made by an
+ * earlier try (its reply lost) is success; the old pod still going (a
+ * finalizer, a grace period) -EAGAIN, tried again later; another pod
+ * -EEXIST: the name is someone else's now. */
+static int create_made(struct mu_kube *k, const struct mu_remake *c,
+                       struct mu_err *err)
+{
+    json_t *pod = NULL;
+    const json_t *meta;
+    int r = mu_kube_create(k, c->coll, c->made, NULL, err);
+
+    if (r != -EEXIST)
+        return r;
+    if (mu_kube_get(k, c->path, NULL, &pod, NULL) < 0)
+        return mu_err_set(err, -EAGAIN, "the name is taken, by a pod that "
+                                        "could not be read");
+    meta = json_object_get(pod, "metadata");
+    if (!mu_strcmp0(json_string_value(json_object_get(
+                        json_object_get(meta, "annotations"),
+                        "muster.io/made-again-from")),
+                    c->uid))
+        r = 0;
+    else if (!mu_strcmp0(json_string_value(json_object_get(meta, "uid")),
+                         c->uid))
+        r = mu_err_set(err, -EAGAIN, "the pod it replaces is still going");
+    json_decref(pod);
+    return r;
+}
+
+/* The writer run of a later try: the create alone. */
+static int remake_create_run(struct mu_kube *k, const struct mu_write *w,
+                             void *ctx, struct mu_err *err)
+{
+    return create_made(k, ctx, err);
+}
+
 int mu_serve_remake_run(struct mu_kube *k, const struct mu_write *w,
                         void *ctx, struct mu_err *err)
 {
@@ -926,7 +962,7 @@ int mu_serve_remake_run(struct mu_kube *k, const struct mu_write *w,
     for (int t = 0; t < MU_REMAKE_CREATE_TRIES; t++) {
         struct timespec ts = {0, 300 * 1000000L};
 
-        r = mu_kube_create(k, c->coll, made, NULL, err);
+        r = create_made(k, c, err);
         if (!r || r == -EEXIST || r == -EINVAL || r == -EPERM ||
             r == -EACCES)
             break;
@@ -950,8 +986,13 @@ static void remake_done(void *ctx, int rc, const char *msg)
                            "and has no controller: made again, unpinned, "
                            "gated", c->key, c->node);
     } else if (rc == -EEXIST && c->made) {
-        mu_ctl_log(e->ctl, "pod %s: made again already (a pod of that name "
-                           "exists)", c->key);
+        /* another pod holds the name: say what this one was, whole */
+        char *txt = json_dumps(c->made, JSON_COMPACT);
+
+        mu_ctl_log(e->ctl, "pod %s was deleted to be made again, and another "
+                           "pod of that name was made meanwhile; it was: %s",
+                   c->key, txt);
+        free(txt);
     } else if (rc && c->made && rc != -ECANCELED) {
         c->tries++;
         backoff = (int64_t)1000 << (c->tries < 6 ? c->tries : 6);
@@ -980,11 +1021,11 @@ static void remake_done(void *ctx, int rc, const char *msg)
 /* Sends c's write: the whole run, or only the create once deleted. */
 static void remake_send(struct mu_enforcer *e, struct mu_remake *c)
 {
-    struct mu_write w = {.method = c->made ? "POST" : "PATCH",
+    struct mu_write w = {.method = c->made ? "POST" : "DELETE",
                          .path = c->made ? c->coll : c->path,
                          .key = c->path,
-                         .body = c->made ? json_incref(c->made) : NULL,
-                         .run = c->made ? NULL : mu_serve_remake_run,
+                         .run = c->made ? remake_create_run
+                                        : mu_serve_remake_run,
                          .done = remake_done,
                          .ctx = c};
 

@@ -140,10 +140,12 @@ void mu_enforcer_expire(struct mu_enforcer *e);
  *     from its own spec (mu_serve_remade_pod): unpinned, with muster's gate,
  *     muster's release annotations dropped. A create that fails after the
  *     delete is never given up: the pod as it was to be created stays in
- *     e->remake and is sent again (a plain POST) at a later call, with a
- *     backoff from 1 s doubling to MU_REMAKE_BACKOFF_MAX_MS, until it is
- *     made or the name is taken (409: made by an earlier try whose reply
- *     was lost, or by someone else).
+ *     e->remake and is sent again (its POST alone) at a later call, with
+ *     a backoff from 1 s doubling to MU_REMAKE_BACKOFF_MAX_MS, until it is
+ *     made. A 409 is read: the pod an earlier try made (its reply lost) is
+ *     success, the old pod still going (a finalizer) is tried again later,
+ *     and only a pod someone else made under the name ends it (logged with
+ *     the whole pod that was to be made).
  * One write per pod at a time. Called once per cycle, scheduler thread;
  * every request goes through the writer.
  */

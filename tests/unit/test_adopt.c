@@ -406,6 +406,46 @@ START_TEST(failed_batch_tells_its_podgroup_why)
 }
 END_TEST
 
+START_TEST(recover_reads_a_409_back_and_knows_its_own_pod)
+{
+    struct mu_remake *m;
+
+    add_pod("bare-p", "a/p#1", 1, "gpu-9", NULL, false, true);
+    kf_reply_body(&th.srv, 200, pinned_pod);
+    kf_reply_body(&th.srv, 200, "{}");
+    /* the name is still the old pod's (a finalizer): tried again later */
+    kf_reply_body(&th.srv, 409, "{\"kind\":\"Status\",\"code\":409,"
+                                "\"reason\":\"AlreadyExists\"}");
+    kf_reply_body(&th.srv, 200, pinned_pod);
+    for (int i = 0; i < 2; i++) {
+        kf_reply_body(&th.srv, 500, "{\"kind\":\"Status\",\"code\":500}");
+    }
+    /* the later try: 409 again, and the pod there is the one made */
+    kf_reply_body(&th.srv, 409, "{\"kind\":\"Status\",\"code\":409,"
+                                "\"reason\":\"AlreadyExists\"}");
+    kf_reply_body(&th.srv, 200,
+                  "{\"metadata\":{\"name\":\"bare-p\",\"namespace\":\"a\","
+                  "\"uid\":\"u-new\",\"annotations\":{"
+                  "\"muster.io/made-again-from\":\"u-bare-p\"}}}");
+
+    mu_enforcer_recover(&enf);
+    th_settle(2, 10000);
+    ck_assert_uint_eq(kf_count(&th.srv), 6); /* GET DELETE POST GET POST POST */
+    ck_assert_str_eq(kf_req(&th.srv, 3)->method, "GET");
+    m = mu_map_get(&enf.remake, "u-bare-p");
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->tries, 1);
+    m->next_ns = 0;
+    mu_enforcer_recover(&enf);
+    th_settle(2, 5000);
+    ck_assert_uint_eq(kf_count(&th.srv), 8);
+    ck_assert_str_eq(kf_req(&th.srv, 6)->method, "POST");
+    ck_assert_str_eq(kf_req(&th.srv, 7)->method, "GET");
+    ck_assert_ptr_null(mu_map_get(&enf.remake, "u-bare-p"));
+    ck_assert_ptr_nonnull(strstr(th.logged, "made again, unpinned, gated"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("adopt");
@@ -424,6 +464,7 @@ int main(void)
     tcase_add_test(tc,
                    recover_deletes_a_controlled_pod_pinned_to_a_gone_node_once);
     tcase_add_test(tc, failed_batch_tells_its_podgroup_why);
+    tcase_add_test(tc, recover_reads_a_409_back_and_knows_its_own_pod);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
