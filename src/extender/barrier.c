@@ -6,8 +6,12 @@
  * themselves (apiserver round trips) run with no lock held. When the last
  * member arrives, every member's thread binds its own pod, all at once
  * (one round trip for the gang, not one per member); the thread whose bind
- * completes last judges the batch: on any failure it deletes the members
- * that were bound, then wakes everyone with the outcome. A batch that
+ * completes last judges the batch: a member whose bind failed while others
+ * bound gets one more round of binds, and when it still fails the members
+ * that were bound are deleted (only those with a controller: a bare pod is
+ * never deleted, it stays and the report names it), then everyone is woken
+ * with the outcome. An ambiguous bind failure is read back and retried on
+ * the member's own thread (bind_one). A batch that
  * is done (bound, failed or timed out) stays in the table as a tombstone
  * for MU_BARRIER_TOMB_TTL_MS (extender.h) so late arrivals fail at once
  * instead of waiting out a new timeout; tombstones leave in FIFO order
@@ -32,8 +36,11 @@ enum batch_state {
 
 struct member {
     char *ns, *name, *uid, *node;
-    int rc;      /* its bind: 0, or -errno (BINDING and after) */
-    char *msg;   /* why, when rc != 0 */
+    bool controlled; /* a controller makes it again: may be deleted */
+    int rc;          /* its bind: 0, or -errno (BINDING and after) */
+    char *msg;       /* why, when rc != 0 */
+    bool unbound;    /* rc != 0 and the pod was read back unbound */
+    char *elsewhere; /* rc != 0 and the pod was read back bound there */
 };
 
 struct batch {
@@ -46,6 +53,7 @@ struct batch {
     int code;     /* -errno when !ok */
     char *detail; /* why not, when !ok */
     int64_t deadline;
+    int64_t retry_until; /* binds are retried until then (BINDING) */
     pthread_cond_t cond;
     int refs; /* one for the table, one per member still inside */
     int64_t forget_at;
@@ -60,6 +68,7 @@ struct mu_barrier {
     int64_t timeout_ms;
     mu_bind_fn bind;
     mu_unbind_fn unbind;
+    mu_bindcheck_fn check; /* NULL: ambiguous binds are not read back */
     mu_report_fn report;
     void *ctx;
     _Atomic(struct mu_ext_stats *) stats;
@@ -76,6 +85,7 @@ static void free_members(struct batch *bt)
         free(bt->m[i].uid);
         free(bt->m[i].node);
         free(bt->m[i].msg);
+        free(bt->m[i].elsewhere);
     }
     free(bt->m);
     bt->m = NULL;
@@ -122,6 +132,11 @@ void mu_barrier_free(struct mu_barrier *b)
     mu_map_release(&b->batches);
     pthread_mutex_destroy(&b->lock);
     free(b);
+}
+
+void mu_barrier_set_check(struct mu_barrier *b, mu_bindcheck_fn check)
+{
+    b->check = check;
 }
 
 void mu_barrier_set_stats(struct mu_barrier *b, struct mu_ext_stats *st)
@@ -182,18 +197,6 @@ static char *timeout_detail(struct mu_barrier *b, struct batch *bt)
                         (long long)b->timeout_ms);
 }
 
-/* Binds member i (no lock held: while BINDING a member's slot belongs to
- * its thread). */
-static void bind_one(struct mu_barrier *b, struct member *m)
-{
-    struct mu_err e = {{0}};
-
-    m->rc = b->bind(b->ctx, m->ns, m->name, m->uid, m->node, &e);
-    if (m->rc)
-        m->msg = mu_xstrdup(e.msg[0] ? e.msg
-                                     : strerror(m->rc < 0 ? -m->rc : EIO));
-}
-
 /* A failed bind that surely bound nothing: the apiserver refused it, or
  * the pod is gone. Anything else (a timeout, a reset, a 5xx, a conflict)
  * may have bound the pod. */
@@ -203,37 +206,177 @@ static bool surely_unbound(int rc)
            rc == -EOPNOTSUPP;
 }
 
-/* Every bind has completed; when one failed, deletes the members that
- * were bound, or may have been. No lock held: the caller ran the last
- * bind, and the other members only wait for DONE. 0, or the first failed
- * member's -errno with *detail set. */
+/* Bound, or maybe: the members an undo is about. */
+static bool maybe_bound(const struct member *m)
+{
+    return !m->rc || m->elsewhere ||
+           (!surely_unbound(m->rc) && !m->unbound);
+}
+
+/* A failed member whose bind may still go through on its node. */
+static bool retryable(const struct mu_barrier *b, const struct member *m)
+{
+    return m->rc && b->check && !surely_unbound(m->rc) && !m->elsewhere;
+}
+
+static void pause_ms(int64_t ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+
+    while (nanosleep(&ts, &ts) && errno == EINTR)
+        ;
+}
+
+static void set_msg(struct member *m, char *msg)
+{
+    free(m->msg);
+    m->msg = msg;
+}
+
+/*
+ * Binds m (no lock held: while BINDING a member's slot belongs to its
+ * thread, and judge runs when no other bind does). A failure that may have
+ * bound the pod is read back (b->check): bound to m->node is success,
+ * bound elsewhere or gone a failure that no retry mends; unbound or not
+ * readable, the bind is tried again, MU_BARRIER_BIND_TRIES in all, with a
+ * doubling backoff, none starting past until.
+ */
+static void bind_one(struct mu_barrier *b, struct member *m, int64_t until)
+{
+    int64_t backoff = MU_BARRIER_BACKOFF_MS;
+
+    set_msg(m, NULL);
+    free(m->elsewhere);
+    m->elsewhere = NULL;
+    m->unbound = false;
+    for (int tries = 1;; tries++) {
+        struct mu_err e = {{0}}, ce = {{0}};
+        struct mu_bind_seen seen;
+        int crc;
+
+        m->rc = b->bind(b->ctx, m->ns, m->name, m->uid, m->node, &e);
+        if (!m->rc) {
+            set_msg(m, NULL);
+            m->unbound = false;
+            return;
+        }
+        set_msg(m, mu_xstrdup(e.msg[0] ? e.msg
+                                       : strerror(m->rc < 0 ? -m->rc : EIO)));
+        if (m->rc > 0)
+            m->rc = -EIO;
+        if (surely_unbound(m->rc) || !b->check)
+            return;
+        memset(&seen, 0, sizeof(seen));
+        crc = b->check(b->ctx, m->ns, m->name, m->uid, &seen, &ce);
+        m->unbound = false;
+        if (!crc && seen.state == MU_BIND_SEEN_BOUND &&
+            !strcmp(seen.node, m->node)) {
+            m->rc = 0; /* it went through: the reply was lost */
+            set_msg(m, NULL);
+            return;
+        }
+        if (!crc && seen.state == MU_BIND_SEEN_BOUND) {
+            m->elsewhere = mu_xstrdup(seen.node);
+            set_msg(m, mu_xasprintf("%s (read back: bound to %s)", m->msg,
+                                    seen.node));
+            return;
+        }
+        if (!crc && seen.state == MU_BIND_SEEN_GONE) {
+            m->rc = -ENOENT;
+            set_msg(m, mu_xasprintf("%s (read back: the pod is gone)",
+                                    m->msg));
+            return;
+        }
+        if (!crc)
+            m->unbound = true;
+        if (tries >= MU_BARRIER_BIND_TRIES || mu_now_ms() + backoff > until) {
+            set_msg(m, mu_xasprintf(
+                           "%s (%d tr%s; read back: %s)", m->msg, tries,
+                           tries == 1 ? "y" : "ies",
+                           crc ? (ce.msg[0] ? ce.msg : "not readable")
+                               : "not bound"));
+            return;
+        }
+        pause_ms(backoff);
+        backoff = backoff * 2 > MU_BARRIER_BACKOFF_MAX_MS
+                      ? MU_BARRIER_BACKOFF_MAX_MS
+                      : backoff * 2;
+    }
+}
+
+static int first_failed(const struct batch *bt)
+{
+    for (int i = 0; i < bt->size; i++)
+        if (bt->m[i].rc)
+            return i;
+    return -1;
+}
+
+/*
+ * Every bind has completed. When some members bound and others failed, the
+ * failed ones that may still bind get one more round (on their reserved
+ * nodes; never past bt->retry_until). When one still fails, the members
+ * that were bound, or may have been, are undone: deleted when they have a
+ * controller, kept (and named in the detail) when not. No lock held: the
+ * caller ran the last bind, and the other members only wait for DONE. 0,
+ * or the first failed member's -errno with *detail set.
+ */
 static int judge(struct mu_barrier *b, struct batch *bt, char **detail)
 {
     struct mu_err e = {{0}};
     struct mu_sb sb;
-    int bad = -1, nbound = 0, rc;
+    int bad = first_failed(bt), nbound = 0, ndel = 0, nkept = 0, rc;
 
-    for (int i = 0; i < bt->size; i++) {
-        if (bt->m[i].rc && bad < 0)
-            bad = i;
-        nbound += !bt->m[i].rc || !surely_unbound(bt->m[i].rc);
-    }
     if (bad < 0)
         return 0;
+    for (int i = 0; i < bt->size; i++)
+        nbound += !bt->m[i].rc;
+    if (nbound && mu_now_ms() < bt->retry_until) {
+        for (int i = 0; i < bt->size; i++)
+            if (retryable(b, &bt->m[i]))
+                bind_one(b, &bt->m[i], bt->retry_until);
+        if ((bad = first_failed(bt)) < 0)
+            return 0;
+    }
     rc = bt->m[bad].rc;
+    for (int i = 0; i < bt->size; i++) {
+        if (!maybe_bound(&bt->m[i]))
+            continue;
+        if (bt->m[i].controlled)
+            ndel++;
+        else
+            nkept++;
+    }
     mu_sb_init(&sb);
     mu_sb_addf(&sb, "gang batch %s: binding %s/%s to %s failed: %s",
                bt->release, bt->m[bad].ns, bt->m[bad].name, bt->m[bad].node,
                bt->m[bad].msg);
-    if (nbound)
+    if (ndel)
         mu_sb_addf(&sb, "; the %d member%s bound or maybe bound %s deleted",
-                   nbound, nbound == 1 ? "" : "s",
-                   nbound == 1 ? "was" : "were");
+                   ndel, ndel == 1 ? "" : "s", ndel == 1 ? "was" : "were");
+    if (nkept) {
+        const char *sep = ":";
+
+        mu_sb_addf(&sb, "; %d member%s bound or maybe bound, with no "
+                        "controller to make %s again, %s kept",
+                   nkept, nkept == 1 ? "" : "s", nkept == 1 ? "it" : "them",
+                   nkept == 1 ? "was" : "were");
+        for (int i = 0; i < bt->size; i++) {
+            const struct member *m = &bt->m[i];
+
+            if (!maybe_bound(m) || m->controlled)
+                continue;
+            mu_sb_addf(&sb, "%s %s/%s (%s %s)", sep, m->ns, m->name,
+                       m->rc ? "maybe bound to" : "bound to",
+                       m->elsewhere ? m->elsewhere : m->node);
+            sep = ",";
+        }
+    }
     for (int j = 0; j < bt->size; j++) {
         struct member *m = &bt->m[j];
         int urc;
 
-        if (m->rc && surely_unbound(m->rc))
+        if (!maybe_bound(m) || !m->controlled)
             continue;
         e.msg[0] = '\0';
         urc = b->unbind(b->ctx, m->ns, m->name, m->uid, &e);
@@ -248,14 +391,17 @@ static int judge(struct mu_barrier *b, struct batch *bt, char **detail)
 static int bind_alone(struct mu_barrier *b, const char *ns, const char *name,
                       const char *uid, const char *node, struct mu_err *err)
 {
-    struct mu_err e = {{0}};
-    int rc = b->bind(b->ctx, ns, name, uid, node, &e);
+    struct member m = {.ns = (char *)ns, .name = (char *)name,
+                       .uid = (char *)uid, .node = (char *)node};
+    int rc;
 
-    if (rc)
-        return mu_err_set(err, rc < 0 ? rc : -EIO,
-                          "binding %s/%s to %s failed: %s", ns, name, node,
-                          e.msg[0] ? e.msg : strerror(rc < 0 ? -rc : EIO));
-    return 0;
+    bind_one(b, &m, mu_now_ms() + MU_BARRIER_RETRY_MS);
+    rc = m.rc ? mu_err_set(err, m.rc, "binding %s/%s to %s failed: %s", ns,
+                           name, node, m.msg)
+              : 0;
+    free(m.msg);
+    free(m.elsewhere);
+    return rc;
 }
 
 static void wait_until(struct batch *bt, pthread_mutex_t *lock, int64_t ms,
@@ -268,7 +414,7 @@ static void wait_until(struct batch *bt, pthread_mutex_t *lock, int64_t ms,
 
 int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
                     const char *ns, const char *name, const char *uid,
-                    const char *node, struct mu_err *err)
+                    const char *node, bool controlled, struct mu_err *err)
 {
     struct batch *bt;
     struct member *m = NULL;
@@ -327,6 +473,7 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
     m->name = mu_xstrdup(name);
     m->uid = mu_xstrdup(uid);
     m->node = mu_xstrdup(node);
+    m->controlled = controlled;
     bt->refs++;
     if (bt->arrived == bt->size) {
         if (now >= bt->deadline) {
@@ -335,6 +482,7 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
         } else {
             bt->state = BINDING;
             bt->binding = bt->size;
+            bt->retry_until = now + MU_BARRIER_RETRY_MS;
             pthread_cond_broadcast(&bt->cond);
         }
     }
@@ -351,7 +499,7 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
 
             /* BINDING: bind this thread's member, once */
             pthread_mutex_unlock(&b->lock);
-            bind_one(b, m);
+            bind_one(b, m, bt->retry_until);
             m = NULL;
             pthread_mutex_lock(&b->lock);
             if (--bt->binding)

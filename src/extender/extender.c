@@ -706,6 +706,7 @@ void mu_ext_bind_prepare(const struct mu_view *v, const json_t *args,
         r->name = mu_xstrdup(vp->name);
         r->release = mu_xstrdup_or_null(vp->release);
         r->batch_size = vp->batch_size;
+        r->controlled = vp->controlled;
     }
 out:
     free(name);
@@ -720,7 +721,7 @@ json_t *mu_ext_bind_finish(struct mu_barrier *b, struct mu_ext_bind_req *r)
     if (r->error)
         set_msg(msg, "%s", r->error);
     else if (mu_barrier_bind(b, r->release, r->batch_size, r->ns, r->name,
-                             r->uid, r->node, &err))
+                             r->uid, r->node, r->controlled, &err))
         set_msg(msg, "%s", err.msg);
     free(r->ns);
     free(r->name);

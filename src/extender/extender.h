@@ -117,7 +117,10 @@ typedef int (*mu_bind_fn)(void *ctx, const char *ns, const char *name,
                           const char *uid, const char *node,
                           struct mu_err *err);
 /* Undoes a bind that went through when a later member of the same batch
- * failed: deletes the pod (its controller recreates it). The delete must
+ * failed: deletes the pod (its controller recreates it). Called only for a
+ * pod the view marks controlled (mu_view_set_controlled): a pod without a
+ * controller is never deleted, it stays (bound) and the batch's report
+ * says so. The delete must
  * carry DeleteOptions preconditions.uid = uid, so that only the pod that
  * was bound goes, never another one of the same name; a pod already gone
  * (404) or whose name is another pod's now (409) counts as undone (0). ns
@@ -125,6 +128,50 @@ typedef int (*mu_bind_fn)(void *ctx, const char *ns, const char *name,
  * request's. */
 typedef int (*mu_unbind_fn)(void *ctx, const char *ns, const char *name,
                             const char *uid, struct mu_err *err);
+
+/*
+ * Reads pod ns/name back after a bind that failed ambiguously (a timeout,
+ * a reset, a 5xx, a 429, a 409: the bind may or may not have gone
+ * through). Fills *out: MU_BIND_SEEN_GONE when the pod does not exist or
+ * has another uid than uid (a pod made again under the name),
+ * MU_BIND_SEEN_UNBOUND when it is uid's pod and has no spec.nodeName,
+ * MU_BIND_SEEN_BOUND with out->node its spec.nodeName (cut to
+ * MU_BIND_NODE_MAX - 1 bytes) when it is bound. 0, or -errno with err
+ * when the pod could not be read (the outcome stays unknown). Called by
+ * the barrier on an HTTP thread, several at once; no lock held.
+ */
+#define MU_BIND_NODE_MAX 254 /* a node name has at most 253 bytes */
+enum mu_bind_seen_state {
+    MU_BIND_SEEN_GONE,
+    MU_BIND_SEEN_UNBOUND,
+    MU_BIND_SEEN_BOUND,
+};
+struct mu_bind_seen {
+    enum mu_bind_seen_state state;
+    char node[MU_BIND_NODE_MAX];
+};
+typedef int (*mu_bindcheck_fn)(void *ctx, const char *ns, const char *name,
+                               const char *uid, struct mu_bind_seen *out,
+                               struct mu_err *err);
+
+/*
+ * Retries of an ambiguous bind (see mu_bindcheck_fn; only with a check
+ * set, mu_barrier_set_check): a pod read back bound to its reserved node
+ * counts as bound, bound elsewhere or gone as failed; unbound (or not
+ * readable), after a 5xx, a 429, a 409, a timeout or a reset, its bind is
+ * sent again after a backoff that starts at MU_BARRIER_BACKOFF_MS and
+ * doubles up to MU_BARRIER_BACKOFF_MAX_MS, at most MU_BARRIER_BIND_TRIES
+ * times in all per round, and never past MU_BARRIER_RETRY_MS from the
+ * moment the batch started binding (kube-scheduler's httpTimeout, 30 s in
+ * manifests/scheduler-config.yaml, bounds how long a member's /bind may
+ * last, counted from its arrival). A batch in which some members bound and
+ * others failed gets one more round for the failed ones (on their
+ * reserved nodes) before it is undone.
+ */
+#define MU_BARRIER_BIND_TRIES 4
+#define MU_BARRIER_BACKOFF_MS 50
+#define MU_BARRIER_BACKOFF_MAX_MS 1000
+#define MU_BARRIER_RETRY_MS 8000
 
 /* What the barrier tells the scheduler thread after each batch. */
 struct mu_bind_report {
@@ -148,8 +195,11 @@ struct mu_barrier;
 /*
  * The /bind barrier. Members of a release batch wait for each other: when
  * the last one arrives, all are bound at once (each member's thread makes
- * its own bind call, so the callbacks run concurrently); if any bind fails,
- * the ones that went through are undone and every member gets the error.
+ * its own bind call, so the callbacks run concurrently); an ambiguous
+ * failure is resolved by reading the pod and retried (mu_bindcheck_fn,
+ * MU_BARRIER_BIND_TRIES); if a bind still fails, the ones that went
+ * through are undone (only the controlled members deleted, see
+ * mu_unbind_fn) and every member gets the error.
  * If not all arrive within timeout_ms of the first arrival, every waiting
  * member gets an error and nothing of the batch is bound. Each outcome is
  * reported once through report. now_ms and timeouts use CLOCK_MONOTONIC.
@@ -166,6 +216,10 @@ struct mu_barrier *mu_barrier_new(int64_t timeout_ms, mu_bind_fn bind,
                                   mu_unbind_fn unbind, mu_report_fn report,
                                   void *ctx);
 void mu_barrier_free(struct mu_barrier *b);
+/* Sets the read-back of ambiguous binds (NULL: none; such a bind then
+ * counts as maybe bound, is not retried, and its batch is undone). Call
+ * before the first mu_ext_bind. */
+void mu_barrier_set_check(struct mu_barrier *b, mu_bindcheck_fn check);
 
 /*
  * /bind for one pod (args: ExtenderBindingArgs). /bind believes only the

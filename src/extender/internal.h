@@ -100,6 +100,7 @@ struct mu_ext_bind_req {
     char *ns, *name, *uid, *node;
     char *release; /* NULL: bind at once */
     int batch_size;
+    bool controlled; /* the view's: may be deleted to undo a batch */
     char *error; /* set: refuse with this error, bind nothing */
     bool bad;    /* the request was malformed */
 };
@@ -108,10 +109,12 @@ void mu_ext_bind_prepare(const struct mu_view *v, const json_t *args,
 json_t *mu_ext_bind_finish(struct mu_barrier *b, struct mu_ext_bind_req *r);
 
 /* Binds one pod through its release batch (release NULL: at once, no
- * report). Blocks until the batch is done. 0, or -errno with err. */
+ * report). controlled: the pod has a controller, so undoing its batch may
+ * delete it (never otherwise). Blocks until the batch is done. 0, or
+ * -errno with err. */
 int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
                     const char *ns, const char *name, const char *uid,
-                    const char *node, struct mu_err *err);
+                    const char *node, bool controlled, struct mu_err *err);
 /* Counts timed-out batches into st (NULL: stop counting). */
 void mu_barrier_set_stats(struct mu_barrier *b, struct mu_ext_stats *st);
 

@@ -90,6 +90,15 @@ void mu_view_add_pod(struct mu_view *v, const char *uid, const char *ns,
         free_pod(old);
 }
 
+void mu_view_set_controlled(struct mu_view *v, const char *uid,
+                            bool controlled)
+{
+    struct mu_view_pod *p = uid ? mu_map_get(&v->pods, uid) : NULL;
+
+    if (p)
+        p->controlled = controlled;
+}
+
 const struct mu_view_pod *mu_view_pod(const struct mu_view *v, const char *uid)
 {
     if (!v || !uid)

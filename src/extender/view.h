@@ -35,6 +35,9 @@ struct mu_view_pod {
                        together bind together; NULL while waiting */
     int batch_size; /* members of that release batch */
     char *reason;   /* why it waits (short, the same for every node) */
+    bool controlled; /* has a controller ownerReference: a controller makes
+                        it again if it is deleted. A pod without one is
+                        never deleted by /bind (mu_view_set_controlled) */
 };
 
 struct mu_view {
@@ -51,6 +54,12 @@ struct mu_view *mu_view_new(uint64_t gen, bool synced);
 void mu_view_add_pod(struct mu_view *v, const char *uid, const char *ns,
                      const char *name, const char *gang, const char *node,
                      const char *release, int batch_size, const char *reason);
+/* Marks pod uid (added before) as having a controller (controlled true)
+ * or not; only before publishing. A pod added is not controlled until
+ * marked: /bind never deletes a pod it is not told a controller will make
+ * again (extender.h, mu_unbind_fn). Unknown uid: nothing. */
+void mu_view_set_controlled(struct mu_view *v, const char *uid,
+                            bool controlled);
 const struct mu_view_pod *mu_view_pod(const struct mu_view *v, const char *uid);
 /* True when sched_name (NULL: false) is one of v's schedulerNames. */
 bool mu_view_serves(const struct mu_view *v, const char *sched_name);

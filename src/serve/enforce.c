@@ -43,6 +43,20 @@ void mu_enforcer_init(struct mu_enforcer *e, const struct mu_ctl *ctl,
     mu_map_init(&e->resv);
     mu_map_init(&e->announced);
     mu_map_init(&e->partial);
+    mu_map_init(&e->remake);
+}
+
+static void remake_free(struct mu_remake *c)
+{
+    if (!c)
+        return;
+    free(c->key);
+    free(c->uid);
+    free(c->node);
+    free(c->path);
+    free(c->coll);
+    json_decref(c->made);
+    free(c);
 }
 
 void mu_enforcer_release(struct mu_enforcer *e)
@@ -55,6 +69,10 @@ void mu_enforcer_release(struct mu_enforcer *e)
     it = 0;
     while (mu_map_next(&e->partial, &it, NULL, &v))
         free(v);
+    it = 0;
+    while (mu_map_next(&e->remake, &it, NULL, &v))
+        remake_free(v);
+    mu_map_release(&e->remake);
     mu_map_release(&e->resv);
     mu_map_release(&e->announced);
     mu_map_release(&e->partial);
@@ -86,9 +104,13 @@ void mu_enforcer_pod_seen(struct mu_enforcer *e, struct mu_task *t)
 void mu_enforcer_pod_gone(struct mu_enforcer *e, const char *key,
                           const char *uid)
 {
+    struct mu_remake *m = uid ? mu_map_get(&e->remake, uid) : NULL;
+
     resv_free(mu_map_del(&e->resv, key));
     if (uid)
         mu_map_del(&e->announced, uid);
+    if (m && m->deleted_only) /* a remake being made stays till it is */
+        remake_free(mu_map_del(&e->remake, uid));
 }
 
 /* JSON patch that drops muster's gate and pins the pod to node (KEP-3838
@@ -556,7 +578,12 @@ static void fail_release(struct mu_enforcer *e, const char *release)
         t = mu_map_get(&c->task_by_key, r->key);
         if (t && t->status == MU_TASK_BINDING)
             mu_task_unplace(c, t);
-        if (r->pinned && t) {
+        if (r->pinned && t && !t->pod.meta.owner_kind) {
+            mu_ctl_log(e->ctl, "pod %s was pinned to %s by a release that "
+                               "did not complete; it has no controller to "
+                               "make it again: kept, pinned", r->key,
+                       r->node);
+        } else if (r->pinned && t) {
             char *path = pod_path(t);
 
             /* queued after its release patch if that is still on its way
@@ -571,9 +598,24 @@ static void fail_release(struct mu_enforcer *e, const char *release)
     }
 }
 
+char *mu_enforcer_reason(const struct mu_task *t, const char *why)
+{
+    const char *node = mu_kvs_get(&t->pod.meta.annotations, MU_ANN_RESERVED);
+    const char *rel = mu_kvs_get(&t->pod.meta.annotations, MU_ANN_RELEASE);
+
+    if (t->pod.muster_gate || t->pod.node_name || !node ||
+        mu_strcmp0(mu_kvs_get(&t->pod.meta.annotations, MU_ANN_PINNED),
+                   "true"))
+        return NULL;
+    return mu_xasprintf("pinned to node %s by release %s, not bound%s%s",
+                        node, rel ? rel : "?", why && why[0] ? "; " : "",
+                        why ? why : "");
+}
+
 /* One release found on the pods by mu_enforcer_adopt. */
 struct adopt {
     int want, bound, unbound;
+    int nodeless; /* unbound members whose node is gone */
     bool said;
 };
 
@@ -626,6 +668,8 @@ void mu_enforcer_adopt(struct mu_enforcer *e)
             a->bound++;
         else
             a->unbound++;
+        if (!t->pod.node_name && !mu_cluster_node(c, ann(t, MU_ANN_RESERVED)))
+            a->nodeless++;
     }
     for (size_t i = 0; i < c->ntasks; i++) {
         struct mu_task *t = c->tasks[i];
@@ -638,7 +682,7 @@ void mu_enforcer_adopt(struct mu_enforcer *e)
         node = ann(t, MU_ANN_RESERVED);
         pinned = !mu_strcmp0(ann(t, MU_ANN_PINNED), "true");
         if (a->want > 0 && a->bound + a->unbound == a->want &&
-            mu_cluster_node(c, node)) {
+            !a->nodeless) {
             /* every member released: finish it, the members not bound
              * yet as one batch through this barrier */
             if (!a->said)
@@ -647,6 +691,11 @@ void mu_enforcer_adopt(struct mu_enforcer *e)
                            id, a->unbound, a->want);
             add_resv(e, t, node, id, a->unbound, pinned);
             mu_enforcer_pod_seen(e, t);
+        } else if (pinned && !t->pod.meta.owner_kind) {
+            mu_ctl_log(e->ctl, "pod %s was pinned to %s by release %s, "
+                               "which did not complete; it has no "
+                               "controller to make it again: kept, pinned",
+                       t->key, node, id);
         } else if (pinned) {
             /* some members were never released (or are gone): undo, as a
              * failed batch is undone; its controller makes it again */
@@ -670,11 +719,51 @@ void mu_enforcer_adopt(struct mu_enforcer *e)
     mu_map_release(&rel);
 }
 
+/* The PodGroup of release's members hears why its batch failed (an event
+ * BindFailed), so that what happened to each member (deleted, or kept for
+ * want of a controller) is said where its users look. */
+static void tell_podgroup(struct mu_enforcer *e, const char *release,
+                          const char *detail)
+{
+    struct mu_cluster *c = e->ctl->cluster;
+    size_t it = 0;
+    void *v;
+
+    while (mu_map_next(&e->resv, &it, NULL, &v)) {
+        struct mu_resv *r = v;
+        struct mu_task *t;
+        struct mu_kube_event ev;
+
+        if (strcmp(r->release, release))
+            continue;
+        t = mu_map_get(&c->task_by_key, r->key);
+        if (!t || !t->job)
+            continue;
+        ev = (struct mu_kube_event){
+            .involved = {"scheduling.volcano.sh/v1beta1", "PodGroup",
+                         t->job->pg.meta.ns, t->job->pg.meta.name,
+                         t->job->pg.meta.uid},
+            .type = "Warning",
+            .reason = "BindFailed",
+            .message = detail,
+            .first_time = time(NULL),
+            .last_time = time(NULL),
+            .count = 1,
+        };
+        if (mu_writer_event(e->ctl->writer, &ev) < 0)
+            mu_ctl_log(e->ctl, "event BindFailed on %s: not sent",
+                       t->job->key);
+        return;
+    }
+}
+
 void mu_enforcer_bind_report(struct mu_enforcer *e, const char *release,
                              bool ok, const char *detail)
 {
     mu_ctl_log(e->ctl, "bind %s: %s%s%s", release, ok ? "ok" : "failed",
                detail ? ": " : "", detail ? detail : "");
+    if (!ok && detail)
+        tell_podgroup(e, release, detail);
     if (!ok)
         fail_release(e, release);
 }
@@ -746,6 +835,310 @@ void mu_enforcer_expire(struct mu_enforcer *e)
     mu_ctl_log(e->ctl, "release %s did not reach /bind in time", expired);
     fail_release(e, expired);
     free(expired);
+}
+
+/* Drops from a nodeSelectorTerms array the matchField metadata.name In
+ * [node] that a release added, and the terms it leaves empty. */
+static void unpin_terms(json_t *terms, const char *node)
+{
+    for (size_t i = json_array_size(terms); i-- > 0;) {
+        json_t *t = json_array_get(terms, i);
+        json_t *mf = json_object_get(t, "matchFields");
+
+        for (size_t k = json_array_size(mf); k-- > 0;) {
+            json_t *f = json_array_get(mf, k);
+            json_t *vals = json_object_get(f, "values");
+
+            if (!mu_strcmp0(json_string_value(json_object_get(f, "key")),
+                            "metadata.name") &&
+                !mu_strcmp0(json_string_value(
+                                json_object_get(f, "operator")),
+                            "In") &&
+                json_array_size(vals) == 1 &&
+                !mu_strcmp0(json_string_value(json_array_get(vals, 0)),
+                            node))
+                json_array_remove(mf, k);
+        }
+        if (mf && !json_array_size(mf))
+            json_object_del(t, "matchFields");
+        if (!json_array_size(json_object_get(t, "matchExpressions")) &&
+            !json_object_get(t, "matchFields"))
+            json_array_remove(terms, i);
+    }
+}
+
+json_t *mu_serve_remade_pod(const json_t *pod, const char *node)
+{
+    static const char *const drop[] = {MU_ANN_RELEASE, MU_ANN_RELEASE_SIZE,
+                                       MU_ANN_RESERVED, MU_ANN_PINNED,
+                                       MU_ANN_WAKE};
+    const json_t *meta = json_object_get(pod, "metadata");
+    json_t *spec = json_deep_copy(json_object_get(pod, "spec"));
+    json_t *ann = json_deep_copy(json_object_get(meta, "annotations"));
+    json_t *m = json_object(), *aff, *na, *req, *gates;
+    const char *keys[] = {"name", "namespace", "labels", "finalizers"};
+    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    bool gated = false;
+    size_t i;
+    json_t *g;
+
+    for (i = 0; i < MU_ARRAY_LEN(keys); i++)
+        if (json_object_get(meta, keys[i]))
+            json_object_set(m, keys[i], json_object_get(meta, keys[i]));
+    if (!json_is_object(ann)) {
+        json_decref(ann);
+        ann = json_object();
+    }
+    for (i = 0; i < MU_ARRAY_LEN(drop); i++)
+        json_object_del(ann, drop[i]);
+    if (uid)
+        json_object_set_new(ann, "muster.io/made-again-from",
+                            json_string(uid));
+    json_object_set_new(m, "annotations", ann);
+    if (!json_is_object(spec)) {
+        json_decref(spec);
+        spec = json_object();
+    }
+    json_object_del(spec, "nodeName");
+    aff = json_object_get(spec, "affinity");
+    na = json_object_get(aff, "nodeAffinity");
+    req = json_object_get(na,
+                          "requiredDuringSchedulingIgnoredDuringExecution");
+    unpin_terms(json_object_get(req, "nodeSelectorTerms"), node);
+    if (req && !json_array_size(json_object_get(req, "nodeSelectorTerms")))
+        json_object_del(na, "requiredDuringSchedulingIgnoredDuringExecution");
+    if (na && !json_object_size(na))
+        json_object_del(aff, "nodeAffinity");
+    if (aff && !json_object_size(aff))
+        json_object_del(spec, "affinity");
+    gates = json_object_get(spec, "schedulingGates");
+    json_array_foreach(gates, i, g) gated |= !mu_strcmp0(
+        json_string_value(json_object_get(g, "name")), MU_GATE_NAME);
+    if (!json_is_array(gates)) {
+        gates = json_array();
+        json_object_set_new(spec, "schedulingGates", gates);
+    }
+    if (!gated)
+        json_array_append_new(gates, json_pack("{s:s}", "name", MU_GATE_NAME));
+    return json_pack("{s:s,s:s,s:o,s:o}", "apiVersion", "v1", "kind", "Pod",
+                     "metadata", m, "spec", spec);
+}
+
+/* Creates c->made, a few times over a few seconds before the run gives
+ * up (the done call then keeps it for a later try). */
+#define MU_REMAKE_CREATE_TRIES 3
+
+/* Creates c->made. A name still taken is looked at: the pod made by an
+ * earlier try (its reply lost) is success; the old pod still going (a
+ * finalizer, a grace period) -EAGAIN, tried again later; another pod
+ * -EEXIST: the name is someone else's now. */
+static int create_made(struct mu_kube *k, const struct mu_remake *c,
+                       struct mu_err *err)
+{
+    json_t *pod = NULL;
+    const json_t *meta;
+    int r = mu_kube_create(k, c->coll, c->made, NULL, err);
+
+    if (r != -EEXIST)
+        return r;
+    if (mu_kube_get(k, c->path, NULL, &pod, NULL) < 0)
+        return mu_err_set(err, -EAGAIN, "the name is taken, by a pod that "
+                                        "could not be read");
+    meta = json_object_get(pod, "metadata");
+    if (!mu_strcmp0(json_string_value(json_object_get(
+                        json_object_get(meta, "annotations"),
+                        "muster.io/made-again-from")),
+                    c->uid))
+        r = 0;
+    else if (!mu_strcmp0(json_string_value(json_object_get(meta, "uid")),
+                         c->uid))
+        r = mu_err_set(err, -EAGAIN, "the pod it replaces is still going");
+    json_decref(pod);
+    return r;
+}
+
+/* The writer run of a later try: the create alone. */
+static int remake_create_run(struct mu_kube *k, const struct mu_write *w,
+                             void *ctx, struct mu_err *err)
+{
+    return create_made(k, ctx, err);
+}
+
+int mu_serve_remake_run(struct mu_kube *k, const struct mu_write *w,
+                        void *ctx, struct mu_err *err)
+{
+    struct mu_remake *c = ctx;
+    json_t *pod = NULL, *opts, *made;
+    const json_t *meta, *anns;
+    int r;
+
+    r = mu_kube_get(k, c->path, NULL, &pod, err);
+    if (r == -ENOENT)
+        return 0; /* gone: nothing to make again */
+    if (r < 0)
+        return r;
+    meta = json_object_get(pod, "metadata");
+    anns = json_object_get(meta, "annotations");
+    if (mu_strcmp0(json_string_value(json_object_get(meta, "uid")), c->uid) ||
+        json_string_value(
+            json_object_get(json_object_get(pod, "spec"), "nodeName")) ||
+        json_object_get(meta, "deletionTimestamp") ||
+        mu_strcmp0(json_string_value(json_object_get(anns, MU_ANN_PINNED)),
+                   "true")) {
+        json_decref(pod); /* another pod now, bound, going, or unpinned */
+        return 0;
+    }
+    made = mu_serve_remade_pod(pod, c->node);
+    json_decref(pod);
+    opts = mu_api_delete_options(c->uid, NULL);
+    r = mu_kube_call(k, "DELETE", c->path, NULL, opts, NULL, NULL, err);
+    json_decref(opts);
+    if (r == -ENOENT || r == -EBUSY) { /* gone, or another pod's name now */
+        json_decref(made);
+        return 0;
+    }
+    if (r < 0) {
+        json_decref(made);
+        return r;
+    }
+    c->made = made; /* from here on the pod must be made (see enforce.h) */
+    for (int t = 0; t < MU_REMAKE_CREATE_TRIES; t++) {
+        struct timespec ts = {0, 300 * 1000000L};
+
+        r = create_made(k, c, err);
+        if (!r || r == -EEXIST || r == -EINVAL || r == -EPERM ||
+            r == -EACCES)
+            break;
+        nanosleep(&ts, NULL);
+    }
+    return r;
+}
+
+static void remake_send(struct mu_enforcer *e, struct mu_remake *c);
+
+/* On the scheduler thread: a remake write completed. */
+static void remake_done(void *ctx, int rc, const char *msg)
+{
+    struct mu_remake *c = ctx;
+    struct mu_enforcer *e = c->enf;
+    int64_t backoff;
+
+    c->inflight = false;
+    if (!rc && c->made) {
+        mu_ctl_log(e->ctl, "pod %s was pinned to %s, which cannot run it, "
+                           "and has no controller: made again, unpinned, "
+                           "gated", c->key, c->node);
+    } else if (rc == -EEXIST && c->made) {
+        /* another pod holds the name: say what this one was, whole */
+        char *txt = json_dumps(c->made, JSON_COMPACT);
+
+        mu_ctl_log(e->ctl, "pod %s was deleted to be made again, and another "
+                           "pod of that name was made meanwhile; it was: %s",
+                   c->key, txt);
+        free(txt);
+    } else if (rc && c->made && rc != -ECANCELED) {
+        c->tries++;
+        backoff = (int64_t)1000 << (c->tries < 6 ? c->tries : 6);
+        if (backoff > MU_REMAKE_BACKOFF_MAX_MS)
+            backoff = MU_REMAKE_BACKOFF_MAX_MS;
+        c->next_ns = mu_now_ns() + backoff * 1000000;
+        mu_ctl_log(e->ctl, "pod %s was deleted to be made again unpinned, "
+                           "and creating it failed (try %d): %s; trying "
+                           "again in %lld ms", c->key, c->tries, msg,
+                   (long long)backoff);
+        return; /* kept: sent again by mu_enforcer_recover */
+    } else if (rc && c->made) {
+        /* the writer stops: the pod is not made; say what it was */
+        char *txt = json_dumps(c->made, JSON_COMPACT);
+
+        mu_ctl_log(e->ctl, "pod %s was deleted to be made again and muster "
+                           "stops before it is: %s", c->key, txt);
+        free(txt);
+    } else if (rc && rc != -ECANCELED) {
+        mu_ctl_log(e->ctl, "pod %s: making it again unpinned failed (it is "
+                           "left as it was): %s", c->key, msg);
+    }
+    remake_free(mu_map_del(&e->remake, c->uid));
+}
+
+/* Sends c's write: the whole run, or only the create once deleted. */
+static void remake_send(struct mu_enforcer *e, struct mu_remake *c)
+{
+    struct mu_write w = {.method = c->made ? "POST" : "DELETE",
+                         .path = c->made ? c->coll : c->path,
+                         .key = c->path,
+                         .run = c->made ? remake_create_run
+                                        : mu_serve_remake_run,
+                         .done = remake_done,
+                         .ctx = c};
+
+    c->inflight = true;
+    if (mu_writer_submit(e->ctl->writer, &w) < 0) {
+        c->inflight = false;
+        mu_ctl_log(e->ctl, "making pod %s again: not sent: stopping", c->key);
+    }
+}
+
+void mu_enforcer_recover(struct mu_enforcer *e)
+{
+    struct mu_cluster *c = e->ctl->cluster;
+    int64_t now = mu_now_ns();
+    size_t it = 0;
+    void *v;
+
+    while (mu_map_next(&e->remake, &it, NULL, &v)) {
+        struct mu_remake *m = v;
+
+        if (!m->inflight && !m->deleted_only && m->made && now >= m->next_ns)
+            remake_send(e, m);
+    }
+    for (size_t i = 0; i < c->ntasks; i++) {
+        struct mu_task *t = c->tasks[i];
+        const char *node;
+        const struct mu_cnode *n;
+        struct mu_remake *m;
+
+        if (!t->pod.meta.uid || t->pod.meta.deleting || t->pod.node_name ||
+            t->pod.muster_gate || t->pod.phase != MU_POD_PENDING ||
+            !(node = ann(t, MU_ANN_RESERVED)) ||
+            mu_strcmp0(ann(t, MU_ANN_PINNED), "true") ||
+            mu_map_get(&e->resv, t->key) ||
+            mu_map_get(&e->remake, t->pod.meta.uid))
+            continue;
+        n = mu_cluster_node(c, node);
+        if (n && !n->spec.unschedulable)
+            continue; /* it can run there: the cycle plans it there */
+        if (t->pod.meta.owner_kind) {
+            char *path = pod_path(t);
+
+            mu_ctl_log(e->ctl, "pod %s is pinned to %s, which %s; deleting "
+                               "it (its controller makes it again)",
+                       t->key, node, n ? "is unschedulable" : "is gone");
+            delete_pod(e, t, path);
+            free(path);
+            /* once: the delete is on its way; the entry goes with the pod
+             * (mu_enforcer_pod_gone) */
+            m = mu_xcalloc(1, sizeof(*m));
+            m->enf = e;
+            m->key = mu_xstrdup(t->key);
+            m->uid = mu_xstrdup(t->pod.meta.uid);
+            m->deleted_only = true;
+            mu_map_put(&e->remake, m->uid, m);
+            continue;
+        }
+        mu_ctl_log(e->ctl, "pod %s is pinned to %s, which %s, and has no "
+                           "controller: making it again, unpinned", t->key,
+                   node, n ? "is unschedulable" : "is gone");
+        m = mu_xcalloc(1, sizeof(*m));
+        m->enf = e;
+        m->key = mu_xstrdup(t->key);
+        m->uid = mu_xstrdup(t->pod.meta.uid);
+        m->node = mu_xstrdup(node);
+        m->path = pod_path(t);
+        m->coll = mu_api_path(MU_API_POD, t->pod.meta.ns, NULL, NULL);
+        mu_map_put(&e->remake, m->uid, m);
+        remake_send(e, m);
+    }
 }
 
 /*
@@ -820,6 +1213,12 @@ void mu_enforcer_partial(struct mu_enforcer *e)
 
                 if (t->status != MU_TASK_RUNNING && t->status != MU_TASK_BOUND)
                     continue;
+                if (!t->pod.meta.owner_kind) {
+                    /* nothing would make it again: kept */
+                    mu_ctl_log(e->ctl, "pod %s has no controller: kept",
+                               t->key);
+                    continue;
+                }
                 path = pod_path(t);
                 delete_pod(e, t, path);
                 free(path);

@@ -57,6 +57,7 @@ struct mu_enforcer {
     struct mu_map resv;       /* the ledger: pod key -> struct mu_resv */
     struct mu_map announced;  /* uids of waiting pods nudged once -> 1 */
     struct mu_map partial;    /* PodGroup key -> struct mu_partial */
+    struct mu_map remake;     /* pod uid -> struct mu_remake (recover) */
     uint64_t release_seq;     /* names release batches */
     atomic_ullong evictions, releases; /* for /metrics */
 };
@@ -97,17 +98,30 @@ void mu_enforcer_release_pods(struct mu_enforcer *e,
  * cycle): the releases another process made and that are not finished,
  * read from the members' annotations (MU_ANN_RELEASE...): a pod no longer
  * gated (or woken), not bound, still Pending. A release whose members are
- * all there (bound ones and not) is finished: its unbound members go into
+ * all there (bound ones and not), each unbound one's node in the cache, is
+ * finished: its unbound members go into
  * the ledger as one batch of that many on their nodes, so kube-scheduler
  * binds them through this barrier. One that is missing members (the old
  * leader died between its patches, a member was deleted) is undone like
- * a failed batch: its pinned pods are deleted (their controller makes
- * them again, gated); woken pods are left alone. Writes only deletes.
+ * a failed batch: its pinned pods that have a controller are deleted (it
+ * makes them again, gated); woken pods and pods without a controller are
+ * left alone (see mu_enforcer_bind_report). Writes only deletes.
  */
 void mu_enforcer_adopt(struct mu_enforcer *e);
 
-/* A bind batch finished (the barrier's report): a failed one is dropped,
- * and its pods pinned to a node they never reached are deleted. */
+/*
+ * A bind batch finished (the barrier's report): a failed one is dropped,
+ * and its pods pinned to a node they never reached are deleted when they
+ * have a controller (a controller ownerReference: it makes them again,
+ * gated). Never a pod without one: muster does not delete a bare pod. Such
+ * a pod stays, pinned: its pin is in its spec (node affinity cannot be
+ * loosened once a pod is ungated), so muster's cycle plans it again on that
+ * node only, and releases it there (woken, as another operator's pod) when
+ * the node can run it; until then its reason says it is pinned there
+ * (mu_enforcer_reason). The same rule holds for an expiry
+ * (mu_enforcer_expire) and a takeover (mu_enforcer_adopt); a bare pod whose
+ * pinned node can no longer run it is made again (mu_enforcer_recover).
+ */
 void mu_enforcer_bind_report(struct mu_enforcer *e, const char *release,
                              bool ok, const char *detail);
 /*
@@ -130,7 +144,61 @@ bool mu_enforcer_renew(struct mu_enforcer *e, const char *release);
 /* Releases whose pods never reached /bind in time are recovered (one
  * batch per call). */
 void mu_enforcer_expire(struct mu_enforcer *e);
-/* Takes down gangs that ran below minMember for too long. */
+
+/*
+ * Nothing stays pinned to a node where it cannot run. A pod muster pinned
+ * (MU_ANN_PINNED), not bound, in no live release (the ledger does not hold
+ * it: its batch failed, expired, or its release was another process's),
+ * whose pinned node is gone from the cache or unschedulable:
+ *   - with a controller: deleted (its controller makes it again, gated);
+ *   - without one: made again, since a pod's node affinity cannot be
+ *     loosened once it is ungated. A writer run (mu_serve_remake_run) reads
+ *     the pod, and only when it is still that uid, unbound and pinned,
+ *     deletes it (uid precondition) and creates it again under its name
+ *     from its own spec (mu_serve_remade_pod): unpinned, with muster's gate,
+ *     muster's release annotations dropped. A create that fails after the
+ *     delete is never given up: the pod as it was to be created stays in
+ *     e->remake and is sent again (its POST alone) at a later call, with
+ *     a backoff from 1 s doubling to MU_REMAKE_BACKOFF_MAX_MS, until it is
+ *     made. A 409 is read: the pod an earlier try made (its reply lost) is
+ *     success, the old pod still going (a finalizer) is tried again later,
+ *     and only a pod someone else made under the name ends it (logged with
+ *     the whole pod that was to be made).
+ * One write per pod at a time. Called once per cycle, scheduler thread;
+ * every request goes through the writer.
+ */
+#define MU_REMAKE_BACKOFF_MAX_MS 30000
+void mu_enforcer_recover(struct mu_enforcer *e);
+
+/* A bare pod being made again (mu_enforcer_recover); the ctx of its
+ * writes. made is the run's output: written by mu_serve_remake_run on the
+ * worker once the old pod is deleted, read by the done call after it
+ * (the writer orders the two); the scheduler thread reads it only then. */
+struct mu_remake {
+    struct mu_enforcer *enf;
+    char *key, *uid, *node;
+    char *path, *coll;  /* the pod's path, its collection's */
+    json_t *made;       /* the pod to create (owned), once deleted */
+    bool inflight;      /* a write of it is queued or running */
+    bool deleted_only;  /* a controlled pod deleted: no write of its own;
+                           forgotten when the pod is gone */
+    int tries;          /* failed creates */
+    int64_t next_ns;    /* when a failed create goes again */
+};
+/* The writer run of the first write (exposed for tests): GET, check,
+ * DELETE, POST, as said above. 0 when the pod was made again or nothing
+ * was to be done (gone, bound, another uid, no longer pinned). */
+int mu_serve_remake_run(struct mu_kube *k, const struct mu_write *w,
+                        void *ctx, struct mu_err *err);
+/* The pod to create again from pod as read (a new object): its name,
+ * namespace, labels and annotations (muster's release ones dropped, and
+ * muster.io/made-again-from set to its uid), its spec without nodeName and
+ * without the required node affinity matchField on metadata.name In [node]
+ * (a term left empty goes, and so do emptied parents), with muster's gate
+ * added. */
+json_t *mu_serve_remade_pod(const json_t *pod, const char *node);
+/* Takes down gangs that ran below minMember for too long: their running
+ * members that have a controller (a pod without one is kept). */
 void mu_enforcer_partial(struct mu_enforcer *e);
 /* /filter saw pod uid without its reserved node among NodeNames: a pod
  * muster did not gate is woken again (mu_serve_wake_patch), at most a few
@@ -138,6 +206,16 @@ void mu_enforcer_partial(struct mu_enforcer *e);
 void mu_enforcer_filter_miss(struct mu_enforcer *e, const char *uid);
 /* Nudges waiting pods once so their events carry the gang's reason. */
 void mu_enforcer_announce(struct mu_enforcer *e);
+
+/*
+ * Why pod t waits, as the view and its events say it: why (the gang's
+ * reason), preceded, when t is pinned by a release of muster's that did not
+ * bind it (MU_ANN_PINNED on a pod not gated, not bound), by "pinned to node
+ * X by release R": a reason never hides a pin. Returns an owned string
+ * when t is pinned, else NULL (the reason is why as it is: nothing is
+ * allocated for the many pods that are not).
+ */
+char *mu_enforcer_reason(const struct mu_task *t, const char *why);
 
 /* The JSON patch (RFC 6902) that releases a gated pod to node: drops
  * muster's gate (keeping others) and adds a required node affinity term on

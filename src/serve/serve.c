@@ -142,6 +142,9 @@ static int bind_fn(void *ctx, const char *ns, const char *name,
                    const char *uid, const char *node, struct mu_err *err);
 static int unbind_fn(void *ctx, const char *ns, const char *name,
                      const char *uid, struct mu_err *err);
+static int bindcheck_fn(void *ctx, const char *ns, const char *name,
+                        const char *uid, struct mu_bind_seen *out,
+                        struct mu_err *err);
 
 /* The barrier's binds run on HTTP threads, which come and go with
  * kube-scheduler's connections: each call takes a client from a pool and
@@ -188,6 +191,50 @@ static int unbind_fn(void *ctx, const char *ns, const char *name,
     json_decref(opts);
     free(path);
     return r;
+}
+
+/* Reads a pod back after an ambiguous bind (extender.h, mu_bindcheck_fn):
+ * a GET of the view's ns/name on a pooled client, on the HTTP thread. */
+static int bindcheck_fn(void *ctx, const char *ns, const char *name,
+                        const char *uid, struct mu_bind_seen *out,
+                        struct mu_err *err)
+{
+    struct mu_serve *sv = ctx;
+    struct mu_kube *k;
+    char *path;
+    json_t *pod = NULL;
+    const char *got_uid, *node;
+    int r;
+
+    if (!leading_fn(sv))
+        return mu_err_set(err, -EPERM, "not the leader: %s/%s not read",
+                          ns, name);
+    k = mu_kube_pool_get(sv->bind_pool, err);
+    if (!k)
+        return -ENOMEM;
+    path = mu_api_path(MU_API_POD, ns, name, NULL);
+    r = mu_kube_get(k, path, NULL, &pod, err);
+    mu_kube_pool_put(sv->bind_pool, k);
+    free(path);
+    if (r == -ENOENT) {
+        out->state = MU_BIND_SEEN_GONE;
+        return 0;
+    }
+    if (r < 0)
+        return r;
+    got_uid = json_string_value(
+        json_object_get(json_object_get(pod, "metadata"), "uid"));
+    node = json_string_value(
+        json_object_get(json_object_get(pod, "spec"), "nodeName"));
+    if (mu_strcmp0(got_uid, uid))
+        out->state = MU_BIND_SEEN_GONE; /* another pod of the same name */
+    else if (node && node[0]) {
+        out->state = MU_BIND_SEEN_BOUND;
+        snprintf(out->node, sizeof(out->node), "%s", node);
+    } else
+        out->state = MU_BIND_SEEN_UNBOUND;
+    json_decref(pod);
+    return 0;
 }
 
 /* The writer's workers tell the scheduler thread that writes completed. */
@@ -407,15 +454,23 @@ static void publish(struct mu_serve *sv)
             !mu_view_serves(v, t->pod.scheduler_name))
             continue;
         r = mu_enforcer_resv(&sv->enf, t->key);
-        if (r)
+        if (r) {
             mu_view_add_pod(v, t->pod.meta.uid, t->pod.meta.ns,
                             t->pod.meta.name, j ? j->key : "", r->node,
                             r->release, r->batch, NULL);
-        else
+        } else {
+            const char *why = j && j->cond.message ? j->cond.message
+                                                   : "waiting for its gang";
+            char *pinned = mu_enforcer_reason(t, why);
+
             mu_view_add_pod(v, t->pod.meta.uid, t->pod.meta.ns,
                             t->pod.meta.name, j ? j->key : "", NULL, NULL, 0,
-                            j && j->cond.message ? j->cond.message
-                                                 : "waiting for its gang");
+                            pinned ? pinned : why);
+            free(pinned);
+        }
+        /* only a pod its controller makes again may be deleted by /bind */
+        mu_view_set_controlled(v, t->pod.meta.uid,
+                               t->pod.meta.owner_kind != NULL);
     }
     mu_view_publish(&sv->views, v);
 }
@@ -500,6 +555,7 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     mu_view_publish(&sv->views, mu_view_new(++sv->view_gen, false));
     sv->barrier = mu_barrier_new(o->bind_timeout_ms, bind_fn, unbind_fn,
                                  report_fn, sv);
+    mu_barrier_set_check(sv->barrier, bindcheck_fn);
     memset(&so, 0, sizeof(so));
     so.listen = o->listen;
     so.views = &sv->views;
@@ -677,6 +733,7 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
             if (mu_now_ns() >= next_tick)
                 mu_jobctl_sync(sv.jobctl, true);
             mu_enforcer_expire(&sv.enf);
+            mu_enforcer_recover(&sv.enf);
             cycle(&sv);
             publish(&sv);
             mu_enforcer_announce(&sv.enf);

@@ -41,7 +41,9 @@ static void add_node(const char *name)
 }
 
 /* A pod of release rel (NULL: none) of size n; bound to node_name (NULL:
- * not bound); gated; pinned: released by muster's gate. */
+ * not bound); gated; pinned: released by muster's gate. A pod whose name
+ * starts with "bare" has no controller; the others have a Job's
+ * controller ownerReference. */
 static void add_pod(const char *name, const char *rel, int n,
                     const char *node, const char *node_name, bool gated,
                     bool pinned)
@@ -56,11 +58,17 @@ static void add_pod(const char *name, const char *rel, int n,
                     : mu_xstrdup("");
     char *nn = node_name ? mu_xasprintf("\"nodeName\":\"%s\",", node_name)
                          : mu_xstrdup("");
+    const char *owner = strncmp(name, "bare", 4)
+                            ? "\"ownerReferences\":[{\"apiVersion\":"
+                              "\"batch.volcano.sh/v1alpha1\",\"kind\":\"Job\","
+                              "\"name\":\"j\",\"uid\":\"u-j\","
+                              "\"controller\":true}],"
+                            : "";
     char *txt = mu_xasprintf(
         "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"a\",\"uid\":\"u-%s\","
-        "%s\"labels\":{}},\"spec\":{%s\"schedulerName\":\"volcano\",%s"
+        "%s%s\"labels\":{}},\"spec\":{%s\"schedulerName\":\"volcano\",%s"
         "\"containers\":[{\"name\":\"c\"}]},\"status\":{\"phase\":\"%s\"}}",
-        name, name, ann, nn,
+        name, name, ann, owner, nn,
         gated ? "\"schedulingGates\":[{\"name\":\"muster.io/gang\"}]," : "",
         node_name ? "Running" : "Pending");
     json_t *j = json_loads(txt, 0, NULL);
@@ -184,6 +192,323 @@ START_TEST(renew_refuses_a_batch_that_lost_a_member)
 }
 END_TEST
 
+START_TEST(adopt_never_deletes_a_pinned_pod_without_a_controller)
+{
+    char *why;
+
+    add_node("gpu-1");
+    /* a/h#9 incomplete: a controlled member and a bare one pinned, one
+     * member still gated: only the controlled one is deleted */
+    add_pod("h-0", "a/h#9", 3, "gpu-1", NULL, false, true);
+    add_pod("bare-h-1", "a/h#9", 3, "gpu-1", NULL, false, true);
+    add_pod("h-2", NULL, 0, NULL, NULL, true, false);
+    kf_reply_body(&th.srv, 200, "{}");
+
+    mu_enforcer_adopt(&enf);
+    th_settle(2, 5000);
+
+    ck_assert_uint_eq(kf_count(&th.srv), 1);
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "DELETE");
+    ck_assert_str_eq(kf_req(&th.srv, 0)->path, "/api/v1/namespaces/a/pods/h-0");
+    ck_assert_ptr_nonnull(strstr(th.logged, "pod a/bare-h-1 was pinned to "
+                                            "gpu-1 by release a/h#9, which "
+                                            "did not complete; it has no "
+                                            "controller to make it again: "
+                                            "kept, pinned"));
+    ck_assert_ptr_null(mu_enforcer_resv(&enf, "a/bare-h-1"));
+    /* a reason never hides a pin */
+    why = mu_enforcer_reason(mu_cluster_task(&th.cluster, "a", "bare-h-1"),
+                             "2/3 members");
+    ck_assert_str_eq(why, "pinned to node gpu-1 by release a/h#9, not bound; "
+                          "2/3 members");
+    free(why);
+    /* gated: not pinned */
+    ck_assert_ptr_null(mu_enforcer_reason(
+        mu_cluster_task(&th.cluster, "a", "h-2"), "2/3 members"));
+}
+END_TEST
+
+START_TEST(failed_batch_deletes_only_its_pinned_pods_with_a_controller)
+{
+    add_node("gpu-1");
+    add_node("gpu-2");
+    /* a whole release taken over (both members in the ledger) whose
+     * batch then fails at /bind */
+    add_pod("g-0", "a/g#5", 2, "gpu-1", NULL, false, true);
+    add_pod("bare-g-1", "a/g#5", 2, "gpu-2", NULL, false, true);
+    kf_reply_body(&th.srv, 200, "{}");
+    mu_enforcer_adopt(&enf);
+    ck_assert_ptr_nonnull(mu_enforcer_resv(&enf, "a/g-0"));
+    ck_assert_ptr_nonnull(mu_enforcer_resv(&enf, "a/bare-g-1"));
+
+    mu_enforcer_bind_report(&enf, "a/g#5", false, "gang batch a/g#5: ...");
+    th_settle(2, 5000);
+
+    ck_assert_uint_eq(kf_count(&th.srv), 1);
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "DELETE");
+    ck_assert_str_eq(kf_req(&th.srv, 0)->path, "/api/v1/namespaces/a/pods/g-0");
+    ck_assert_ptr_null(mu_enforcer_resv(&enf, "a/g-0"));
+    ck_assert_ptr_null(mu_enforcer_resv(&enf, "a/bare-g-1"));
+    ck_assert_ptr_nonnull(strstr(th.logged, "pod a/bare-g-1 was pinned to "
+                                            "gpu-2 by a release that did not "
+                                            "complete; it has no controller "
+                                            "to make it again: kept, pinned"));
+}
+END_TEST
+
+/* The pod bare-p as the apiserver has it: released by muster to gpu-9
+ * (pinned: the matchField a release adds, beside the user's own term),
+ * unbound. */
+static const char pinned_pod[] =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+    "\"bare-p\",\"namespace\":\"a\",\"uid\":\"u-bare-p\","
+    "\"resourceVersion\":\"7\",\"labels\":{\"app\":\"x\"},\"annotations\":{"
+    "\"muster.io/release\":\"a/p#1\",\"muster.io/release-size\":\"1\","
+    "\"muster.io/reserved-node\":\"gpu-9\",\"muster.io/release-pinned\":"
+    "\"true\",\"keep\":\"me\"}},\"spec\":{\"schedulerName\":\"volcano\","
+    "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuring"
+    "Execution\":{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":"
+    "\"zone\",\"operator\":\"In\",\"values\":[\"z1\"]}],\"matchFields\":[{"
+    "\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"gpu-9\"]}]"
+    "}]}}},\"containers\":[{\"name\":\"c\"}]},\"status\":{\"phase\":"
+    "\"Pending\"}}";
+
+START_TEST(remade_pod_is_unpinned_gated_and_keeps_the_rest)
+{
+    json_t *pod = json_loads(pinned_pod, 0, NULL), *made, *want, *term;
+    char *got;
+
+    ck_assert_ptr_nonnull(pod);
+    made = mu_serve_remade_pod(pod, "gpu-9");
+    want = json_loads(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+        "\"bare-p\",\"namespace\":\"a\",\"labels\":{\"app\":\"x\"},"
+        "\"annotations\":{\"keep\":\"me\",\"muster.io/made-again-from\":"
+        "\"u-bare-p\"}},\"spec\":{\"schedulerName\":\"volcano\",\"affinity\":"
+        "{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+        "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"zone\","
+        "\"operator\":\"In\",\"values\":[\"z1\"]}]}]}}},\"containers\":[{"
+        "\"name\":\"c\"}],\"schedulingGates\":[{\"name\":\"muster.io/gang\"}]}}",
+        0, NULL);
+    got = json_dumps(made, JSON_SORT_KEYS);
+    ck_assert_msg(json_equal(made, want), "%s", got);
+    free(got);
+    json_decref(made);
+    json_decref(want);
+    /* the pin alone: the whole affinity goes */
+    term = json_array_get(
+        json_object_get(
+            json_object_get(
+                json_object_get(
+                    json_object_get(json_object_get(pod, "spec"), "affinity"),
+                    "nodeAffinity"),
+                "requiredDuringSchedulingIgnoredDuringExecution"),
+            "nodeSelectorTerms"),
+        0);
+    ck_assert_int_eq(json_object_del(term, "matchExpressions"), 0);
+    made = mu_serve_remade_pod(pod, "gpu-9");
+    ck_assert_ptr_null(json_object_get(json_object_get(made, "spec"),
+                                       "affinity"));
+    json_decref(made);
+    json_decref(pod);
+}
+END_TEST
+
+START_TEST(recover_makes_a_bare_pod_pinned_to_a_gone_node_again)
+{
+    json_t *body, *want;
+
+    add_node("gpu-1");
+    /* pinned to gpu-9, which is not in the cache; and one pinned to gpu-1,
+     * which can still run it: left to the cycle */
+    add_pod("bare-p", "a/p#1", 1, "gpu-9", NULL, false, true);
+    add_pod("bare-q", "a/q#1", 1, "gpu-1", NULL, false, true);
+    kf_reply_body(&th.srv, 200, pinned_pod);
+    kf_reply_body(&th.srv, 200, "{}");
+    kf_reply_body(&th.srv, 201, "{}");
+
+    mu_enforcer_recover(&enf);
+    mu_enforcer_recover(&enf); /* one write per pod at a time */
+    th_settle(2, 5000);
+
+    ck_assert_uint_eq(kf_count(&th.srv), 3);
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "GET");
+    ck_assert_str_eq(kf_req(&th.srv, 0)->path,
+                     "/api/v1/namespaces/a/pods/bare-p");
+    ck_assert_str_eq(kf_req(&th.srv, 1)->method, "DELETE");
+    ck_assert_str_eq(kf_req(&th.srv, 1)->path,
+                     "/api/v1/namespaces/a/pods/bare-p");
+    body = json_loads(kf_req(&th.srv, 1)->body, 0, NULL);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(body, "preconditions"), "uid")),
+                     "u-bare-p");
+    json_decref(body);
+    ck_assert_str_eq(kf_req(&th.srv, 2)->method, "POST");
+    ck_assert_str_eq(kf_req(&th.srv, 2)->path, "/api/v1/namespaces/a/pods");
+    body = json_loads(kf_req(&th.srv, 2)->body, 0, NULL);
+    want = json_loads(pinned_pod, 0, NULL);
+    {
+        json_t *made = mu_serve_remade_pod(want, "gpu-9");
+
+        ck_assert(json_equal(body, made));
+        json_decref(made);
+    }
+    json_decref(want);
+    json_decref(body);
+    ck_assert_ptr_nonnull(strstr(th.logged, "pod a/bare-p is pinned to gpu-9, "
+                                            "which is gone, and has no "
+                                            "controller: making it again"));
+    ck_assert_ptr_nonnull(strstr(th.logged, "pod a/bare-p was pinned to "
+                                            "gpu-9, which cannot run it, and "
+                                            "has no controller: made again"));
+    ck_assert_ptr_null(mu_map_get(&enf.remake, "u-bare-p"));
+}
+END_TEST
+
+START_TEST(recover_never_gives_up_a_pod_it_deleted_to_make_again)
+{
+    struct mu_remake *m;
+
+    add_pod("bare-p", "a/p#1", 1, "gpu-9", NULL, false, true);
+    kf_reply_body(&th.srv, 200, pinned_pod);
+    kf_reply_body(&th.srv, 200, "{}");
+    for (int i = 0; i < 3; i++) /* the run's creates */
+        kf_reply_body(&th.srv, 500, "{\"kind\":\"Status\",\"code\":500}");
+    kf_reply_body(&th.srv, 201, "{}"); /* the later try */
+
+    mu_enforcer_recover(&enf);
+    th_settle(2, 10000);
+    ck_assert_uint_eq(kf_count(&th.srv), 5);
+    m = mu_map_get(&enf.remake, "u-bare-p");
+    ck_assert_ptr_nonnull(m);
+    ck_assert_ptr_nonnull(m->made);
+    ck_assert_int_eq(m->tries, 1);
+    ck_assert_ptr_nonnull(strstr(th.logged, "creating it failed (try 1)"));
+    /* the watch shows the old pod gone: the pod to make is kept */
+    mu_enforcer_pod_gone(&enf, "a/bare-p", "u-bare-p");
+    ck_assert_ptr_nonnull(mu_map_get(&enf.remake, "u-bare-p"));
+    mu_enforcer_recover(&enf); /* before its time: nothing */
+    th_settle(1, 2000);
+    ck_assert_uint_eq(kf_count(&th.srv), 5);
+    m->next_ns = 0;
+    mu_enforcer_recover(&enf);
+    th_settle(2, 5000);
+    ck_assert_uint_eq(kf_count(&th.srv), 6);
+    ck_assert_str_eq(kf_req(&th.srv, 5)->method, "POST");
+    ck_assert_str_eq(kf_req(&th.srv, 5)->path, "/api/v1/namespaces/a/pods");
+    ck_assert_str_eq(kf_req(&th.srv, 5)->body, kf_req(&th.srv, 4)->body);
+    ck_assert_ptr_null(mu_map_get(&enf.remake, "u-bare-p"));
+}
+END_TEST
+
+START_TEST(recover_deletes_a_controlled_pod_pinned_to_a_gone_node_once)
+{
+    add_pod("p", "a/p#1", 1, "gpu-9", NULL, false, true);
+    kf_reply_body(&th.srv, 200, "{}");
+
+    mu_enforcer_recover(&enf);
+    mu_enforcer_recover(&enf);
+    th_settle(2, 5000);
+    ck_assert_uint_eq(kf_count(&th.srv), 1);
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "DELETE");
+    ck_assert_str_eq(kf_req(&th.srv, 0)->path, "/api/v1/namespaces/a/pods/p");
+    mu_enforcer_pod_gone(&enf, "a/p", "u-p");
+    ck_assert_ptr_null(mu_map_get(&enf.remake, "u-p"));
+}
+END_TEST
+
+START_TEST(failed_batch_tells_its_podgroup_why)
+{
+    json_t *j = json_loads("{\"metadata\":{\"name\":\"g\",\"namespace\":\"a\","
+                           "\"uid\":\"u-g\"},\"spec\":{\"minMember\":1}}",
+                           0, NULL);
+    struct mu_podgroup pg;
+    struct mu_pod p;
+    json_t *body;
+
+    add_node("gpu-1");
+    ck_assert_int_eq(mu_podgroup_decode(j, &th.cluster.rn, &pg, NULL), 0);
+    ck_assert_ptr_nonnull(mu_cluster_add_job(&th.cluster, &pg, NULL));
+    json_decref(j);
+    j = json_loads(
+        "{\"metadata\":{\"name\":\"bare-g-0\",\"namespace\":\"a\",\"uid\":"
+        "\"u-bare-g-0\",\"annotations\":{\"scheduling.k8s.io/group-name\":"
+        "\"g\",\"muster.io/release\":\"a/g#5\",\"muster.io/release-size\":"
+        "\"1\",\"muster.io/reserved-node\":\"gpu-1\","
+        "\"muster.io/release-pinned\":\"true\"}},\"spec\":{\"schedulerName\":"
+        "\"volcano\",\"containers\":[{\"name\":\"c\"}]},\"status\":{"
+        "\"phase\":\"Pending\"}}",
+        0, NULL);
+    ck_assert_int_eq(mu_pod_decode(j, &th.cluster.rn, &p, NULL), 0);
+    ck_assert_ptr_nonnull(mu_cluster_update_task(&th.cluster, &p, NULL));
+    json_decref(j);
+    mu_cluster_link(&th.cluster);
+    kf_reply_body(&th.srv, 201, "{}");
+    mu_enforcer_adopt(&enf);
+    ck_assert_ptr_nonnull(mu_enforcer_resv(&enf, "a/bare-g-0"));
+
+    mu_enforcer_bind_report(&enf, "a/g#5", false,
+                            "gang batch a/g#5: binding a/bare-g-0 failed");
+    th_settle(2, 5000);
+
+    ck_assert_uint_eq(kf_count(&th.srv), 1); /* the event; no delete */
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "POST");
+    ck_assert_str_eq(kf_req(&th.srv, 0)->path, "/api/v1/namespaces/a/events");
+    body = json_loads(kf_req(&th.srv, 0)->body, 0, NULL);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(body, "involvedObject"), "kind")),
+                     "PodGroup");
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(body, "involvedObject"), "name")),
+                     "g");
+    ck_assert_str_eq(json_string_value(json_object_get(body, "reason")),
+                     "BindFailed");
+    ck_assert_str_eq(json_string_value(json_object_get(body, "message")),
+                     "gang batch a/g#5: binding a/bare-g-0 failed");
+    json_decref(body);
+}
+END_TEST
+
+START_TEST(recover_reads_a_409_back_and_knows_its_own_pod)
+{
+    struct mu_remake *m;
+
+    add_pod("bare-p", "a/p#1", 1, "gpu-9", NULL, false, true);
+    kf_reply_body(&th.srv, 200, pinned_pod);
+    kf_reply_body(&th.srv, 200, "{}");
+    /* the name is still the old pod's (a finalizer): tried again later */
+    kf_reply_body(&th.srv, 409, "{\"kind\":\"Status\",\"code\":409,"
+                                "\"reason\":\"AlreadyExists\"}");
+    kf_reply_body(&th.srv, 200, pinned_pod);
+    for (int i = 0; i < 2; i++) {
+        kf_reply_body(&th.srv, 500, "{\"kind\":\"Status\",\"code\":500}");
+    }
+    /* the later try: 409 again, and the pod there is the one made */
+    kf_reply_body(&th.srv, 409, "{\"kind\":\"Status\",\"code\":409,"
+                                "\"reason\":\"AlreadyExists\"}");
+    kf_reply_body(&th.srv, 200,
+                  "{\"metadata\":{\"name\":\"bare-p\",\"namespace\":\"a\","
+                  "\"uid\":\"u-new\",\"annotations\":{"
+                  "\"muster.io/made-again-from\":\"u-bare-p\"}}}");
+
+    mu_enforcer_recover(&enf);
+    th_settle(2, 10000);
+    ck_assert_uint_eq(kf_count(&th.srv), 6); /* GET DELETE POST GET POST POST */
+    ck_assert_str_eq(kf_req(&th.srv, 3)->method, "GET");
+    m = mu_map_get(&enf.remake, "u-bare-p");
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->tries, 1);
+    m->next_ns = 0;
+    mu_enforcer_recover(&enf);
+    th_settle(2, 5000);
+    ck_assert_uint_eq(kf_count(&th.srv), 8);
+    ck_assert_str_eq(kf_req(&th.srv, 6)->method, "POST");
+    ck_assert_str_eq(kf_req(&th.srv, 7)->method, "GET");
+    ck_assert_ptr_null(mu_map_get(&enf.remake, "u-bare-p"));
+    ck_assert_ptr_nonnull(strstr(th.logged, "made again, unpinned, gated"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("adopt");
@@ -195,6 +520,16 @@ int main(void)
     tcase_add_test(tc, adopt_finishes_a_whole_release_and_undoes_a_partial_one);
     tcase_add_test(tc, renew_keeps_a_timed_out_batch_on_its_nodes);
     tcase_add_test(tc, renew_refuses_a_batch_that_lost_a_member);
+    tcase_add_test(tc, adopt_never_deletes_a_pinned_pod_without_a_controller);
+    tcase_add_test(tc,
+                   failed_batch_deletes_only_its_pinned_pods_with_a_controller);
+    tcase_add_test(tc, remade_pod_is_unpinned_gated_and_keeps_the_rest);
+    tcase_add_test(tc, recover_makes_a_bare_pod_pinned_to_a_gone_node_again);
+    tcase_add_test(tc, recover_never_gives_up_a_pod_it_deleted_to_make_again);
+    tcase_add_test(tc,
+                   recover_deletes_a_controlled_pod_pinned_to_a_gone_node_once);
+    tcase_add_test(tc, failed_batch_tells_its_podgroup_why);
+    tcase_add_test(tc, recover_reads_a_409_back_and_knows_its_own_pod);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

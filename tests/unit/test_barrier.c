@@ -1,6 +1,8 @@
 /*
  * The /bind barrier and mu_ext_bind, with a fake binder that records every
- * call (bind, unbind, report) under a mutex.
+ * call (bind, unbind, check, report) under a mutex, and keeps which pods
+ * it bound, so that the read-back (fake_check) answers as an apiserver
+ * would.
  */
 #include <check.h>
 #include <pthread.h>
@@ -24,7 +26,15 @@ struct fake {
     struct call calls[MAX_CALLS];
     int n_calls;
     const char *fail_uid; /* bind of this uid fails */
-    int fail_rc;          /* -ETIMEDOUT: maybe bound; else refused */
+    int fail_rc;          /* -ETIMEDOUT, -EIO (a 500), -EBUSY (a 409): maybe
+                             bound; else refused */
+    int fail_times;       /* fails that many times, then binds (0: always) */
+    int fails;            /* failures so far */
+    bool through;         /* a failing bind binds the pod all the same (its
+                             reply is lost) */
+    bool gone;            /* the read-back finds the pod gone */
+    char bound[512][2][64]; /* uid, node of every pod bound */
+    int n_bound;
     int bind_delay_ms;
     int in_bind, max_in_bind; /* concurrent binds seen */
     int n_reports, n_reports_ok, n_reports_timed_out;
@@ -65,6 +75,29 @@ static void record(char op, const char *ns, const char *name,
     pthread_mutex_unlock(&fk.mu);
 }
 
+/* The node the fake bound uid to, or NULL. */
+static const char *bound_on(const char *uid)
+{
+    const char *node = NULL;
+
+    pthread_mutex_lock(&fk.mu);
+    for (int i = 0; i < fk.n_bound; i++)
+        if (!strcmp(fk.bound[i][0], uid))
+            node = fk.bound[i][1];
+    pthread_mutex_unlock(&fk.mu);
+    return node;
+}
+
+static void set_bound(const char *uid, const char *node)
+{
+    pthread_mutex_lock(&fk.mu);
+    ck_assert_int_lt(fk.n_bound, 512);
+    snprintf(fk.bound[fk.n_bound][0], 64, "%s", uid);
+    snprintf(fk.bound[fk.n_bound][1], 64, "%s", node);
+    fk.n_bound++;
+    pthread_mutex_unlock(&fk.mu);
+}
+
 static int fake_bind(void *ctx, const char *ns, const char *name,
                      const char *uid, const char *node, struct mu_err *err)
 {
@@ -80,11 +113,41 @@ static int fake_bind(void *ctx, const char *ns, const char *name,
     fk.in_bind--;
     pthread_mutex_unlock(&fk.mu);
     record('b', ns, name, uid, node);
-    if (fk.fail_uid && !strcmp(uid, fk.fail_uid))
-        return fk.fail_rc == -ETIMEDOUT
-                   ? mu_err_set(err, -ETIMEDOUT, "binding %s timed out", name)
-                   : mu_err_set(err, -EPERM, "pods \"%s\" is forbidden",
-                                name);
+    if (fk.fail_uid && !strcmp(uid, fk.fail_uid) &&
+        (!fk.fail_times || fk.fails < fk.fail_times)) {
+        fk.fails++;
+        if (fk.through)
+            set_bound(uid, node);
+        if (fk.fail_rc == -ETIMEDOUT)
+            return mu_err_set(err, -ETIMEDOUT, "binding %s timed out", name);
+        if (fk.fail_rc == -EIO)
+            return mu_err_set(err, -EIO, "500 Internal Server Error");
+        if (fk.fail_rc == -EBUSY)
+            return mu_err_set(err, -EBUSY, "409 Conflict");
+        return mu_err_set(err, -EPERM, "pods \"%s\" is forbidden", name);
+    }
+    if (bound_on(uid))
+        return mu_err_set(err, -EBUSY, "409 Conflict: pod %s is already "
+                                       "assigned to node %s", name,
+                          bound_on(uid));
+    set_bound(uid, node);
+    return 0;
+}
+
+static int fake_check(void *ctx, const char *ns, const char *name,
+                      const char *uid, struct mu_bind_seen *out,
+                      struct mu_err *err)
+{
+    const char *node = bound_on(uid);
+
+    record('c', ns, name, uid, NULL);
+    if (fk.gone)
+        out->state = MU_BIND_SEEN_GONE;
+    else if (node) {
+        out->state = MU_BIND_SEEN_BOUND;
+        snprintf(out->node, sizeof(out->node), "%s", node);
+    } else
+        out->state = MU_BIND_SEEN_UNBOUND;
     return 0;
 }
 
@@ -160,8 +223,10 @@ static void *member_main(void *arg)
 }
 
 /* A view with gang g: members g-0 .. g-(n-1) reserved on node-<g>-<i>,
- * release "<g>#1" of batch_size n. */
-static void add_gang(struct mu_view *v, const char *g, int n)
+ * release "<g>#1" of batch_size n; controlled (a controller makes them
+ * again) or bare. */
+static void add_gang_of(struct mu_view *v, const char *g, int n,
+                        bool controlled)
 {
     for (int i = 0; i < n; i++) {
         char uid[32], node[32], name[32], rel[48];
@@ -171,7 +236,13 @@ static void add_gang(struct mu_view *v, const char *g, int n)
         snprintf(node, sizeof(node), "node-%s-%d", g, i);
         snprintf(rel, sizeof(rel), "team-a/%s#1", g);
         mu_view_add_pod(v, uid, "team-a", name, g, node, rel, n, NULL);
+        mu_view_set_controlled(v, uid, controlled);
     }
+}
+
+static void add_gang(struct mu_view *v, const char *g, int n)
+{
+    add_gang_of(v, g, n, true);
 }
 
 static void start_member(struct member *m, struct mu_barrier *b,
@@ -202,6 +273,25 @@ static struct mu_barrier *barrier(int64_t timeout_ms)
 {
     return mu_barrier_new(scaled(timeout_ms), fake_bind, fake_unbind,
                           fake_report, &fk);
+}
+
+/* The same, reading ambiguous binds back with fake_check. */
+static struct mu_barrier *barrier_checked(int64_t timeout_ms)
+{
+    struct mu_barrier *b = barrier(timeout_ms);
+
+    mu_barrier_set_check(b, fake_check);
+    return b;
+}
+
+/* The calls of op on uid. */
+static int count_of(char op, const char *uid)
+{
+    int n = 0;
+
+    for (int i = 0; i < fk.n_calls; i++)
+        n += fk.calls[i].op == op && !strcmp(fk.calls[i].uid, uid);
+    return n;
 }
 
 /* The call of op on uid (NULL when there is none). */
@@ -674,6 +764,188 @@ START_TEST(test_bind_malformed_args_get_an_error)
 }
 END_TEST
 
+/* Gang g of n (controlled or bare) binds, with the fake set up by the
+ * caller, through a barrier that reads ambiguous binds back; m[] holds
+ * each member's outcome. */
+static void run_checked(struct member *m, int n, bool controlled)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier_checked(5000);
+
+    add_gang_of(v, "g", n, controlled);
+    for (int i = 0; i < n; i++)
+        start_member(&m[i], b, v, "g", i, 10 * i);
+    for (int i = 0; i < n; i++)
+        pthread_join(m[i].t, NULL);
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+
+START_TEST(test_barrier_ambiguous_500_is_read_back_retried_and_ends_bound)
+{
+    struct member m[2];
+
+    fk.fail_uid = "g-1";
+    fk.fail_rc = -EIO;
+    fk.fail_times = 1;
+    run_checked(m, 2, false);
+    for (int i = 0; i < 2; i++)
+        ck_assert_msg(!m[i].error[0], "%s", m[i].error);
+    ck_assert_int_eq(count_of('b', "g-0"), 1);
+    ck_assert_int_eq(count_of('b', "g-1"), 2); /* the 500, then a bind */
+    ck_assert_int_eq(count_of('c', "g-1"), 1); /* read back once */
+    ck_assert_int_eq(count('u'), 0);
+    ck_assert_int_eq(fk.n_bound, 2);
+    ck_assert_int_eq(fk.n_reports, 1);
+    ck_assert_int_eq(fk.n_reports_ok, 1);
+}
+END_TEST
+
+START_TEST(test_barrier_a_409_whose_pod_is_bound_there_counts_as_bound)
+{
+    struct member m[2];
+
+    fk.fail_uid = "g-1";
+    fk.fail_rc = -EBUSY;
+    fk.fail_times = 1;
+    fk.through = true; /* bound, but the reply said 409 */
+    run_checked(m, 2, true);
+    for (int i = 0; i < 2; i++)
+        ck_assert_msg(!m[i].error[0], "%s", m[i].error);
+    ck_assert_int_eq(count_of('b', "g-1"), 1); /* not sent again */
+    ck_assert_int_eq(count_of('c', "g-1"), 1);
+    ck_assert_int_eq(count('u'), 0);
+    ck_assert_int_eq(fk.n_reports_ok, 1);
+}
+END_TEST
+
+START_TEST(test_barrier_member_failing_twice_then_binding_completes_the_gang)
+{
+    struct member m[3];
+
+    fk.fail_uid = "g-1";
+    fk.fail_rc = -ETIMEDOUT;
+    fk.fail_times = 2;
+    run_checked(m, 3, true);
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(!m[i].error[0], "%s", m[i].error);
+    ck_assert_int_eq(count_of('b', "g-1"), 3);
+    ck_assert_int_eq(count('u'), 0);
+    ck_assert_int_eq(fk.n_bound, 3);
+    ck_assert_int_eq(fk.n_reports_ok, 1);
+}
+END_TEST
+
+START_TEST(test_barrier_failed_member_is_retried_again_before_an_undo)
+{
+    struct member m[2];
+
+    /* more failures than one round of tries: the judge's round binds it */
+    fk.fail_uid = "g-1";
+    fk.fail_rc = -EIO;
+    fk.fail_times = MU_BARRIER_BIND_TRIES + 1;
+    run_checked(m, 2, true);
+    for (int i = 0; i < 2; i++)
+        ck_assert_msg(!m[i].error[0], "%s", m[i].error);
+    ck_assert_int_eq(count_of('b', "g-1"), MU_BARRIER_BIND_TRIES + 2);
+    ck_assert_int_eq(count('u'), 0);
+    ck_assert_int_eq(fk.n_reports_ok, 1);
+}
+END_TEST
+
+START_TEST(test_barrier_never_deletes_a_bare_pod_and_names_it)
+{
+    struct member m[3];
+
+    fk.fail_uid = "g-1";
+    fk.fail_rc = -EPERM; /* refused: no retry mends it */
+    run_checked(m, 3, false);
+    for (int i = 0; i < 3; i++) { /* the kept ones in arrival order */
+        ck_assert_msg(strstr(m[i].error,
+                             "binding team-a/g-w1 to node-g-1 failed: pods "
+                             "\"g-w1\" is forbidden; 2 members bound or maybe "
+                             "bound, with no controller to make them again, "
+                             "were kept: team-a/g-w"),
+                      "%s", m[i].error);
+        ck_assert_msg(strstr(m[i].error, "team-a/g-w0 (bound to node-g-0)") &&
+                          strstr(m[i].error,
+                                 "team-a/g-w2 (bound to node-g-2)"),
+                      "%s", m[i].error);
+    }
+    ck_assert_int_eq(count_of('b', "g-1"), 1);
+    ck_assert_int_eq(count('c'), 0); /* a refusal is not read back */
+    ck_assert_int_eq(count('u'), 0); /* nothing deleted */
+    ck_assert_int_eq(fk.n_reports, 1);
+    ck_assert_int_eq(fk.n_reports_ok, 0);
+    ck_assert(strstr(fk.last_detail, "were kept"));
+}
+END_TEST
+
+START_TEST(test_barrier_a_pod_read_back_gone_is_not_retried_and_undoes)
+{
+    struct member m[2];
+
+    fk.fail_uid = "g-1";
+    fk.fail_rc = -EIO;
+    fk.gone = true;
+    run_checked(m, 2, true);
+    for (int i = 0; i < 2; i++)
+        ck_assert_msg(strstr(m[i].error, "500 Internal Server Error (read "
+                                         "back: the pod is gone); the 1 "
+                                         "member bound or maybe bound was "
+                                         "deleted"),
+                      "%s", m[i].error);
+    ck_assert_int_eq(count_of('b', "g-1"), 1);
+    ck_assert_int_eq(count_of('u', "g-0"), 1);
+    ck_assert_int_eq(count_of('u', "g-1"), 0);
+    ck_assert_int_eq(fk.n_reports_ok, 0);
+}
+END_TEST
+
+START_TEST(test_barrier_gives_up_after_its_tries_and_keeps_the_bare_pods)
+{
+    struct member m[2];
+
+    /* a 500 every time: two rounds of tries, then the bound member is
+     * kept (bare) and the failed one is known unbound */
+    fk.fail_uid = "g-1";
+    fk.fail_rc = -EIO;
+    run_checked(m, 2, false);
+    for (int i = 0; i < 2; i++)
+        ck_assert_msg(strstr(m[i].error, "500 Internal Server Error (4 tries; "
+                                         "read back: not bound); 1 member "
+                                         "bound or maybe bound, with no "
+                                         "controller to make it again, was "
+                                         "kept: team-a/g-w0 (bound to "
+                                         "node-g-0)"),
+                      "%s", m[i].error);
+    ck_assert_int_eq(count_of('b', "g-1"), 2 * MU_BARRIER_BIND_TRIES);
+    ck_assert_int_eq(count('u'), 0);
+}
+END_TEST
+
+START_TEST(test_bind_of_one_retries_an_ambiguous_failure)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier_checked(5000);
+    json_t *a = bind_args("web-1", "u-web", "node-7");
+    json_t *r;
+
+    mu_view_add_pod(v, "u-web", "team-a", "web-1", "team-a/web", "node-7",
+                    NULL, 0, NULL);
+    fk.fail_uid = "u-web";
+    fk.fail_rc = -EIO;
+    fk.fail_times = 1;
+    r = mu_ext_bind(b, v, a);
+    ck_assert_str_eq(error_of(r), "");
+    ck_assert_int_eq(count_of('b', "u-web"), 2);
+    json_decref(r);
+    json_decref(a);
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("barrier");
@@ -697,6 +969,19 @@ int main(void)
     tcase_add_test(tc, test_barrier_serves_many_batches_at_once);
     tcase_add_test(tc, test_barrier_second_bind_of_a_waiting_pod_is_refused);
     tcase_add_test(tc, test_barrier_batch_of_one_binds_at_once_and_is_reported);
+    tcase_add_test(
+        tc, test_barrier_ambiguous_500_is_read_back_retried_and_ends_bound);
+    tcase_add_test(tc,
+                   test_barrier_a_409_whose_pod_is_bound_there_counts_as_bound);
+    tcase_add_test(
+        tc, test_barrier_member_failing_twice_then_binding_completes_the_gang);
+    tcase_add_test(tc,
+                   test_barrier_failed_member_is_retried_again_before_an_undo);
+    tcase_add_test(tc, test_barrier_never_deletes_a_bare_pod_and_names_it);
+    tcase_add_test(
+        tc, test_barrier_a_pod_read_back_gone_is_not_retried_and_undoes);
+    tcase_add_test(
+        tc, test_barrier_gives_up_after_its_tries_and_keeps_the_bare_pods);
     suite_add_tcase(s, tc);
     tcase_add_test(
         bind, test_bind_reserved_pod_outside_a_batch_binds_at_once_unreported);
@@ -710,6 +995,7 @@ int main(void)
     tcase_add_test(bind, test_bind_refuses_a_node_other_than_the_reserved_one);
     tcase_add_test(bind, test_bind_refuses_a_pod_that_must_wait);
     tcase_add_test(bind, test_bind_malformed_args_get_an_error);
+    tcase_add_test(bind, test_bind_of_one_retries_an_ambiguous_failure);
     suite_add_tcase(s, bind);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
