@@ -57,6 +57,7 @@ struct batch {
     pthread_cond_t cond;
     int refs; /* one for the table, one per member still inside */
     int64_t forget_at;
+    int counted; /* members counted in mu_barrier.waiting (WAITING) */
     struct batch *next; /* in the tombstone queue */
 };
 
@@ -66,6 +67,7 @@ struct mu_barrier {
     struct batch *tomb_head, *tomb_tail;
     size_t n_tombs;
     int64_t timeout_ms;
+    int waiting, max_waiting; /* members waiting in WAITING batches */
     mu_bind_fn bind;
     mu_unbind_fn unbind;
     mu_bindcheck_fn check; /* NULL: ambiguous binds are not read back */
@@ -112,6 +114,7 @@ struct mu_barrier *mu_barrier_new(int64_t timeout_ms, mu_bind_fn bind,
     pthread_mutex_init(&b->lock, NULL);
     mu_map_init(&b->batches);
     b->timeout_ms = timeout_ms;
+    b->max_waiting = MU_BARRIER_MAX_WAITING;
     b->bind = bind;
     b->unbind = unbind;
     b->report = report;
@@ -132,6 +135,13 @@ void mu_barrier_free(struct mu_barrier *b)
     mu_map_release(&b->batches);
     pthread_mutex_destroy(&b->lock);
     free(b);
+}
+
+void mu_barrier_set_max_waiting(struct mu_barrier *b, int n)
+{
+    pthread_mutex_lock(&b->lock);
+    b->max_waiting = n < 0 ? 0 : n;
+    pthread_mutex_unlock(&b->lock);
 }
 
 void mu_barrier_set_check(struct mu_barrier *b, mu_bindcheck_fn check)
@@ -170,9 +180,17 @@ static void prune(struct mu_barrier *b, int64_t now)
 
 /* Records the outcome, wakes the members, queues the tombstone (lock
  * held). detail is taken. */
+/* bt leaves WAITING: its members no longer count as waiting. */
+static void stop_waiting(struct mu_barrier *b, struct batch *bt)
+{
+    b->waiting -= bt->counted;
+    bt->counted = 0;
+}
+
 static void finish(struct mu_barrier *b, struct batch *bt, bool ok, int code,
                    char *detail, int64_t now)
 {
+    stop_waiting(b, bt);
     bt->state = DONE;
     bt->ok = ok;
     bt->code = code;
@@ -441,6 +459,19 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
         pthread_mutex_unlock(&b->lock);
         return rc;
     }
+    /* a member that would wait, while the cap's worth wait already, is
+     * turned away before anything is made for it; one that completes its
+     * batch never waits, so it always comes in (see extender.h) */
+    if ((bt ? bt->arrived : 0) + 1 < (batch_size < 1 ? 1 : batch_size) &&
+        (!bt || bt->state == WAITING) && b->waiting >= b->max_waiting) {
+        rc = mu_err_set(err, -EAGAIN,
+                        "gang batch %s: %d members of other gangs wait in "
+                        "/bind already (the cap); not waiting with them: "
+                        "kube-scheduler tries %s/%s again",
+                        release, b->waiting, ns, name);
+        pthread_mutex_unlock(&b->lock);
+        return rc;
+    }
     if (!bt) {
         bt = mu_xcalloc(1, sizeof(*bt));
         bt->release = mu_xstrdup(release);
@@ -475,7 +506,12 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
     m->node = mu_xstrdup(node);
     m->controlled = controlled;
     bt->refs++;
+    if (bt->arrived < bt->size) {
+        bt->counted++;
+        b->waiting++;
+    }
     if (bt->arrived == bt->size) {
+        stop_waiting(b, bt);
         if (now >= bt->deadline) {
             reporter = timed_out = true;
             finish(b, bt, false, -ETIMEDOUT, timeout_detail(b, bt), now);

@@ -222,6 +222,24 @@ void mu_barrier_free(struct mu_barrier *b);
 void mu_barrier_set_check(struct mu_barrier *b, mu_bindcheck_fn check);
 
 /*
+ * Members waiting in /bind at most, over all batches. Each waiting member
+ * holds one of kube-scheduler's connections (and an HTTP thread) until its
+ * batch completes or times out; a backlog of thousands of reserved pods
+ * would otherwise take every connection the server has (MU_EXT_MAX_CONNS,
+ * MU_EXT_MAX_CONNS_PER_IP), and the /filter and /bind requests that would
+ * complete those batches would find none: no batch completes (issue 15).
+ * At the cap, a member that would wait is refused at once with an Error
+ * (-EAGAIN; nothing bound, nothing kept for it): kube-scheduler tries the
+ * pod again after its backoff. A member that completes its batch does not
+ * wait, so it is never refused: the batches already waiting can always
+ * finish. The HTTP server keeps MU_EXT_MAX_CONNS_PER_IP above this cap
+ * (checked at compile time in http.c). mu_barrier_set_max_waiting changes
+ * it (tests).
+ */
+#define MU_BARRIER_MAX_WAITING 768
+void mu_barrier_set_max_waiting(struct mu_barrier *b, int n);
+
+/*
  * /bind for one pod (args: ExtenderBindingArgs). /bind believes only the
  * view: it is reachable by anyone who can reach muster's port, so the
  * request's PodUID only names a pod of the view, and the namespace and

@@ -36,6 +36,12 @@
 #include "extender/tls.h"
 #include "common/clock.h"
 
+/* Waiting /bind members leave connections for /filter and for the members
+ * that complete their batches (extender.h, MU_BARRIER_MAX_WAITING). */
+_Static_assert(MU_BARRIER_MAX_WAITING + 128 <= MU_EXT_MAX_CONNS_PER_IP,
+               "the barrier's waiting cap must leave kube-scheduler "
+               "connections for /filter");
+
 /* Where a connection is (see Deadlines above). */
 enum phase {
     ARRIVING, /* a request is arriving: the arrival deadline */

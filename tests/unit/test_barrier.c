@@ -362,6 +362,49 @@ START_TEST(test_barrier_missing_member_times_out_binds_nothing_reports_once)
 }
 END_TEST
 
+/* The waiting cap (MU_BARRIER_MAX_WAITING, here 2): a member that would
+ * wait beyond it is refused at once, and one that completes its batch
+ * always comes in. */
+START_TEST(test_barrier_refuses_a_waiter_beyond_the_cap_but_completes_batches)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(5000);
+    struct member g[3], h[3];
+    int64_t t0;
+
+    add_gang(v, "g", 3);
+    add_gang(v, "h", 3);
+    mu_barrier_set_max_waiting(b, 2);
+    for (int i = 0; i < 2; i++)
+        start_member(&g[i], b, v, "g", i, 0);
+    sleep_ms(scaled(100)); /* both wait: the cap is full */
+    t0 = now_ms();
+    start_member(&h[0], b, v, "h", 0, 0);
+    pthread_join(h[0].t, NULL);
+    ck_assert_int_lt(h[0].returned_ms - t0, scaled(800)); /* not waited */
+    ck_assert_msg(strstr(h[0].error, "wait in /bind already (the cap)"), "%s",
+                  h[0].error);
+    ck_assert_int_eq(count('b'), 0);
+    start_member(&g[2], b, v, "g", 2, 0); /* completes g: comes in */
+    for (int i = 0; i < 3; i++)
+        pthread_join(g[i].t, NULL);
+    for (int i = 0; i < 3; i++)
+        ck_assert_str_eq(g[i].error, "");
+    ck_assert_int_eq(count('b'), 3);
+    /* g is done: h's members may wait again, and bind */
+    for (int i = 0; i < 3; i++)
+        start_member(&h[i], b, v, "h", i, 10 * i);
+    for (int i = 0; i < 3; i++)
+        pthread_join(h[i].t, NULL);
+    for (int i = 0; i < 3; i++)
+        ck_assert_str_eq(h[i].error, "");
+    ck_assert_int_eq(count('b'), 6);
+    ck_assert_int_eq(fk.n_reports_ok, 2);
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
 START_TEST(test_barrier_late_arrival_after_a_timeout_fails_at_once)
 {
     struct mu_view *v = mu_view_new(1, true);
@@ -962,6 +1005,8 @@ int main(void)
     tcase_add_test(
         tc, test_barrier_missing_member_times_out_binds_nothing_reports_once);
     tcase_add_test(tc, test_barrier_late_arrival_after_a_timeout_fails_at_once);
+    tcase_add_test(
+        tc, test_barrier_refuses_a_waiter_beyond_the_cap_but_completes_batches);
     tcase_add_test(
         tc, test_barrier_failed_bind_undoes_the_bound_ones_and_fails_all);
     tcase_add_test(
