@@ -108,6 +108,31 @@ START_TEST(test_kube_get_sends_exact_request_and_parses_reply)
 END_TEST
 
 /* A body with "\u0000" in a string value is read, the value whole. */
+/* The fake answers only its own clients (test_kube_fake.h): a request
+ * without its prefix, as a client of another test's stopped server on a
+ * port given out again would send, gets a 404 and is not recorded. */
+START_TEST(test_fake_server_refuses_another_servers_client)
+{
+    struct mu_kube_config cfg;
+    struct mu_kube *k = NULL;
+    struct mu_err err = {{0}};
+    char *bare = mu_xasprintf("http://127.0.0.1:%u", srv.port);
+    long status = 0;
+
+    kf_reply_body(&srv, 200, "{}");
+    mu_kube_config_init(&cfg);
+    cfg.server = bare;
+    ck_assert_int_eq(mu_kube_new(&cfg, NULL, &k, &err), 0);
+    ck_assert_int_le(mu_kube_request(k, "PATCH", "/api/v1/namespaces/a/pods/p",
+                                     NULL, NULL, NULL, &status, NULL, &err),
+                     0);
+    ck_assert_int_eq(status, 404);
+    ck_assert_uint_eq(kf_count(&srv), 0);
+    mu_kube_free(k);
+    mu_kube_config_release(&cfg);
+}
+END_TEST
+
 START_TEST(test_kube_get_reads_nul_in_a_string)
 {
     struct mu_kube *k = client();
@@ -906,6 +931,7 @@ int main(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_kube_get_sends_exact_request_and_parses_reply);
+    tcase_add_test(tc, test_fake_server_refuses_another_servers_client);
     tcase_add_test(tc, test_kube_get_reads_nul_in_a_string);
     tcase_add_test(tc, test_kube_handle_is_reused_across_methods);
     tcase_add_test(tc, test_kube_api_table_refuses_unlisted_calls_unsent);

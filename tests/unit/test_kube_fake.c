@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifdef KF_GNUTLS
 #include <gnutls/gnutls.h>
@@ -160,6 +161,27 @@ static bool verified_cert(struct MHD_Connection *c)
 }
 #endif
 
+/* A request of this server's own clients: its uri starts with the prefix
+ * (see test_kube_fake.h). */
+static bool ours(const struct kf_server *s, const char *uri)
+{
+    size_t n = strlen(s->prefix);
+
+    return !strncmp(uri, s->prefix, n) &&
+           (uri[n] == '/' || uri[n] == '?' || uri[n] == '\0');
+}
+
+static enum MHD_Result foreign(struct MHD_Connection *c)
+{
+    static const char msg[] = "not a client of this fake server";
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result ret = MHD_queue_response(c, 404, resp);
+
+    MHD_destroy_response(resp);
+    return ret;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                                   const char *url, const char *method,
                                   const char *version, const char *upload,
@@ -189,11 +211,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         *upload_size = 0;
         return MHD_YES;
     }
+    if (!ours(s, cn->uri))
+        return foreign(c);
     pthread_mutex_lock(&s->mu);
     if (s->n_reqs < KF_MAX) {
         r = &s->reqs[s->n_reqs];
         snprintf(r->method, sizeof(r->method), "%s", method);
-        r->uri = strdup(cn->uri);
+        r->uri = strdup(cn->uri + strlen(s->prefix));
         q = strchr(r->uri, '?');
         r->path = q ? strndup(r->uri, (size_t)(q - r->uri)) : strdup(r->uri);
         r->query = strdup(q ? q + 1 : "");
@@ -244,6 +268,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     return ret;
 }
 
+static atomic_uint kf_servers;
+
 static int start(struct kf_server *s, unsigned flags, const char *cert,
                  const char *key, const char *trust)
 {
@@ -278,8 +304,10 @@ static int start(struct kf_server *s, unsigned flags, const char *cert,
         return -1;
     info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info->port;
-    snprintf(s->url, sizeof(s->url), "%s://127.0.0.1:%u",
-             cert ? "https" : "http", s->port);
+    snprintf(s->prefix, sizeof(s->prefix), "/kf-%ld-%u", (long)getpid(),
+             atomic_fetch_add(&kf_servers, 1));
+    snprintf(s->url, sizeof(s->url), "%s://127.0.0.1:%u%s",
+             cert ? "https" : "http", s->port, s->prefix);
     return 0;
 }
 

@@ -9,6 +9,12 @@
  * A request beyond the script gets 503 and raises the `exhausted` flag (if
  * set), which tests use as the watch's stop flag.
  *
+ * Every server has a path prefix of its own in its url ("/kf-PID-N"), which
+ * clients put before every path: a request without it comes from another
+ * test's client (a port the kernel gave out again while a client of a
+ * stopped server still retried) and gets a 404, unrecorded and unscripted.
+ * Recorded paths are without the prefix.
+ *
  * Bodies come from a string or from a file of tests/data/kube/. A reply can
  * break the connection after its body (drop) or keep it open sending
  * nothing until the server stops (hang).
@@ -50,7 +56,8 @@ struct kf_request {
 struct kf_server {
     struct MHD_Daemon *d;
     unsigned short port;
-    char url[64]; /* "http://127.0.0.1:PORT" or https */
+    char prefix[32]; /* "/kf-PID-N", this server's own */
+    char url[96];    /* "http://127.0.0.1:PORT/kf-PID-N" or https */
     pthread_mutex_t mu;
     struct kf_reply replies[KF_MAX];
     size_t n_replies;
