@@ -6,6 +6,8 @@
  */
 #include "plugins.h"
 
+#include "api/nodecheck.h"
+
 struct pred {
     bool affinity;
     bool taints;
@@ -22,39 +24,6 @@ static void *open_pred(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
     return p;
 }
 
-static bool tolerated(const struct mu_pod *pod, const struct mu_taint *taint)
-{
-    for (size_t i = 0; i < pod->ntol; i++)
-        if (mu_toleration_matches(&pod->tol[i], taint))
-            return true;
-    return false;
-}
-
-static bool selector_ok(const struct mu_pod *pod, const struct mu_node *n)
-{
-    for (size_t i = 0; i < pod->node_selector.n; i++) {
-        const struct mu_kv *kv = &pod->node_selector.v[i];
-
-        if (mu_strcmp0(mu_kvs_get(&n->meta.labels, kv->key), kv->value) != 0)
-            return false;
-    }
-    return pod->affinity.nterms == 0 ||
-           mu_affinity_matches(&pod->affinity, &n->meta.labels, n->meta.name);
-}
-
-static bool taints_ok(const struct mu_pod *pod, const struct mu_node *n)
-{
-    for (size_t i = 0; i < n->ntaints; i++) {
-        const struct mu_taint *t = &n->taints[i];
-
-        if ((t->effect == MU_EFFECT_NO_SCHEDULE ||
-             t->effect == MU_EFFECT_NO_EXECUTE) &&
-            !tolerated(pod, t))
-            return false;
-    }
-    return true;
-}
-
 static bool fail(struct mu_fit *fit, enum mu_fit_code code)
 {
     if (fit) {
@@ -67,18 +36,18 @@ static bool fail(struct mu_fit *fit, enum mu_fit_code code)
 static bool predicate(void *st, const struct mu_task *t,
                       const struct mu_cnode *n, struct mu_fit *fit)
 {
-    static const struct mu_taint unschedulable = {
-        .key = (char *)"node.kubernetes.io/unschedulable",
-        .effect = MU_EFFECT_NO_SCHEDULE,
-    };
     const struct pred *p = st;
 
-    if (n->spec.unschedulable && !tolerated(&t->pod, &unschedulable))
+    switch (mu_nodecheck(&t->pod, &n->spec, p->affinity, p->taints)) {
+    case MU_NODECHECK_UNSCHEDULABLE:
         return fail(fit, MU_FIT_UNSCHEDULABLE);
-    if (p->affinity && !selector_ok(&t->pod, &n->spec))
+    case MU_NODECHECK_SELECTOR:
         return fail(fit, MU_FIT_SELECTOR);
-    if (p->taints && !taints_ok(&t->pod, &n->spec))
+    case MU_NODECHECK_TAINT:
         return fail(fit, MU_FIT_TAINT);
+    case MU_NODECHECK_OK:
+        break;
+    }
     return true;
 }
 
