@@ -392,6 +392,38 @@ static int pod_request(const json_t *spec, struct mu_resnames *rn,
     return 0;
 }
 
+static bool has_host_port(const json_t *spec, const char *key)
+{
+    const json_t *c, *port;
+    size_t i, k;
+
+    json_array_foreach(json_object_get(spec, key), i, c)
+        json_array_foreach(json_object_get(c, "ports"), k, port)
+            if (json_integer_value(json_object_get(port, "hostPort")) > 0)
+                return true;
+    return false;
+}
+
+/* What only kube-scheduler checks or prepares (struct mu_pod, kube_only). */
+static bool kube_only(const json_t *spec)
+{
+    const json_t *aff = json_object_get(spec, "affinity"), *vol;
+    size_t i;
+
+    json_array_foreach(json_object_get(spec, "volumes"), i, vol)
+        if (json_object_get(vol, "persistentVolumeClaim") ||
+            json_object_get(vol, "ephemeral"))
+            return true;
+    return json_array_size(json_object_get(spec, "resourceClaims")) ||
+           json_object_get(aff, "podAffinity") ||
+           json_object_get(aff, "podAntiAffinity") ||
+           json_array_size(json_object_get(spec,
+                                           "topologySpreadConstraints")) ||
+           json_object_size(json_object_get(spec, "overhead")) ||
+           has_host_port(spec, "containers") ||
+           has_host_port(spec, "initContainers");
+}
+
 static int pod_spec(const json_t *spec, struct mu_resnames *rn,
                     struct mu_pod *out, struct mu_err *err)
 {
@@ -439,6 +471,7 @@ static int pod_spec(const json_t *spec, struct mu_resnames *rn,
     }
     if (!rc)
         rc = pod_request(spec, rn, &out->req, err);
+    out->kube_only = kube_only(spec);
     return rc;
 }
 

@@ -115,6 +115,13 @@ struct mu_pod {
     bool preemptable;       /* volcano.sh/preemptable, default true */
     int64_t submit_at_ms;   /* muster.io/submit-at, default 0 */
     int64_t run_for_ms;     /* muster.io/run-for, -1 = runs until evicted */
+    bool kube_only;         /* the spec asks for something that only
+                               kube-scheduler checks or prepares, which
+                               muster's engine does not model: a volume
+                               from a claim (persistentVolumeClaim,
+                               ephemeral), resourceClaims, pod affinity or
+                               anti-affinity, topologySpreadConstraints, a
+                               container hostPort, spec.overhead */
 };
 int mu_pod_decode(const json_t *j, struct mu_resnames *rn, struct mu_pod *out,
                   struct mu_err *err);

@@ -92,9 +92,68 @@ START_TEST(test_pod_decode_defaults)
     ck_assert(p.preemptable);
     ck_assert_int_eq(p.submit_at_ms, 0);
     ck_assert_int_eq(p.run_for_ms, -1);
+    ck_assert(!p.kube_only);
     mu_pod_release(&p);
     ck_assert(all_zero(&p, sizeof(p)));
     json_decref(j);
+}
+END_TEST
+
+/* What only kube-scheduler checks or prepares marks a pod kube_only;
+ * what muster's engine models (node affinity, selectors, tolerations,
+ * other volumes, ports without hostPort) does not. */
+START_TEST(test_pod_kube_only_marks_what_only_kube_scheduler_checks)
+{
+    static const char *const spec_of[] = {
+        "'volumes': [{'name': 'd', 'persistentVolumeClaim': "
+        "{'claimName': 'c'}}]",
+        "'volumes': [{'name': 'e', 'ephemeral': {'volumeClaimTemplate': "
+        "{'spec': {}}}}]",
+        "'resourceClaims': [{'name': 'gpu', 'resourceClaimTemplateName': "
+        "'t'}]",
+        "'affinity': {'podAffinity': {}}",
+        "'affinity': {'podAntiAffinity': {}}",
+        "'topologySpreadConstraints': [{'maxSkew': 1, 'topologyKey': 'z', "
+        "'whenUnsatisfiable': 'DoNotSchedule'}]",
+        "'overhead': {'cpu': '100m'}",
+        "'containers': [{'name': 'c', 'ports': [{'containerPort': 80, "
+        "'hostPort': 8080}]}]",
+        "'containers': [{'name': 'c'}], 'initContainers': [{'name': 'i', "
+        "'ports': [{'containerPort': 80, 'hostPort': 80}]}]",
+    };
+    static const char *const plain_of[] = {
+        "'volumes': [{'name': 'd', 'emptyDir': {}}, {'name': 'h', "
+        "'hostPath': {'path': '/x'}}]",
+        "'affinity': {'nodeAffinity': {'requiredDuringSchedulingIgnored"
+        "DuringExecution': {'nodeSelectorTerms': [{'matchExpressions': "
+        "[{'key': 'k', 'operator': 'Exists'}]}]}}}",
+        "'containers': [{'name': 'c', 'ports': [{'containerPort': 80}]}]",
+        "'resourceClaims': [], 'topologySpreadConstraints': []",
+    };
+
+    for (size_t k = 0; k < 2; k++) {
+        const char *const *specs = k ? plain_of : spec_of;
+        size_t n = k ? MU_ARRAY_LEN(plain_of) : MU_ARRAY_LEN(spec_of);
+
+        for (size_t i = 0; i < n; i++) {
+            char text[1024];
+            struct mu_pod p;
+            json_t *j;
+
+            snprintf(text, sizeof(text),
+                     "{'metadata': {'name': 'p', 'uid': 'u'}, 'spec': {%s%s}}",
+                     specs[i],
+                     strstr(specs[i], "'containers'")
+                         ? ""
+                         : ", 'containers': [{'name': 'c'}]");
+            j = js(text);
+            ck_assert_int_eq(mu_pod_decode(j, &rn, &p, NULL), 0);
+            ck_assert_msg(p.kube_only == !k, "%s: kube_only %d", specs[i],
+                          p.kube_only);
+            mu_pod_release(&p);
+            json_decref(j);
+        }
+    }
 }
 END_TEST
 
@@ -1194,6 +1253,7 @@ int main(void)
 
     tcase_add_checked_fixture(tp, setup, teardown);
     tcase_add_test(tp, test_pod_decode_defaults);
+    tcase_add_test(tp, test_pod_kube_only_marks_what_only_kube_scheduler_checks);
     tcase_add_test(tp, test_pod_limits_only_gpu_requests_its_limit);
     tcase_add_test(tp, test_pod_request_init_containers_sidecars_overhead);
     tcase_add_test(tp, test_pod_init_container_dominates);
