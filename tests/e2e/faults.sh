@@ -51,6 +51,17 @@ start_muster() {
     wait_for 30 curl -sf "http://127.0.0.1:$METRICS/readyz"
 }
 
+# start_muster in this shell, not in check's subshell: MPID must be the
+# new process's, or the next stop_muster leaves it running beside the next
+# one (which then cannot listen)
+restarted() { # NAME
+    if start_muster >/dev/null 2>&1 && kill -0 "$MPID" 2>/dev/null; then
+        ok "$1"
+    else
+        not_ok "$1" "muster did not become ready (pid ${MPID:-none})"
+    fi
+}
+
 tap_cleanup() {
     [ -n "$MPID" ] && kill -9 "$MPID" 2>/dev/null
     [ -n "$PXPID" ] && kill -9 "$PXPID" 2>/dev/null
@@ -162,7 +173,7 @@ stop_muster
 echo "# killed muster (kill -9) with fk-0 and fk-1 pinned, unbound"
 kill -CONT "$VSPID"
 rm -f "$D/hold"
-check "muster starts again" start_muster
+restarted "muster starts again"
 # nothing stays pinned to a node where it cannot run: each fk-* is bound,
 # and to the node it was pinned to, or is no longer pinned
 stuck() { # PREFIX: its pods pinned (node affinity on metadata.name) and not bound there
@@ -203,7 +214,7 @@ kubectl delete node "$GONE_NODE" >/dev/null
 echo "# killed muster (kill -9); deleted node $GONE_NODE, fm-1's pinned node"
 kill -CONT "$VSPID"
 rm -f "$D/hold"
-check "muster starts again (2)" start_muster
+restarted "muster starts again (2)"
 check "no fm-* pod stays pinned to a node where it cannot run" wait_for 60 stuck fm-
 check "fm-1 was made again: its name, a new uid, the old one noted" \
     wait_for 30 bash -c "[ \"\$(kubectl get pod fm-1 -o jsonpath='{.metadata.annotations.muster\\.io/made-again-from}')\" = '$OLD_UID' ]"
