@@ -160,7 +160,8 @@ static int submit_tw(struct mu_writer *w, int id, const char *key,
     char path[64];
 
     tws[id] = (struct tw){id, wait_gate, sleep, rc};
-    snprintf(path, sizeof(path), "/test/%s", key); /* one object, one path */
+    /* one object, one path */
+    snprintf(path, sizeof(path), "/test/%s", key ? key : "-");
     wr.path = path;
     wr.ctx = &tws[id];
     return mu_writer_submit(w, &wr);
