@@ -18,6 +18,7 @@
 static const char usage[] =
     "usage: muster serve [--kubeconfig PATH] [--listen HOST:PORT] "
     "[--metrics-listen HOST:PORT]\n"
+    "                    [--gang-bind first|all]\n"
     "                    [--config FILE] [--tls-cert-file F "
     "--tls-private-key-file F\n"
     "                    --client-ca-file F]\n"
@@ -32,6 +33,10 @@ static const char usage[] =
     "  --listen HOST:PORT default 127.0.0.1:8888\n"
     "  --config FILE      scheduler configuration (volcano-scheduler.conf)\n"
     "  --period DURATION  cycle tick (default 1s)\n"
+    "  --gang-bind first|all  first (default): a gang whose pods need\n"
+    "                     nothing of kube-scheduler but their node binds\n"
+    "                     whole when its first member reaches /bind; all:\n"
+    "                     each member waits there for the others\n"
     "  --leader-elect     only the holder of a coordination.k8s.io Lease\n"
     "                     writes; the others are followers (warm caches,\n"
     "                     /readyz and /bind 503), kube-scheduler's flags:\n"
@@ -218,6 +223,14 @@ static int cmd_serve(int argc, char **argv)
                         o.period_ms <= 0 ? "must be positive" : err.msg);
                 return 2;
             }
+        } else if (!strcmp(a, "--gang-bind") && i + 1 < argc) {
+            a = argv[++i];
+            if (strcmp(a, "first") && strcmp(a, "all")) {
+                fprintf(stderr, "muster: --gang-bind: \"%s\": want first "
+                                "or all\n", a);
+                return 2;
+            }
+            o.gang_bind_all = !strcmp(a, "all");
         } else if (!strcmp(a, "--leader-elect")) {
             o.leader_elect = true;
         } else if (!strncmp(a, "--leader-elect-", 15) && i + 1 < argc) {

@@ -58,6 +58,9 @@ struct batch {
     int refs; /* one for the table, one per member still inside */
     int64_t forget_at;
     int counted; /* members counted in mu_barrier.waiting (WAITING) */
+    bool eager;  /* bound whole at one member's arrival
+                    (mu_barrier_bind_gang): its members stay in the
+                    tombstone when it bound, to answer their /bind */
     struct batch *next; /* in the tombstone queue */
 };
 
@@ -68,6 +71,8 @@ struct mu_barrier {
     size_t n_tombs;
     int64_t timeout_ms;
     int waiting, max_waiting; /* members waiting in WAITING batches */
+    int helpers; /* threads binding for mu_barrier_bind_gang, at most
+                    MU_BARRIER_MAX_HELPERS */
     mu_bind_fn bind;
     mu_unbind_fn unbind;
     mu_bindcheck_fn check; /* NULL: ambiguous binds are not read back */
@@ -195,7 +200,8 @@ static void finish(struct mu_barrier *b, struct batch *bt, bool ok, int code,
     bt->ok = ok;
     bt->code = code;
     bt->detail = detail;
-    free_members(bt);
+    if (!(bt->eager && ok))
+        free_members(bt);
     pthread_cond_broadcast(&bt->cond);
     bt->forget_at = now + MU_BARRIER_TOMB_TTL_MS;
     bt->next = NULL;
@@ -259,7 +265,8 @@ static void set_msg(struct member *m, char *msg)
  * readable, the bind is tried again, MU_BARRIER_BIND_TRIES in all, with a
  * doubling backoff, none starting past until.
  */
-static void bind_one(struct mu_barrier *b, struct member *m, int64_t until)
+static void bind_one(struct mu_barrier *b, struct member *m, int64_t until,
+                     int max_tries)
 {
     int64_t backoff = MU_BARRIER_BACKOFF_MS;
 
@@ -307,7 +314,7 @@ static void bind_one(struct mu_barrier *b, struct member *m, int64_t until)
         }
         if (!crc)
             m->unbound = true;
-        if (tries >= MU_BARRIER_BIND_TRIES || mu_now_ms() + backoff > until) {
+        if (tries >= max_tries || mu_now_ms() + backoff > until) {
             set_msg(m, mu_xasprintf(
                            "%s (%d tr%s; read back: %s)", m->msg, tries,
                            tries == 1 ? "y" : "ies",
@@ -320,6 +327,15 @@ static void bind_one(struct mu_barrier *b, struct member *m, int64_t until)
                       ? MU_BARRIER_BACKOFF_MAX_MS
                       : backoff * 2;
     }
+}
+
+/* Tries of a member's bind per round: more in a batch bound at one
+ * member's arrival, whose other members' release may still be on its way
+ * to the apiserver (a gated pod's bind is refused with a 409 until its
+ * gate is off). */
+static int tries_of(const struct batch *bt)
+{
+    return bt->eager ? MU_BARRIER_GANG_TRIES : MU_BARRIER_BIND_TRIES;
 }
 
 static int first_failed(const struct batch *bt)
@@ -352,7 +368,7 @@ static int judge(struct mu_barrier *b, struct batch *bt, char **detail)
     if (nbound && mu_now_ms() < bt->retry_until) {
         for (int i = 0; i < bt->size; i++)
             if (retryable(b, &bt->m[i]))
-                bind_one(b, &bt->m[i], bt->retry_until);
+                bind_one(b, &bt->m[i], bt->retry_until, tries_of(bt));
         if ((bad = first_failed(bt)) < 0)
             return 0;
     }
@@ -413,7 +429,7 @@ static int bind_alone(struct mu_barrier *b, const char *ns, const char *name,
                        .uid = (char *)uid, .node = (char *)node};
     int rc;
 
-    bind_one(b, &m, mu_now_ms() + MU_BARRIER_RETRY_MS);
+    bind_one(b, &m, mu_now_ms() + MU_BARRIER_RETRY_MS, MU_BARRIER_BIND_TRIES);
     rc = m.rc ? mu_err_set(err, m.rc, "binding %s/%s to %s failed: %s", ns,
                            name, node, m.msg)
               : 0;
@@ -428,6 +444,50 @@ static void wait_until(struct batch *bt, pthread_mutex_t *lock, int64_t ms,
     struct timespec ts = mu_ns_to_timespec(ms * 1000000);
 
     *rc = pthread_cond_timedwait(&bt->cond, lock, &ts);
+}
+
+/* The answer to a /bind of ns/name (uid, on node) in bt, which is DONE
+ * (lock held). */
+static int answer(const struct batch *bt, const char *ns, const char *name,
+                  const char *uid, const char *node, struct mu_err *err)
+{
+    if (!bt->ok)
+        return mu_err_set(err, bt->code,
+                          "not binding %s/%s: its batch is over: %s", ns,
+                          name, bt->detail);
+    for (int i = 0; bt->eager && bt->m && i < bt->size; i++) {
+        if (strcmp(bt->m[i].uid, uid))
+            continue;
+        if (!strcmp(bt->m[i].node, node))
+            return 0; /* muster bound it there with its gang */
+        return mu_err_set(err, -ESTALE,
+                          "gang batch %s bound %s/%s to %s, not %s",
+                          bt->release, ns, name, bt->m[i].node, node);
+    }
+    return mu_err_set(err, -ESTALE,
+                      "gang batch %s is already bound; not binding %s/%s",
+                      bt->release, ns, name);
+}
+
+/* Waits (lock held on entry, released on return) until bt is DONE, then
+ * answers as answer() does. */
+static int answer_when_done(struct mu_barrier *b, struct batch *bt,
+                            const char *ns, const char *name,
+                            const char *uid, const char *node,
+                            struct mu_err *err)
+{
+    bool gone;
+    int rc;
+
+    bt->refs++;
+    while (bt->state != DONE)
+        pthread_cond_wait(&bt->cond, &b->lock);
+    rc = answer(bt, ns, name, uid, node, err);
+    gone = unref(bt);
+    pthread_mutex_unlock(&b->lock);
+    if (gone)
+        free_batch(bt);
+    return rc;
 }
 
 int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
@@ -446,19 +506,8 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
     now = mu_now_ms();
     prune(b, now);
     bt = mu_map_get(&b->batches, release);
-    if (bt && bt->state == DONE) {
-        if (bt->ok)
-            rc = mu_err_set(err, -ESTALE,
-                            "gang batch %s is already bound; not binding "
-                            "%s/%s",
-                            release, ns, name);
-        else
-            rc = mu_err_set(err, bt->code,
-                            "not binding %s/%s: its batch is over: %s", ns,
-                            name, bt->detail);
-        pthread_mutex_unlock(&b->lock);
-        return rc;
-    }
+    if (bt && (bt->state == DONE || bt->eager))
+        return answer_when_done(b, bt, ns, name, uid, node, err);
     /* a member that would wait, while the cap's worth wait already, is
      * turned away before anything is made for it; one that completes its
      * batch never waits, so it always comes in (see extender.h) */
@@ -535,7 +584,7 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
 
             /* BINDING: bind this thread's member, once */
             pthread_mutex_unlock(&b->lock);
-            bind_one(b, m, bt->retry_until);
+            bind_one(b, m, bt->retry_until, MU_BARRIER_BIND_TRIES);
             m = NULL;
             pthread_mutex_lock(&b->lock);
             if (--bt->binding)
@@ -560,6 +609,136 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
             atomic_fetch_add(&st->batches_timed_out, 1);
         if (b->report)
             b->report(b->ctx, &r);
+    }
+    pthread_mutex_lock(&b->lock);
+    gone = unref(bt);
+    pthread_mutex_unlock(&b->lock);
+    if (gone)
+        free_batch(bt);
+    return rc;
+}
+
+void mu_barrier_members_free(struct mu_barrier_member *m, int n)
+{
+    for (int i = 0; m && i < n; i++) {
+        free(m[i].ns);
+        free(m[i].name);
+        free(m[i].uid);
+        free(m[i].node);
+    }
+    free(m);
+}
+
+/* The binds of an eager batch, shared by the threads that run them: each
+ * takes the next member not taken yet. */
+struct gang_binds {
+    struct mu_barrier *b;
+    struct batch *bt;
+    atomic_int next;
+};
+
+static void bind_some(struct gang_binds *g)
+{
+    int i;
+
+    while ((i = atomic_fetch_add(&g->next, 1)) < g->bt->size)
+        bind_one(g->b, &g->bt->m[i], g->bt->retry_until, tries_of(g->bt));
+}
+
+static void *helper_main(void *arg)
+{
+    bind_some(arg);
+    return NULL;
+}
+
+/* Binds every member of bt (BINDING, no lock held), on this thread and up
+ * to MU_BARRIER_GANG_THREADS - 1 helpers, as many as the global cap
+ * leaves. */
+static void bind_all(struct mu_barrier *b, struct batch *bt)
+{
+    pthread_t th[MU_BARRIER_GANG_THREADS - 1];
+    struct gang_binds g = {.b = b, .bt = bt};
+    int want = MU_MIN(bt->size, MU_BARRIER_GANG_THREADS) - 1, grant, got = 0;
+
+    atomic_init(&g.next, 0);
+    pthread_mutex_lock(&b->lock);
+    grant = MU_MAX(0, MU_MIN(want, MU_BARRIER_MAX_HELPERS - b->helpers));
+    b->helpers += grant;
+    pthread_mutex_unlock(&b->lock);
+    while (got < grant && !pthread_create(&th[got], NULL, helper_main, &g))
+        got++;
+    bind_some(&g);
+    for (int i = 0; i < got; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_lock(&b->lock);
+    b->helpers -= grant;
+    pthread_mutex_unlock(&b->lock);
+}
+
+int mu_barrier_bind_gang(struct mu_barrier *b, const char *release,
+                         const struct mu_barrier_member *gang, int n,
+                         const char *uid, const char *node,
+                         struct mu_err *err)
+{
+    const struct mu_barrier_member *me = NULL;
+    struct mu_ext_stats *st;
+    struct batch *bt;
+    char *detail = NULL;
+    bool gone;
+    int rc;
+
+    for (int i = 0; i < n; i++)
+        if (!strcmp(gang[i].uid, uid))
+            me = &gang[i];
+    if (!release || !me)
+        return mu_err_set(err, -EINVAL,
+                          "gang batch %s: pod uid %s is not one of its %d "
+                          "members",
+                          release ? release : "(none)", uid, n);
+    pthread_mutex_lock(&b->lock);
+    prune(b, mu_now_ms());
+    bt = mu_map_get(&b->batches, release);
+    if (bt && (bt->state == DONE || bt->eager))
+        return answer_when_done(b, bt, me->ns, me->name, uid, node, err);
+    if (bt) { /* being gathered the other way: join it */
+        pthread_mutex_unlock(&b->lock);
+        return mu_barrier_bind(b, release, n, me->ns, me->name, uid, node,
+                               me->controlled, err);
+    }
+    bt = mu_xcalloc(1, sizeof(*bt));
+    bt->release = mu_xstrdup(release);
+    bt->size = bt->arrived = n;
+    bt->m = mu_xcalloc((size_t)n, sizeof(*bt->m));
+    for (int i = 0; i < n; i++) {
+        bt->m[i].ns = mu_xstrdup(gang[i].ns);
+        bt->m[i].name = mu_xstrdup(gang[i].name);
+        bt->m[i].uid = mu_xstrdup(gang[i].uid);
+        bt->m[i].node = mu_xstrdup(gang[i].node);
+        bt->m[i].controlled = gang[i].controlled;
+    }
+    bt->state = BINDING;
+    bt->eager = true;
+    bt->retry_until = mu_now_ms() + MU_BARRIER_RETRY_MS;
+    bt->refs = 2; /* the table's and this thread's */
+    mu_cond_init_monotonic(&bt->cond);
+    mu_map_put(&b->batches, release, bt);
+    pthread_mutex_unlock(&b->lock);
+
+    bind_all(b, bt);
+    rc = judge(b, bt, &detail);
+
+    pthread_mutex_lock(&b->lock);
+    finish(b, bt, rc == 0, rc, detail, mu_now_ms());
+    rc = rc ? mu_err_set(err, bt->code, "%s", bt->detail)
+            : answer(bt, me->ns, me->name, uid, node, err);
+    pthread_mutex_unlock(&b->lock);
+    if ((st = atomic_load(&b->stats)))
+        atomic_fetch_add(bt->ok ? &st->gangs_first_ok
+                                : &st->gangs_first_failed, 1);
+    if (b->report) {
+        struct mu_bind_report r = {bt->release, bt->ok, false, bt->detail};
+
+        b->report(b->ctx, &r);
     }
     pthread_mutex_lock(&b->lock);
     gone = unref(bt);

@@ -657,6 +657,38 @@ static void refuse(struct mu_ext_bind_req *r, const char *fmt, ...)
     r->error = mu_xstrdup(msg);
 }
 
+/* Every member of vp's batch when all of them are in v, reserved, plain
+ * and of that batch (r->gang, r->ngang); else nothing: the barrier then
+ * waits for kube-scheduler to bring each of them. */
+static void plain_gang(const struct mu_view *v, const struct mu_view_pod *vp,
+                       struct mu_ext_bind_req *r)
+{
+    const struct mu_view_batch *bt = mu_view_batch(v, vp->release);
+    struct mu_barrier_member *g;
+
+    if (!vp->plain || !bt || bt->n != (size_t)vp->batch_size)
+        return;
+    for (size_t i = 0; i < bt->n; i++) {
+        const struct mu_view_pod *p = mu_view_pod(v, bt->uids[i]);
+
+        if (!p || !p->plain || !p->node || !p->ns || !p->name ||
+            mu_strcmp0(p->release, vp->release))
+            return;
+    }
+    g = mu_xcalloc(bt->n, sizeof(*g));
+    for (size_t i = 0; i < bt->n; i++) {
+        const struct mu_view_pod *p = mu_view_pod(v, bt->uids[i]);
+
+        g[i].ns = mu_xstrdup(p->ns);
+        g[i].name = mu_xstrdup(p->name);
+        g[i].uid = mu_xstrdup(p->uid);
+        g[i].node = mu_xstrdup(p->node);
+        g[i].controlled = p->controlled;
+    }
+    r->gang = g;
+    r->ngang = (int)bt->n;
+}
+
 void mu_ext_bind_prepare(const struct mu_view *v, const json_t *args,
                          struct mu_ext_bind_req *r)
 {
@@ -707,6 +739,8 @@ void mu_ext_bind_prepare(const struct mu_view *v, const json_t *args,
         r->release = mu_xstrdup_or_null(vp->release);
         r->batch_size = vp->batch_size;
         r->controlled = vp->controlled;
+        if (vp->release)
+            plain_gang(v, vp, r);
     }
 out:
     free(name);
@@ -720,9 +754,13 @@ json_t *mu_ext_bind_finish(struct mu_barrier *b, struct mu_ext_bind_req *r)
 
     if (r->error)
         set_msg(msg, "%s", r->error);
-    else if (mu_barrier_bind(b, r->release, r->batch_size, r->ns, r->name,
-                             r->uid, r->node, r->controlled, &err))
+    else if (r->gang ? mu_barrier_bind_gang(b, r->release, r->gang, r->ngang,
+                                            r->uid, r->node, &err)
+                     : mu_barrier_bind(b, r->release, r->batch_size, r->ns,
+                                       r->name, r->uid, r->node,
+                                       r->controlled, &err))
         set_msg(msg, "%s", err.msg);
+    mu_barrier_members_free(r->gang, r->ngang);
     free(r->ns);
     free(r->name);
     free(r->uid);

@@ -250,9 +250,14 @@ void mu_barrier_set_max_waiting(struct mu_barrier *b, int n);
  *   - PodNamespace/PodName other than the view's for that uid;
  *   - a pod that must wait (no reserved node), or args.Node other than
  *     its reserved node.
- * A reserved pod outside a release batch (release NULL) is bound at once;
- * the others wait in the barrier until their batch completes or times
- * out. Returns a new ExtenderBindingResult ({"Error": ""} on success).
+ * A reserved pod outside a release batch (release NULL) is bound at once.
+ * A member of a batch that the view holds whole, every member plain
+ * (mu_view_set_plain), binds the whole batch at once: kube-scheduler has
+ * checked this member on its node, and nothing is left for it to check of
+ * the others (extender/internal.h, mu_barrier_bind_gang); the others'
+ * later /bind calls are answered from that outcome. Any other member waits
+ * in the barrier until its batch completes or times out. Returns a new
+ * ExtenderBindingResult ({"Error": ""} on success).
  */
 json_t *mu_ext_bind(struct mu_barrier *b, const struct mu_view *v,
                     const json_t *args);
@@ -268,6 +273,8 @@ json_t *mu_ext_bind(struct mu_barrier *b, const struct mu_view *v,
 struct mu_ext_stats {
     atomic_ullong filter_calls, filter_ns_total;
     atomic_ullong bind_calls, bind_ok, bind_failed, batches_timed_out;
+    atomic_ullong gangs_first_ok, gangs_first_failed; /* bound whole at
+                    their first member's /bind (mu_barrier_bind_gang) */
     atomic_ullong bad_requests;
     atomic_ullong conns_cut; /* shut down at a deadline (http.h) */
     /* filter latency histogram: bucket i counts calls < 2^i microseconds */

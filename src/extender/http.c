@@ -435,6 +435,16 @@ static char *metrics_text(struct mu_ext_server *s)
            "Release batches whose members did not all reach bind in time.");
     mu_sb_addf(&sb, "muster_extender_batches_timed_out_total %llu\n",
                atomic_load(&st->batches_timed_out));
+    metric(&sb, "muster_extender_gangs_bound_at_first_member_total",
+           "counter",
+           "Release batches bound whole when their first member reached "
+           "bind (every member plain), by result.");
+    mu_sb_addf(&sb, "muster_extender_gangs_bound_at_first_member_total"
+                    "{result=\"ok\"} %llu\n",
+               atomic_load(&st->gangs_first_ok));
+    mu_sb_addf(&sb, "muster_extender_gangs_bound_at_first_member_total"
+                    "{result=\"failed\"} %llu\n",
+               atomic_load(&st->gangs_first_failed));
     metric(&sb, "muster_extender_bad_requests_total", "counter",
            "Requests refused as malformed, oversize, or of the wrong "
            "method or path.");

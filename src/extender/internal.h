@@ -101,6 +101,11 @@ struct mu_ext_bind_req {
     char *release; /* NULL: bind at once */
     int batch_size;
     bool controlled; /* the view's: may be deleted to undo a batch */
+    /* every member of the batch (this one among them), set when all
+     * batch_size of them are in the view, reserved and plain: the barrier
+     * binds the whole gang at this arrival (mu_barrier_bind_gang) */
+    struct mu_barrier_member *gang;
+    int ngang;
     char *error; /* set: refuse with this error, bind nothing */
     bool bad;    /* the request was malformed */
 };
@@ -115,6 +120,45 @@ json_t *mu_ext_bind_finish(struct mu_barrier *b, struct mu_ext_bind_req *r);
 int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
                     const char *ns, const char *name, const char *uid,
                     const char *node, bool controlled, struct mu_err *err);
+/* One member of a gang bound whole (mu_barrier_bind_gang): the view's
+ * names and reserved node. */
+struct mu_barrier_member {
+    char *ns, *name, *uid, *node;
+    bool controlled;
+};
+void mu_barrier_members_free(struct mu_barrier_member *m, int n);
+
+/*
+ * Binds the whole release batch at the arrival of one of its members
+ * (uid, one of gang[0..n-1]; each plain, mu_view_pod): kube-scheduler
+ * has checked that member on its node, and nothing in the others' specs
+ * is left for it to check or prepare, so muster binds them all now
+ * instead of holding this member's /bind until kube-scheduler reaches
+ * each of the others (which, behind a backlog, takes longer than any
+ * barrier window: issue 15). A member's bind is tried up to
+ * MU_BARRIER_GANG_TRIES times a round (its release, sent with the
+ * first's, may still be on its way: a gated pod's bind gets a 409 until
+ * it lands). The binds run on up to
+ * MU_BARRIER_GANG_THREADS threads at once (this one and helpers, at most
+ * MU_BARRIER_MAX_HELPERS helpers over all batches; beyond it this thread
+ * binds the rest itself), are retried and judged as a gathered batch's
+ * are (a member that still fails undoes the ones that bound, controlled
+ * ones only), and the outcome is reported once. A member's later /bind
+ * (kube-scheduler reached it before it saw the binding) is answered from
+ * the tombstone: 0 when the batch bound and it was bound to node, the
+ * batch's error when it failed; one arriving while the binds run waits
+ * for them. A batch already being gathered the other way (begun under an
+ * older view) goes on that way: this member joins it. Blocks; 0, or
+ * -errno with err. The caller keeps gang.
+ */
+#define MU_BARRIER_GANG_THREADS 8
+#define MU_BARRIER_GANG_TRIES 12 /* per member and round, within
+                                    MU_BARRIER_RETRY_MS (extender.h) */
+#define MU_BARRIER_MAX_HELPERS 128
+int mu_barrier_bind_gang(struct mu_barrier *b, const char *release,
+                         const struct mu_barrier_member *gang, int n,
+                         const char *uid, const char *node,
+                         struct mu_err *err);
 /* Counts timed-out batches into st (NULL: stop counting). */
 void mu_barrier_set_stats(struct mu_barrier *b, struct mu_ext_stats *st);
 

@@ -61,6 +61,7 @@ struct mu_view *mu_view_new(uint64_t gen, bool synced)
     v->synced = synced;
     v->sched_names = copy_names(default_names);
     mu_map_init(&v->pods);
+    mu_map_init(&v->batches);
     return v;
 }
 
@@ -68,6 +69,22 @@ void mu_view_set_sched_names(struct mu_view *v, const char *const *names)
 {
     free_names(v->sched_names);
     v->sched_names = copy_names(names);
+}
+
+static void batch_add(struct mu_view *v, const char *release,
+                      const char *uid)
+{
+    struct mu_view_batch *b = mu_map_get(&v->batches, release);
+
+    if (!b) {
+        b = mu_xcalloc(1, sizeof(*b));
+        mu_map_put(&v->batches, release, b);
+    }
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 8;
+        b->uids = mu_xrealloc(b->uids, b->cap * sizeof(*b->uids));
+    }
+    b->uids[b->n++] = mu_xstrdup(uid);
 }
 
 void mu_view_add_pod(struct mu_view *v, const char *uid, const char *ns,
@@ -88,6 +105,8 @@ void mu_view_add_pod(struct mu_view *v, const char *uid, const char *ns,
     old = mu_map_put(&v->pods, uid, p);
     if (old)
         free_pod(old);
+    if (release)
+        batch_add(v, release, uid);
 }
 
 void mu_view_set_controlled(struct mu_view *v, const char *uid,
@@ -97,6 +116,22 @@ void mu_view_set_controlled(struct mu_view *v, const char *uid,
 
     if (p)
         p->controlled = controlled;
+}
+
+void mu_view_set_plain(struct mu_view *v, const char *uid, bool plain)
+{
+    struct mu_view_pod *p = uid ? mu_map_get(&v->pods, uid) : NULL;
+
+    if (p)
+        p->plain = plain;
+}
+
+const struct mu_view_batch *mu_view_batch(const struct mu_view *v,
+                                          const char *release)
+{
+    if (!v || !release)
+        return NULL;
+    return mu_map_get(&v->batches, release);
 }
 
 const struct mu_view_pod *mu_view_pod(const struct mu_view *v, const char *uid)
@@ -128,6 +163,16 @@ static void view_free(struct mu_view *v)
     while (mu_map_next(&v->pods, &it, NULL, &pod))
         free_pod(pod);
     mu_map_release(&v->pods);
+    it = 0;
+    while (mu_map_next(&v->batches, &it, NULL, &pod)) {
+        struct mu_view_batch *b = pod;
+
+        for (size_t i = 0; i < b->n; i++)
+            free(b->uids[i]);
+        free(b->uids);
+        free(b);
+    }
+    mu_map_release(&v->batches);
     free_names(v->sched_names);
     free(v);
 }

@@ -38,6 +38,18 @@ struct mu_view_pod {
     bool controlled; /* has a controller ownerReference: a controller makes
                         it again if it is deleted. A pod without one is
                         never deleted by /bind (mu_view_set_controlled) */
+    bool plain;     /* nothing in its spec is left for kube-scheduler to
+                       check or prepare beyond the reserved node (no
+                       volume claims, resource claims, pod (anti-)affinity,
+                       topology spread or host ports, mu_pod.kube_only):
+                       muster may bind it itself (mu_view_set_plain) */
+};
+
+/* The members of one release batch, in the order they were added (their
+ * uids, owned by the view). */
+struct mu_view_batch {
+    size_t n, cap;
+    char **uids;
 };
 
 struct mu_view {
@@ -46,6 +58,7 @@ struct mu_view {
     bool synced;         /* the caches have listed everything once */
     char **sched_names;  /* schedulerNames muster serves (NULL-terminated) */
     struct mu_map pods;  /* uid -> struct mu_view_pod * (owned) */
+    struct mu_map batches; /* release -> struct mu_view_batch * (owned) */
 };
 
 /* An empty, unsynced view serving schedulerName "volcano". */
@@ -60,7 +73,17 @@ void mu_view_add_pod(struct mu_view *v, const char *uid, const char *ns,
  * again (extender.h, mu_unbind_fn). Unknown uid: nothing. */
 void mu_view_set_controlled(struct mu_view *v, const char *uid,
                             bool controlled);
+/* Marks pod uid (added before) as plain (see struct mu_view_pod) or not;
+ * only before publishing. A pod added is not plain until marked: /bind
+ * then waits for kube-scheduler to bring every member of its batch.
+ * Unknown uid: nothing. */
+void mu_view_set_plain(struct mu_view *v, const char *uid, bool plain);
 const struct mu_view_pod *mu_view_pod(const struct mu_view *v, const char *uid);
+/* The members of release batch release (NULL when v has none, or release
+ * is NULL). A uid listed may have been added again since with another
+ * release: look each up with mu_view_pod and compare its release. */
+const struct mu_view_batch *mu_view_batch(const struct mu_view *v,
+                                          const char *release);
 /* True when sched_name (NULL: false) is one of v's schedulerNames. */
 bool mu_view_serves(const struct mu_view *v, const char *sched_name);
 /* Replaces the schedulerNames v serves with copies of names (a

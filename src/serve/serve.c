@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 
+#include "api/nodecheck.h"
 #include "api/vcjob.h"
 #include "kube/paths.h"
 
@@ -439,6 +440,21 @@ static void queue_metrics(struct mu_serve *sv)
     pthread_mutex_unlock(&sv->metrics_lock);
 }
 
+/* True when nothing but the node is left for kube-scheduler to check of
+ * t there: its spec asks nothing muster does not model (kube_only), and
+ * the node is still in the cache and passes the static checks (a node
+ * deleted, cordoned or tainted since the reservation, or one a restarted
+ * muster took a release over onto, is kube-scheduler's to refuse: the
+ * batch then waits for every member at /bind). */
+static bool node_still_takes(const struct mu_cluster *c,
+                             const struct mu_task *t, const char *node)
+{
+    const struct mu_cnode *n = mu_cluster_node(c, node);
+
+    return !t->pod.kube_only && n &&
+           mu_nodecheck(&t->pod, &n->spec, true, true) == MU_NODECHECK_OK;
+}
+
 /* Builds and publishes the extender's view. */
 static void publish(struct mu_serve *sv)
 {
@@ -471,6 +487,11 @@ static void publish(struct mu_serve *sv)
         /* only a pod its controller makes again may be deleted by /bind */
         mu_view_set_controlled(v, t->pod.meta.uid,
                                t->pod.meta.owner_kind != NULL);
+        /* nothing left for kube-scheduler but the node: /bind may bind
+         * the whole gang at its first member (extender/internal.h) */
+        mu_view_set_plain(v, t->pod.meta.uid,
+                          r && !sv->o->gang_bind_all &&
+                              node_still_takes(c, t, r->node));
     }
     mu_view_publish(&sv->views, v);
 }
@@ -531,7 +552,8 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     /* every client is made from this config: none asks for more than the
      * API table, which is what the manifests' RBAC grants */
     sv->cfg.api_table = true;
-    if ((r = mu_kube_pool_new(&sv->cfg, &ko, 0, &sv->bind_pool, err)) < 0)
+    if ((r = mu_kube_pool_new(&sv->cfg, &ko, MU_SERVE_BIND_IDLE,
+                              &sv->bind_pool, err)) < 0)
         return r;
     {
         struct mu_writer_opts wo = {.kube = ko,

@@ -26,6 +26,12 @@ struct mu_serve_opts {
     int64_t period_ms;        /* cycle tick (1000) */
     int64_t coalesce_ms;      /* wait after the first event of a burst (20) */
     int64_t bind_timeout_ms;  /* a release batch must reach /bind (20000) */
+    /* false (--gang-bind first, the default): a gang whose pods ask
+     * nothing of kube-scheduler beyond their node is bound whole when
+     * kube-scheduler brings its first member to /bind; true (--gang-bind
+     * all): every member waits in /bind until kube-scheduler has brought
+     * each of them (extender/internal.h, mu_barrier_bind_gang) */
+    bool gang_bind_all;
     double qps;               /* API client limits (500 / 1000) */
     int burst;
     /* Leader election (kube/lease.h): off unless leader_elect; 0 and

@@ -57,6 +57,12 @@
 #include "serve/serve.h"
 #include "serve/status.h"
 
+/* Idle API clients the /bind pool keeps (kube/pool.h): a gang bound at its
+ * first member binds on up to 8 threads, several gangs at once; fewer idle
+ * clients would close and reopen apiserver connections (a TLS handshake
+ * each) between gangs. */
+#define MU_SERVE_BIND_IDLE 64u
+
 struct mu_informer {
     struct mu_serve *sv;
     enum mu_src src;
@@ -70,7 +76,9 @@ struct mu_serve {
     struct mu_kube_config cfg;
     struct mu_writer *writer;      /* every API write of the scheduler
                                       thread (writer.h) */
-    struct mu_kube_pool *bind_pool; /* clients of the /bind threads */
+    struct mu_kube_pool *bind_pool; /* clients of the /bind threads and
+                                       the barrier's helpers: at most
+                                       MU_SERVE_BIND_IDLE kept idle */
     struct mu_conf conf;
     struct mu_cluster cluster;     /* the cache */
     struct mu_evq q;

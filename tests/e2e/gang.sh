@@ -432,6 +432,53 @@ metrics_ok() {
     done
 }
 check "/metrics has cycle duration, pending gangs, queue shares, binds and evictions" metrics_ok
+
+# --- a gang of plain pods binds whole at its first member (issue 15) --------
+# kube-scheduler checked that member on its node; nothing is left for it to
+# check of the others, so muster binds them all then. A gang whose pods ask
+# for what only kube-scheduler checks (pod anti-affinity here) still waits
+# at /bind for kube-scheduler to bring each member.
+"$HERE/nodes.sh" "$D" 2 8 gb >/dev/null 2>&1
+metric_of() { # NAME{LABELS}: its value on /metrics (0 when absent)
+    curl -sf "http://127.0.0.1:$METRICS/metrics" |
+        awk -v k="$1" '$1 == k { v = $2 } END { print v + 0 }'
+}
+FIRST_OK='muster_extender_gangs_bound_at_first_member_total{result="ok"}'
+gb_gang() { # NAME SIZE EXTRA-SPEC-LINE
+    printf 'apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: %s}\nspec: {minMember: %d, queue: default}\n' "$1" "$2"
+    for i in $(seq 0 $(($2 - 1))); do
+        cat <<YAML
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1-$i
+  labels: {gang: $1}
+  annotations: {scheduling.k8s.io/group-name: $1}
+spec:
+  schedulerName: volcano
+  nodeSelector: {muster.e2e/pool: gb}
+$3
+  containers:
+  - name: c
+    image: busybox
+    resources: {limits: {nvidia.com/gpu: 1}}
+YAML
+    done
+}
+BEFORE=$(metric_of "$FIRST_OK")
+gb_gang gb-plain 4 "" | kubectl apply -f - >/dev/null
+check "a gang of 4 plain pods runs whole" wait_for 60 equals 4 pods_bound gb-plain-
+check "muster bound it whole at its first member's /bind (+1 on $FIRST_OK)" \
+    wait_for 10 equals $((BEFORE + 1)) metric_of "$FIRST_OK"
+gb_gang gb-anti 2 '  affinity: {podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, podAffinityTerm: {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {gang: gb-anti}}}}]}}' |
+    kubectl apply -f - >/dev/null
+check "a gang with pod anti-affinity runs whole too" wait_for 60 equals 2 pods_bound gb-anti-
+check "through the barrier that waits for each member ($FIRST_OK unchanged)" \
+    equals $((BEFORE + 1)) metric_of "$FIRST_OK"
+kubectl delete pods -l 'gang in (gb-plain,gb-anti)' --grace-period=0 --force >/dev/null 2>&1
+kubectl delete podgroup gb-plain gb-anti >/dev/null 2>&1
+kubectl delete node gb-000 gb-001 >/dev/null 2>&1
 # --- one pod with a NUL in an annotation does not stop the cache (issue 11) ---
 # The apiserver accepts "\u0000" in an annotation value; kubectl's YAML does
 # not carry it, so the pod goes in as raw JSON. It names a scheduler nobody

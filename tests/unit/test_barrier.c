@@ -989,6 +989,176 @@ START_TEST(test_bind_of_one_retries_an_ambiguous_failure)
 }
 END_TEST
 
+/* ---- a plain gang bound whole at its first member (mu_barrier_bind_gang) */
+
+/* gang g of n, as add_gang_of, every member plain */
+static void add_plain_gang(struct mu_view *v, const char *g, int n,
+                           bool controlled)
+{
+    add_gang_of(v, g, n, controlled);
+    for (int i = 0; i < n; i++) {
+        char uid[32];
+
+        snprintf(uid, sizeof(uid), "%s-%d", g, i);
+        mu_view_set_plain(v, uid, true);
+    }
+}
+
+static void bind_member(struct member *m, struct mu_barrier *b,
+                        const struct mu_view *v, const char *g, int i)
+{
+    start_member(m, b, v, g, i, 0);
+    pthread_join(m->t, NULL);
+}
+
+START_TEST(test_gang_bind_binds_every_plain_member_at_the_first_arrival)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(60000);
+    struct member m;
+    int64_t t0 = now_ms();
+
+    add_plain_gang(v, "g", 4, true);
+    fk.bind_delay_ms = (int)scaled(100);
+    bind_member(&m, b, v, "g", 2);
+    ck_assert_str_eq(m.error, "");
+    /* no wait for the others: well under the barrier's 60 s */
+    ck_assert_int_lt(m.returned_ms - t0, scaled(2000));
+    ck_assert_int_eq(count('b'), 4);
+    for (int i = 0; i < 4; i++) {
+        char uid[32], node[32];
+
+        snprintf(uid, sizeof(uid), "g-%d", i);
+        snprintf(node, sizeof(node), "node-g-%d", i);
+        ck_assert_ptr_nonnull(bound_on(uid));
+        ck_assert_str_eq(bound_on(uid), node);
+    }
+    ck_assert_int_eq(fk.max_in_bind, 4); /* on four threads at once */
+    ck_assert_int_eq(fk.n_reports, 1);
+    ck_assert_int_eq(fk.n_reports_ok, 1);
+    ck_assert_int_eq(fk.n_reports_timed_out, 0);
+    /* kube-scheduler brings the others later: bound already, no bind */
+    for (int i = 0; i < 4; i++) {
+        if (i == 2)
+            continue;
+        bind_member(&m, b, v, "g", i);
+        ck_assert_str_eq(m.error, "");
+    }
+    ck_assert_int_eq(count('b'), 4);
+    ck_assert_int_eq(fk.n_reports, 1);
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_gang_bind_a_member_arriving_during_the_binds_waits_for_them)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(60000);
+    struct member m[2];
+
+    add_plain_gang(v, "g", 3, true);
+    fk.bind_delay_ms = (int)scaled(300);
+    start_member(&m[0], b, v, "g", 0, 0);
+    start_member(&m[1], b, v, "g", 1, (int)scaled(100));
+    pthread_join(m[0].t, NULL);
+    pthread_join(m[1].t, NULL);
+    ck_assert_str_eq(m[0].error, "");
+    ck_assert_str_eq(m[1].error, "");
+    ck_assert_int_eq(count('b'), 3); /* each once */
+    ck_assert_int_eq(count_of('b', "g-1"), 1);
+    /* the second returned only once the binds were done */
+    ck_assert_int_ge(m[1].returned_ms, m[0].returned_ms - scaled(50));
+    ck_assert_int_eq(fk.n_reports, 1);
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
+START_TEST(test_gang_bind_a_failed_member_undoes_the_gang_and_its_late_binds)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(60000);
+    struct member m;
+
+    add_plain_gang(v, "g", 3, true);
+    fk.fail_uid = "g-2";
+    fk.fail_rc = -EPERM; /* refused: surely not bound */
+    bind_member(&m, b, v, "g", 0);
+    ck_assert_ptr_nonnull(strstr(m.error, "binding team-a/g-w2 to node-g-2 "
+                                          "failed"));
+    ck_assert_ptr_nonnull(strstr(m.error, "the 2 members bound or maybe "
+                                          "bound were deleted"));
+    ck_assert_int_eq(count_of('u', "g-0"), 1);
+    ck_assert_int_eq(count_of('u', "g-1"), 1);
+    ck_assert_int_eq(count_of('u', "g-2"), 0);
+    ck_assert_int_eq(fk.n_reports, 1);
+    ck_assert_int_eq(fk.n_reports_ok, 0);
+    /* a later member's /bind fails at once, binding nothing */
+    bind_member(&m, b, v, "g", 1);
+    ck_assert_ptr_nonnull(strstr(m.error, "its batch is over"));
+    ck_assert_int_eq(count('b'), 3);
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
+/* A member that is not plain, or a batch the view does not hold whole,
+ * waits for kube-scheduler to bring every member, as before. */
+START_TEST(test_gang_bind_waits_for_all_unless_every_member_is_plain)
+{
+    for (int k = 0; k < 2; k++) {
+        struct mu_view *v = mu_view_new(1, true);
+        struct mu_barrier *b = barrier(300);
+        struct member m;
+
+        setup();
+        add_plain_gang(v, "g", 3, true);
+        if (k == 0) {
+            mu_view_set_plain(v, "g-1", false);
+        } else { /* the view holds 2 of the batch's 3 */
+            mu_view_put(v);
+            v = mu_view_new(2, true);
+            for (int i = 0; i < 2; i++) {
+                char uid[32], name[32], node[32];
+
+                snprintf(uid, sizeof(uid), "g-%d", i);
+                snprintf(name, sizeof(name), "g-w%d", i);
+                snprintf(node, sizeof(node), "node-g-%d", i);
+                mu_view_add_pod(v, uid, "team-a", name, "g", node,
+                                "team-a/g#1", 3, NULL);
+                mu_view_set_plain(v, uid, true);
+            }
+        }
+        bind_member(&m, b, v, "g", 0);
+        ck_assert_ptr_nonnull(strstr(m.error, "1 of 3 members reached bind"));
+        ck_assert_int_eq(count('b'), 0);
+        ck_assert_int_eq(fk.n_reports_timed_out, 1);
+        mu_barrier_free(b);
+        mu_view_put(v);
+    }
+}
+END_TEST
+
+/* A gang of bare pods (no controller) that fails keeps the bound ones. */
+START_TEST(test_gang_bind_never_deletes_a_bare_member)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(60000);
+    struct member m;
+
+    add_plain_gang(v, "g", 2, false);
+    fk.fail_uid = "g-1";
+    fk.fail_rc = -EPERM;
+    bind_member(&m, b, v, "g", 0);
+    ck_assert_ptr_nonnull(strstr(m.error, "1 member bound or maybe bound, "
+                                          "with no controller"));
+    ck_assert_int_eq(count('u'), 0);
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("barrier");
@@ -1027,6 +1197,15 @@ int main(void)
         tc, test_barrier_a_pod_read_back_gone_is_not_retried_and_undoes);
     tcase_add_test(
         tc, test_barrier_gives_up_after_its_tries_and_keeps_the_bare_pods);
+    tcase_add_test(
+        tc, test_gang_bind_binds_every_plain_member_at_the_first_arrival);
+    tcase_add_test(
+        tc, test_gang_bind_a_member_arriving_during_the_binds_waits_for_them);
+    tcase_add_test(
+        tc, test_gang_bind_a_failed_member_undoes_the_gang_and_its_late_binds);
+    tcase_add_test(tc,
+                   test_gang_bind_waits_for_all_unless_every_member_is_plain);
+    tcase_add_test(tc, test_gang_bind_never_deletes_a_bare_member);
     suite_add_tcase(s, tc);
     tcase_add_test(
         bind, test_bind_reserved_pod_outside_a_batch_binds_at_once_unreported);

@@ -60,6 +60,35 @@ START_TEST(test_view_add_pod_copies_strings_and_replaces_by_uid)
 }
 END_TEST
 
+START_TEST(test_view_lists_a_batchs_members_and_marks_plain_pods)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    const struct mu_view_batch *b;
+
+    mu_view_add_pod(v, "u-0", "ns", "w-0", "ns/pg", "n0", "ns/pg#1", 2, NULL);
+    mu_view_add_pod(v, "u-9", "ns", "x-0", "ns/x", NULL, NULL, 0, "waits");
+    mu_view_add_pod(v, "u-1", "ns", "w-1", "ns/pg", "n1", "ns/pg#1", 2, NULL);
+    mu_view_add_pod(v, "u-2", "ns", "y-0", "ns/y", "n2", "ns/y#7", 1, NULL);
+    b = mu_view_batch(v, "ns/pg#1");
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_eq(b->n, 2);
+    ck_assert_str_eq(b->uids[0], "u-0");
+    ck_assert_str_eq(b->uids[1], "u-1");
+    ck_assert_uint_eq(mu_view_batch(v, "ns/y#7")->n, 1);
+    ck_assert_ptr_null(mu_view_batch(v, "ns/pg#2"));
+    ck_assert_ptr_null(mu_view_batch(v, NULL));
+    ck_assert_ptr_null(mu_view_batch(NULL, "ns/pg#1"));
+    /* not plain until marked; unknown uids change nothing */
+    ck_assert(!mu_view_pod(v, "u-0")->plain);
+    mu_view_set_plain(v, "u-0", true);
+    mu_view_set_plain(v, "nobody", true);
+    mu_view_set_plain(v, NULL, true);
+    ck_assert(mu_view_pod(v, "u-0")->plain);
+    ck_assert(!mu_view_pod(v, "u-1")->plain);
+    mu_view_put(v);
+}
+END_TEST
+
 START_TEST(test_view_set_sched_names_replaces_the_list)
 {
     struct mu_view *v = mu_view_new(1, true);
@@ -188,6 +217,7 @@ int main(void)
     tcase_add_test(tc, test_view_new_is_empty_unsynced_and_serves_volcano);
     tcase_add_test(tc, test_view_add_pod_copies_strings_and_replaces_by_uid);
     tcase_add_test(tc, test_view_set_sched_names_replaces_the_list);
+    tcase_add_test(tc, test_view_lists_a_batchs_members_and_marks_plain_pods);
     tcase_add_test(tc, test_view_slot_is_empty_before_the_first_publish);
     tcase_add_test(tc, test_view_readers_keep_an_old_view_after_a_new_publish);
     tcase_add_test(tc, test_view_publish_get_put_across_threads);
