@@ -24,7 +24,7 @@ static const char usage[] =
     "                    --client-ca-file F]\n"
     "       muster simulate [-o table|json|yaml] [--config FILE] "
     "[--until DURATION] FILE...\n"
-    "       muster version\n"
+    "       muster version | --version\n"
     "\n"
     "serve     watches the cluster, runs the scheduling cycle, releases\n"
     "          whole gangs and answers kube-scheduler as its extender on\n"
@@ -86,6 +86,9 @@ static int cmd_simulate(int argc, char **argv)
             }
         } else if (!strcmp(a, "--print-config")) {
             fputs(mu_conf_default_text, stdout);
+            return 0;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage, stdout);
             return 0;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "muster: unknown option %s\n%s", a, usage);
@@ -210,7 +213,10 @@ static int cmd_serve(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
 
-        if (!strcmp(a, "--kubeconfig") && i + 1 < argc) {
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (!strcmp(a, "--kubeconfig") && i + 1 < argc) {
             o.kubeconfig = argv[++i];
         } else if (!strcmp(a, "--listen") && i + 1 < argc) {
             o.listen = argv[++i];
@@ -280,6 +286,10 @@ static int cmd_serve(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "--version")) {
+        printf("muster %s\n", MU_VERSION);
+        return 0;
+    }
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
         !strcmp(argv[1], "help")) {
         fputs(usage, argc < 2 ? stderr : stdout);
