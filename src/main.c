@@ -23,7 +23,7 @@ static const char usage[] =
     "--tls-private-key-file F\n"
     "                    --client-ca-file F]\n"
     "       muster simulate [-o table|json|yaml] [--config FILE] "
-    "[--until DURATION] FILE...\n"
+    "[--until DURATION] [--quiet] FILE|DIR...\n"
     "       muster version | --version\n"
     "\n"
     "serve     watches the cluster, runs the scheduling cycle, releases\n"
@@ -56,11 +56,13 @@ static const char usage[] =
     "simulate  runs muster's scheduling cycle on the Nodes, Queues,\n"
     "          PriorityClasses, PodGroups, Pods and vcjobs in FILE... in\n"
     "          simulated time and prints a timeline and the final state\n"
-    "          (\"-\" reads standard input).\n"
+    "          (\"-\" reads standard input; a directory, its *.yaml,\n"
+    "          *.yml and *.json files in name order).\n"
     "  -o FORMAT         table (default), json or yaml (a Kubernetes List)\n"
     "  --config FILE     scheduler configuration in volcano-scheduler.conf\n"
     "                    format (default: built in; see --print-config)\n"
     "  --print-config    print the built-in configuration and exit\n"
+    "  --quiet, -q       no timeline: only the final state\n"
     "  --until DURATION  stop simulated time there (default 24h)\n";
 
 static int cmd_simulate(int argc, char **argv)
@@ -71,6 +73,7 @@ static int cmd_simulate(int argc, char **argv)
     struct mu_sim sim;
     struct mu_err err;
     int nfiles = 0, rc;
+    bool quiet = false;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -90,6 +93,8 @@ static int cmd_simulate(int argc, char **argv)
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage, stdout);
             return 0;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = true;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "muster: unknown option %s\n%s", a, usage);
             return 2;
@@ -119,6 +124,7 @@ static int cmd_simulate(int argc, char **argv)
         fprintf(stderr, "muster: warning: %s\n", conf.warnings[i]);
     mu_sim_init(&sim, &conf, stderr);
     sim.until_ms = until;
+    sim.quiet = quiet;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
 
@@ -127,6 +133,8 @@ static int cmd_simulate(int argc, char **argv)
             i++;
             continue;
         }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
+            continue;
         mu_sim_load(&sim, a);
     }
     mu_sim_run(&sim);

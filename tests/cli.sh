@@ -23,4 +23,30 @@ expect 2 '--period: must be positive' serve --period 0s
 expect 0 '--gang-bind first|all' serve --help
 expect 0 'usage: muster serve' simulate -h
 expect 0 '^muster [0-9]' --version
+
+# simulate: a directory stands for its *.yaml/*.yml/*.json files in name
+# order (the same output as naming them), --quiet drops the timeline
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cp "$ROOT/examples/lab-c-two-gangs-12gpu.yaml" "$T/b.yaml"
+printf 'not: a manifest\n' >"$T/notes.txt"
+mkdir "$T/sub" "$T/empty"
+printf 'kind: Broken\n' >"$T/sub/ignored.yaml"
+"$M" simulate "$ROOT/examples/lab-c-two-gangs-12gpu.yaml" >"$T/files.out" 2>&1
+"$M" simulate "$T" >"$T/dir.out" 2>&1
+if cmp -s "$T/files.out" "$T/dir.out" && grep -q '^\[  0:00:00\] bind pod' "$T/dir.out"; then
+    echo "ok: muster simulate DIR is its manifest files"
+else
+    echo "FAIL: muster simulate DIR differs from its files:"; diff "$T/files.out" "$T/dir.out"
+    fail=1
+fi
+"$M" simulate --quiet "$T" >"$T/quiet.out" 2>&1
+if ! grep -q '^\[' "$T/quiet.out" && grep -q 'train-a-.* Running ' "$T/quiet.out"; then
+    echo "ok: muster simulate --quiet prints the final state, no timeline"
+else
+    echo "FAIL: muster simulate --quiet:"; cat "$T/quiet.out"
+    fail=1
+fi
+expect 1 'empty: a directory with no \*.yaml, \*.yml or \*.json file' simulate "$T/empty"
 exit $fail

@@ -1,5 +1,9 @@
 #include "sim/sim.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
+
 #include "api/implicit.h"
 #include "api/json.h"
 #include "api/vcjob_expand.h"
@@ -87,6 +91,8 @@ static void event(struct mu_sim *s, const char *fmt, ...)
     va_list ap;
     int64_t sec = s->now_ms / 1000;
 
+    if (s->quiet)
+        return;
     mu_sb_addf(&s->timeline, "[%3lld:%02lld:%02lld] ", (long long)(sec / 3600),
                (long long)(sec / 60 % 60), (long long)(sec % 60));
     va_start(ap, fmt);
@@ -256,12 +262,85 @@ static int load_docs(struct mu_sim *s, const char *name,
     return 0;
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool manifest_name(const char *n)
+{
+    size_t len = strlen(n);
+
+    if (n[0] == '.')
+        return false;
+    return (len > 5 && !strcmp(n + len - 5, ".yaml")) ||
+           (len > 4 && !strcmp(n + len - 4, ".yml")) ||
+           (len > 5 && !strcmp(n + len - 5, ".json"));
+}
+
+/* Every *.yaml, *.yml and *.json file directly in dir (not in its
+ * subdirectories, as kubectl -f DIR without -R), in byte order of their
+ * names. */
+static int load_dir(struct mu_sim *s, const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int r = 0;
+
+    if (!d) {
+        logf_(s, "%s: %s", dir, strerror(errno));
+        s->errors++;
+        return -errno;
+    }
+    while ((e = readdir(d))) {
+        if (!manifest_name(e->d_name))
+            continue;
+        if (n == MU_SIM_DIR_MAX_FILES) {
+            logf_(s, "%s: more than %d manifest files; read none of them",
+                  dir, MU_SIM_DIR_MAX_FILES);
+            s->errors++;
+            r = -E2BIG;
+            goto out;
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            names = mu_xrealloc(names, cap * sizeof(*names));
+        }
+        names[n++] = mu_xasprintf("%s/%s", dir, e->d_name);
+    }
+    if (!n) {
+        logf_(s, "%s: a directory with no *.yaml, *.yml or *.json file in "
+                 "it", dir);
+        s->errors++;
+        r = -ENOENT;
+        goto out;
+    }
+    qsort(names, n, sizeof(*names), name_cmp);
+    for (size_t i = 0; i < n; i++) {
+        int ri = mu_sim_load(s, names[i]);
+
+        if (ri < 0 && !r)
+            r = ri;
+    }
+out:
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    closedir(d);
+    return r;
+}
+
 int mu_sim_load(struct mu_sim *s, const char *path)
 {
     struct mu_yaml_docs docs;
     struct mu_err err;
+    struct stat st;
     int r;
 
+    if (strcmp(path, "-") && !stat(path, &st) && S_ISDIR(st.st_mode))
+        return load_dir(s, path);
     mu_yaml_docs_init(&docs);
     r = mu_yaml_parse_file(path, &docs, &err);
     if (r < 0) {

@@ -57,14 +57,24 @@ struct mu_sim {
     struct mu_map job_where;    /* PodGroup key -> "file:line" (owned) */
     struct mu_map owners;       /* "Kind/ns/name" -> apps/v1 object (ref) */
     int cycles;
+    bool quiet;                 /* keep no timeline (--quiet): the table
+                                   prints only the final state */
 };
 
 /* conf is moved into the simulator (and zeroed). */
 void mu_sim_init(struct mu_sim *s, struct mu_conf *conf, FILE *log);
 void mu_sim_release(struct mu_sim *s);
 
+/* Manifest files read from one directory at most (mu_sim_load); beyond
+ * it none of them is read and the directory is reported. */
+#define MU_SIM_DIR_MAX_FILES 10000
+
 /*
- * Reads every object of a YAML/JSON file (or "-"). A file that does not
+ * Reads every object of a YAML/JSON file (or "-"); a directory stands for
+ * every *.yaml, *.yml and *.json file directly in it (not in its
+ * subdirectories, and no hidden file), read in byte order of their names
+ * (a directory without one is an error, as is one with more than
+ * MU_SIM_DIR_MAX_FILES). A file that does not
  * parse is reported (file:line:col) and contributes nothing; an object that
  * does not decode is reported (file:line: Kind ns/name: field: why),
  * counted in s->errors and skipped; the rest load. Returns 0, or -errno when
