@@ -404,6 +404,13 @@ static bool has_host_port(const json_t *spec, const char *key)
     return false;
 }
 
+/* Volume sources kube-scheduler binds (claims) or counts and checks per
+ * node (VolumeRestrictions, NodeVolumeLimits, VolumeZone). */
+static const char *const kube_volumes[] = {
+    "persistentVolumeClaim", "ephemeral", "csi", "gcePersistentDisk",
+    "awsElasticBlockStore", "azureDisk", "cinder", "rbd", "iscsi",
+};
+
 /* What only kube-scheduler checks or prepares (struct mu_pod, kube_only). */
 static bool kube_only(const json_t *spec)
 {
@@ -411,9 +418,9 @@ static bool kube_only(const json_t *spec)
     size_t i;
 
     json_array_foreach(json_object_get(spec, "volumes"), i, vol)
-        if (json_object_get(vol, "persistentVolumeClaim") ||
-            json_object_get(vol, "ephemeral"))
-            return true;
+        for (size_t k = 0; k < MU_ARRAY_LEN(kube_volumes); k++)
+            if (json_object_get(vol, kube_volumes[k]))
+                return true;
     return json_array_size(json_object_get(spec, "resourceClaims")) ||
            json_object_get(aff, "podAffinity") ||
            json_object_get(aff, "podAntiAffinity") ||

@@ -119,7 +119,10 @@ struct mu_pod {
                                kube-scheduler checks or prepares, which
                                muster's engine does not model: a volume
                                from a claim (persistentVolumeClaim,
-                               ephemeral), resourceClaims, pod affinity or
+                               ephemeral) or one it counts per node (csi,
+                               gcePersistentDisk, awsElasticBlockStore,
+                               azureDisk, cinder, rbd, iscsi),
+                               resourceClaims, pod affinity or
                                anti-affinity, topologySpreadConstraints, a
                                container hostPort, spec.overhead */
 };

@@ -17,8 +17,14 @@
  * instead of waiting out a new timeout; tombstones leave in FIFO order
  * (they all live as long), and the oldest go beyond MU_BARRIER_TOMB_MAX.
  *
- * bind, unbind and report run on HTTP threads, several at once for
- * different batches: the callbacks must be thread-safe.
+ * A batch of plain members (mu_barrier_bind_gang, internal.h) is bound
+ * whole at its first arrival instead: that thread and up to
+ * MU_BARRIER_GANG_THREADS - 1 helpers bind every member, the same judge
+ * decides, and a tombstone that bound keeps its members (and the uid index
+ * `bound`) to answer their later /bind.
+ *
+ * bind, unbind and report run on HTTP threads (and helpers), several at
+ * once for different batches: the callbacks must be thread-safe.
  */
 #include "common/map.h"
 #include "common/clock.h"
@@ -30,7 +36,8 @@
 
 enum batch_state {
     WAITING, /* members arriving */
-    BINDING, /* all here; each member's thread binds its own pod */
+    BINDING, /* all here; each member's thread binds its own pod (eager:
+                the first's thread and its helpers bind them all) */
     DONE,    /* outcome known (a tombstone once every member has left) */
 };
 
@@ -47,7 +54,8 @@ struct batch {
     char *release;
     int size, arrived;
     int binding;      /* binds still running (BINDING) */
-    struct member *m; /* size slots, arrived used; freed when DONE */
+    struct member *m; /* size slots, arrived used; freed when DONE, but
+                         kept in an eager batch that bound */
     enum batch_state state;
     bool ok;
     int code;     /* -errno when !ok */
@@ -55,7 +63,8 @@ struct batch {
     int64_t deadline;
     int64_t retry_until; /* binds are retried until then (BINDING) */
     pthread_cond_t cond;
-    int refs; /* one for the table, one per member still inside */
+    int refs; /* one for the table, one per thread still inside (member,
+                 eager binder or waiter) */
     int64_t forget_at;
     int counted; /* members counted in mu_barrier.waiting (WAITING) */
     bool eager;  /* bound whole at one member's arrival
@@ -73,6 +82,8 @@ struct mu_barrier {
     int waiting, max_waiting; /* members waiting in WAITING batches */
     int helpers; /* threads binding for mu_barrier_bind_gang, at most
                     MU_BARRIER_MAX_HELPERS */
+    struct mu_map bound; /* uid -> the eager batch that bound it, while its
+                            tombstone is kept (mu_barrier_bound_by_gang) */
     mu_bind_fn bind;
     mu_unbind_fn unbind;
     mu_bindcheck_fn check; /* NULL: ambiguous binds are not read back */
@@ -118,6 +129,7 @@ struct mu_barrier *mu_barrier_new(int64_t timeout_ms, mu_bind_fn bind,
     json_object_seed(0);
     pthread_mutex_init(&b->lock, NULL);
     mu_map_init(&b->batches);
+    mu_map_init(&b->bound);
     b->timeout_ms = timeout_ms;
     b->max_waiting = MU_BARRIER_MAX_WAITING;
     b->bind = bind;
@@ -138,6 +150,7 @@ void mu_barrier_free(struct mu_barrier *b)
     while (mu_map_next(&b->batches, &it, NULL, &bt))
         free_batch(bt);
     mu_map_release(&b->batches);
+    mu_map_release(&b->bound);
     pthread_mutex_destroy(&b->lock);
     free(b);
 }
@@ -178,13 +191,14 @@ static void prune(struct mu_barrier *b, int64_t now)
             b->tomb_tail = NULL;
         b->n_tombs--;
         mu_map_del(&b->batches, bt->release);
+        for (int i = 0; bt->eager && bt->m && i < bt->size; i++)
+            if (mu_map_get(&b->bound, bt->m[i].uid) == bt)
+                mu_map_del(&b->bound, bt->m[i].uid);
         if (unref(bt))
             free_batch(bt);
     }
 }
 
-/* Records the outcome, wakes the members, queues the tombstone (lock
- * held). detail is taken. */
 /* bt leaves WAITING: its members no longer count as waiting. */
 static void stop_waiting(struct mu_barrier *b, struct batch *bt)
 {
@@ -192,6 +206,8 @@ static void stop_waiting(struct mu_barrier *b, struct batch *bt)
     bt->counted = 0;
 }
 
+/* Records the outcome, wakes the members, queues the tombstone (lock
+ * held). detail is taken. */
 static void finish(struct mu_barrier *b, struct batch *bt, bool ok, int code,
                    char *detail, int64_t now)
 {
@@ -202,6 +218,8 @@ static void finish(struct mu_barrier *b, struct batch *bt, bool ok, int code,
     bt->detail = detail;
     if (!(bt->eager && ok))
         free_members(bt);
+    for (int i = 0; bt->m && i < bt->size; i++)
+        mu_map_put(&b->bound, bt->m[i].uid, bt);
     pthread_cond_broadcast(&bt->cond);
     bt->forget_at = now + MU_BARRIER_TOMB_TTL_MS;
     bt->next = NULL;
@@ -258,11 +276,11 @@ static void set_msg(struct member *m, char *msg)
 }
 
 /*
- * Binds m (no lock held: while BINDING a member's slot belongs to its
- * thread, and judge runs when no other bind does). A failure that may have
- * bound the pod is read back (b->check): bound to m->node is success,
- * bound elsewhere or gone a failure that no retry mends; unbound or not
- * readable, the bind is tried again, MU_BARRIER_BIND_TRIES in all, with a
+ * Binds m (no lock held: while BINDING a member's slot belongs to the one
+ * thread binding it, and judge runs when no other bind does). A failure
+ * that may have bound the pod is read back (b->check): bound to m->node is
+ * success, bound elsewhere or gone a failure that no retry mends; unbound
+ * or not readable, the bind is tried again, max_tries in all, with a
  * doubling backoff, none starting past until.
  */
 static void bind_one(struct mu_barrier *b, struct member *m, int64_t until,
@@ -637,12 +655,27 @@ struct gang_binds {
     atomic_int next;
 };
 
+/* A member whose bind was never sent: the gang's window had passed before
+ * a thread got to it (surely unbound: never undone, never retried). */
+static void not_sent(struct member *m)
+{
+    m->rc = -ETIMEDOUT;
+    m->unbound = true;
+    set_msg(m, mu_xasprintf("not sent: the gang's %d ms to bind had passed",
+                            MU_BARRIER_RETRY_MS));
+}
+
 static void bind_some(struct gang_binds *g)
 {
     int i;
 
-    while ((i = atomic_fetch_add(&g->next, 1)) < g->bt->size)
-        bind_one(g->b, &g->bt->m[i], g->bt->retry_until, tries_of(g->bt));
+    while ((i = atomic_fetch_add(&g->next, 1)) < g->bt->size) {
+        if (mu_now_ms() >= g->bt->retry_until)
+            not_sent(&g->bt->m[i]);
+        else
+            bind_one(g->b, &g->bt->m[i], g->bt->retry_until,
+                     tries_of(g->bt));
+    }
 }
 
 static void *helper_main(void *arg)
@@ -695,6 +728,10 @@ int mu_barrier_bind_gang(struct mu_barrier *b, const char *release,
                           "gang batch %s: pod uid %s is not one of its %d "
                           "members",
                           release ? release : "(none)", uid, n);
+    if (strcmp(me->node, node))
+        return mu_err_set(err, -EINVAL,
+                          "gang batch %s: %s/%s is reserved on %s, not %s",
+                          release, me->ns, me->name, me->node, node);
     pthread_mutex_lock(&b->lock);
     prune(b, mu_now_ms());
     bt = mu_map_get(&b->batches, release);
@@ -746,4 +783,19 @@ int mu_barrier_bind_gang(struct mu_barrier *b, const char *release,
     if (gone)
         free_batch(bt);
     return rc;
+}
+
+bool mu_barrier_bound_by_gang(struct mu_barrier *b, const char *uid,
+                              const char *node)
+{
+    const struct batch *bt;
+    bool yes = false;
+
+    pthread_mutex_lock(&b->lock);
+    bt = mu_map_get(&b->bound, uid);
+    for (int i = 0; bt && bt->m && i < bt->size; i++)
+        if (!strcmp(bt->m[i].uid, uid))
+            yes = !strcmp(bt->m[i].node, node);
+    pthread_mutex_unlock(&b->lock);
+    return yes;
 }

@@ -709,6 +709,7 @@ void mu_ext_bind_prepare(const struct mu_view *v, const json_t *args,
     if (r->error)
         goto out;
     vp = mu_view_pod(v, r->uid);
+    r->unknown = !vp && v && v->synced;
     if (!vp && (!v || !v->synced))
         refuse(r, "%s: not binding %s/%s", R_STARTING, ns, name);
     else if (!vp)
@@ -752,7 +753,10 @@ json_t *mu_ext_bind_finish(struct mu_barrier *b, struct mu_ext_bind_req *r)
     char msg[REASON_MAX] = "";
     struct mu_err err;
 
-    if (r->error)
+    if (r->error && r->unknown &&
+        mu_barrier_bound_by_gang(b, r->uid, r->node))
+        ; /* bound already, with its gang, on that node */
+    else if (r->error)
         set_msg(msg, "%s", r->error);
     else if (r->gang ? mu_barrier_bind_gang(b, r->release, r->gang, r->ngang,
                                             r->uid, r->node, &err)

@@ -161,12 +161,13 @@ typedef int (*mu_bindcheck_fn)(void *ctx, const char *ns, const char *name,
  * readable), after a 5xx, a 429, a 409, a timeout or a reset, its bind is
  * sent again after a backoff that starts at MU_BARRIER_BACKOFF_MS and
  * doubles up to MU_BARRIER_BACKOFF_MAX_MS, at most MU_BARRIER_BIND_TRIES
- * times in all per round, and never past MU_BARRIER_RETRY_MS from the
- * moment the batch started binding (kube-scheduler's httpTimeout, 30 s in
- * manifests/scheduler-config.yaml, bounds how long a member's /bind may
- * last, counted from its arrival). A batch in which some members bound and
- * others failed gets one more round for the failed ones (on their
- * reserved nodes) before it is undone.
+ * times in all per round (MU_BARRIER_GANG_TRIES in a gang bound at its
+ * first member, internal.h), and never started past MU_BARRIER_RETRY_MS
+ * from the moment the batch started binding (kube-scheduler's
+ * httpTimeout, 30 s in manifests/scheduler-config.yaml, bounds how long a
+ * member's /bind may last, counted from its arrival). A batch in which
+ * some members bound and others failed gets one more round for the failed
+ * ones (on their reserved nodes) before it is undone.
  */
 #define MU_BARRIER_BIND_TRIES 4
 #define MU_BARRIER_BACKOFF_MS 50
@@ -201,7 +202,9 @@ struct mu_barrier;
  * through are undone (only the controlled members deleted, see
  * mu_unbind_fn) and every member gets the error.
  * If not all arrive within timeout_ms of the first arrival, every waiting
- * member gets an error and nothing of the batch is bound. Each outcome is
+ * member gets an error and nothing of the batch is bound. (A batch whose
+ * members are all plain does not wait: it is bound whole at its first
+ * arrival, internal.h, mu_barrier_bind_gang.) Each outcome is
  * reported once through report. now_ms and timeouts use CLOCK_MONOTONIC.
  *
  * Bounds: a batch being gathered or bound lives as long as its members

@@ -107,6 +107,8 @@ struct mu_ext_bind_req {
     struct mu_barrier_member *gang;
     int ngang;
     char *error; /* set: refuse with this error, bind nothing */
+    bool unknown; /* refused as not in the view: a pod a gang bound whole
+                     is answered from the barrier (mu_barrier_bound_by_gang) */
     bool bad;    /* the request was malformed */
 };
 void mu_ext_bind_prepare(const struct mu_view *v, const json_t *args,
@@ -151,6 +153,11 @@ void mu_barrier_members_free(struct mu_barrier_member *m, int n);
  * older view) goes on that way: this member joins it. Blocks; 0, or
  * -errno with err. The caller keeps gang.
  */
+/* True when a gang bound whole (mu_barrier_bind_gang) bound pod uid to
+ * node, and its tombstone is still kept: the answer to a late /bind of a
+ * pod the view no longer holds because it is bound. Takes the lock. */
+bool mu_barrier_bound_by_gang(struct mu_barrier *b, const char *uid,
+                              const char *node);
 #define MU_BARRIER_GANG_THREADS 8
 #define MU_BARRIER_GANG_TRIES 12 /* per member and round, within
                                     MU_BARRIER_RETRY_MS (extender.h) */

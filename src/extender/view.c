@@ -103,10 +103,11 @@ void mu_view_add_pod(struct mu_view *v, const char *uid, const char *ns,
     p->batch_size = batch_size;
     p->reason = mu_xstrdup_or_null(reason);
     old = mu_map_put(&v->pods, uid, p);
+    /* a uid added again in the same batch is listed there once */
+    if (release && !(old && !mu_strcmp0(old->release, release)))
+        batch_add(v, release, uid);
     if (old)
         free_pod(old);
-    if (release)
-        batch_add(v, release, uid);
 }
 
 void mu_view_set_controlled(struct mu_view *v, const char *uid,

@@ -441,8 +441,10 @@ static void queue_metrics(struct mu_serve *sv)
 }
 
 /* True when nothing but the node is left for kube-scheduler to check of
- * t there: its spec asks nothing muster does not model (kube_only), and
- * the node is still in the cache and passes the static checks (a node
+ * t there: its spec asks nothing muster does not model (kube_only), the
+ * cache shows it without scheduling gates (a gated pod's bind is refused:
+ * its release may still be queued in the writer), and the node is still
+ * in the cache and passes the static checks (a node
  * deleted, cordoned or tainted since the reservation, or one a restarted
  * muster took a release over onto, is kube-scheduler's to refuse: the
  * batch then waits for every member at /bind). */
@@ -451,7 +453,7 @@ static bool node_still_takes(const struct mu_cluster *c,
 {
     const struct mu_cnode *n = mu_cluster_node(c, node);
 
-    return !t->pod.kube_only && n &&
+    return !t->pod.kube_only && !t->pod.ngates && n &&
            mu_nodecheck(&t->pod, &n->spec, true, true) == MU_NODECHECK_OK;
 }
 

@@ -1159,6 +1159,42 @@ START_TEST(test_gang_bind_never_deletes_a_bare_member)
 }
 END_TEST
 
+/* Once muster's cache sees the binds, the next view no longer holds the
+ * bound pods: kube-scheduler's late /bind of one is answered from the
+ * barrier (bound there, with its gang), and nothing is written. */
+START_TEST(test_gang_bind_answers_a_late_bind_the_view_no_longer_holds)
+{
+    struct mu_view *v = mu_view_new(1, true), *later = mu_view_new(2, true);
+    struct mu_barrier *b = barrier(60000);
+    struct member m;
+    json_t *a, *r;
+
+    add_plain_gang(v, "g", 2, true);
+    bind_member(&m, b, v, "g", 0);
+    ck_assert_str_eq(m.error, "");
+    ck_assert_int_eq(count('b'), 2);
+    bind_member(&m, b, later, "g", 1);
+    ck_assert_str_eq(m.error, "");
+    ck_assert_int_eq(count('b'), 2);
+    /* on another node, or a uid no gang bound: refused as before */
+    a = bind_args("g-w1", "g-1", "node-g-0");
+    r = mu_ext_bind(b, later, a);
+    ck_assert_ptr_nonnull(strstr(error_of(r), "is not in muster's view"));
+    json_decref(r);
+    json_decref(a);
+    a = bind_args("x-w0", "x-0", "node-g-0");
+    r = mu_ext_bind(b, later, a);
+    ck_assert_ptr_nonnull(strstr(error_of(r), "is not in muster's view"));
+    json_decref(r);
+    json_decref(a);
+    ck_assert_int_eq(count('b'), 2);
+    ck_assert_int_eq(count('u'), 0);
+    mu_barrier_free(b);
+    mu_view_put(v);
+    mu_view_put(later);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("barrier");
@@ -1206,6 +1242,8 @@ int main(void)
     tcase_add_test(tc,
                    test_gang_bind_waits_for_all_unless_every_member_is_plain);
     tcase_add_test(tc, test_gang_bind_never_deletes_a_bare_member);
+    tcase_add_test(
+        tc, test_gang_bind_answers_a_late_bind_the_view_no_longer_holds);
     suite_add_tcase(s, tc);
     tcase_add_test(
         bind, test_bind_reserved_pod_outside_a_batch_binds_at_once_unreported);

@@ -109,6 +109,9 @@ START_TEST(test_pod_kube_only_marks_what_only_kube_scheduler_checks)
         "{'claimName': 'c'}}]",
         "'volumes': [{'name': 'e', 'ephemeral': {'volumeClaimTemplate': "
         "{'spec': {}}}}]",
+        "'volumes': [{'name': 'c', 'csi': {'driver': 'd'}}]",
+        "'volumes': [{'name': 'g', 'gcePersistentDisk': {'pdName': 'p'}}]",
+        "'volumes': [{'name': 'r', 'rbd': {'image': 'i'}}]",
         "'resourceClaims': [{'name': 'gpu', 'resourceClaimTemplateName': "
         "'t'}]",
         "'affinity': {'podAffinity': {}}",
@@ -123,7 +126,8 @@ START_TEST(test_pod_kube_only_marks_what_only_kube_scheduler_checks)
     };
     static const char *const plain_of[] = {
         "'volumes': [{'name': 'd', 'emptyDir': {}}, {'name': 'h', "
-        "'hostPath': {'path': '/x'}}]",
+        "'hostPath': {'path': '/x'}}, {'name': 'm', 'configMap': "
+        "{'name': 'x'}}, {'name': 's', 'secret': {'secretName': 'x'}}]",
         "'affinity': {'nodeAffinity': {'requiredDuringSchedulingIgnored"
         "DuringExecution': {'nodeSelectorTerms': [{'matchExpressions': "
         "[{'key': 'k', 'operator': 'Exists'}]}]}}}",

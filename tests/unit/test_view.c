@@ -85,6 +85,11 @@ START_TEST(test_view_lists_a_batchs_members_and_marks_plain_pods)
     mu_view_set_plain(v, NULL, true);
     ck_assert(mu_view_pod(v, "u-0")->plain);
     ck_assert(!mu_view_pod(v, "u-1")->plain);
+    /* added again in the same batch: listed once; in another: there */
+    mu_view_add_pod(v, "u-1", "ns", "w-1", "ns/pg", "n1", "ns/pg#1", 2, NULL);
+    ck_assert_uint_eq(mu_view_batch(v, "ns/pg#1")->n, 2);
+    mu_view_add_pod(v, "u-1", "ns", "w-1", "ns/pg", "n1", "ns/pg#2", 1, NULL);
+    ck_assert_uint_eq(mu_view_batch(v, "ns/pg#2")->n, 1);
     mu_view_put(v);
 }
 END_TEST
