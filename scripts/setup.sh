@@ -3,7 +3,8 @@
 # with sudo when it is there). Safe to run again.
 set -eu
 pkgs="meson ninja-build gcc pkg-config libcurl4-openssl-dev libmicrohttpd-dev \
-libgnutls28-dev libjansson-dev libyaml-dev libssl-dev check jq valgrind openssl"
+libgnutls28-dev libjansson-dev libyaml-dev libssl-dev check jq valgrind openssl \
+python3 ca-certificates"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
