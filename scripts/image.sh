@@ -14,8 +14,10 @@
 # The archive is checked before this script succeeds: it is unpacked
 # again, every blob's digest and size are verified against the manifest,
 # the layer is extracted and `muster version` is run from its root
-# filesystem (chroot when run as root, else through the image's own
-# dynamic loader and libraries), and must print this build's version.
+# filesystem (chroot as user 65532, with /proc mounted, when run as root;
+# else through the image's own dynamic loader and libraries, a weaker check
+# since the loader still searches the host's library directories), and
+# must print this build's version.
 #
 # The same build gives the same archive, byte for byte (sorted entries,
 # zero times and owners, gzip without a name or time).
@@ -89,7 +91,11 @@ with tarfile.open(out) as t:
 PY
     want="muster $VERSION"
     if [ "$(id -u)" = 0 ] && [ -z "${MUSTER_IMAGE_NO_CHROOT:-}" ] && command -v chroot >/dev/null; then
+        # /proc as a container runtime gives it (a sanitizer build reads it)
+        mkdir -p "$WORK/rootfs/proc"
+        mount -t proc proc "$WORK/rootfs/proc" 2>/dev/null || true
         got=$(chroot --userspec=65532:65532 "$WORK/rootfs" /usr/local/bin/muster version 2>&1) || true
+        umount "$WORK/rootfs/proc" 2>/dev/null || true
         how="chroot as user 65532"
     else
         loader=$(cd "$WORK/rootfs" && find . -name 'ld-linux*.so*' -type f | sort | head -1)
