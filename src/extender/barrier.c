@@ -18,7 +18,8 @@
  * (they all live as long), and the oldest go beyond MU_BARRIER_TOMB_MAX.
  *
  * A batch of plain members (mu_barrier_bind_gang, internal.h) is bound
- * whole at its first arrival instead: that thread and up to
+ * whole at its first arrival instead, once fewer than
+ * MU_BARRIER_GANGS_BINDING such batches bind: that thread and up to
  * MU_BARRIER_GANG_THREADS - 1 helpers bind every member, the same judge
  * decides, and a tombstone that bound keeps its members (and the uid index
  * `bound`) to answer their later /bind.
@@ -80,8 +81,9 @@ struct mu_barrier {
     size_t n_tombs;
     int64_t timeout_ms;
     int waiting, max_waiting; /* members waiting in WAITING batches */
-    int helpers; /* threads binding for mu_barrier_bind_gang, at most
-                    MU_BARRIER_MAX_HELPERS */
+    int gangs_binding; /* eager batches binding, at most
+                          MU_BARRIER_GANGS_BINDING */
+    pthread_cond_t slot_freed; /* gangs_binding went down */
     struct mu_map bound; /* uid -> the eager batch that bound it, while its
                             tombstone is kept (mu_barrier_bound_by_gang) */
     mu_bind_fn bind;
@@ -130,6 +132,7 @@ struct mu_barrier *mu_barrier_new(int64_t timeout_ms, mu_bind_fn bind,
     pthread_mutex_init(&b->lock, NULL);
     mu_map_init(&b->batches);
     mu_map_init(&b->bound);
+    mu_cond_init_monotonic(&b->slot_freed);
     b->timeout_ms = timeout_ms;
     b->max_waiting = MU_BARRIER_MAX_WAITING;
     b->bind = bind;
@@ -151,6 +154,7 @@ void mu_barrier_free(struct mu_barrier *b)
         free_batch(bt);
     mu_map_release(&b->batches);
     mu_map_release(&b->bound);
+    pthread_cond_destroy(&b->slot_freed);
     pthread_mutex_destroy(&b->lock);
     free(b);
 }
@@ -684,28 +688,27 @@ static void *helper_main(void *arg)
     return NULL;
 }
 
+/* Waits for a gang's binds to end (lock held), until ms at the latest. */
+static void wait_slot(struct mu_barrier *b, int64_t ms)
+{
+    struct timespec ts = mu_ns_to_timespec(ms * 1000000);
+
+    pthread_cond_timedwait(&b->slot_freed, &b->lock, &ts);
+}
+
 /* Binds every member of bt (BINDING, no lock held), on this thread and up
- * to MU_BARRIER_GANG_THREADS - 1 helpers, as many as the global cap
- * leaves. */
-static void bind_all(struct mu_barrier *b, struct batch *bt)
+ * to MU_BARRIER_GANG_THREADS - 1 helpers (fewer when pthread_create
+ * fails: this thread then binds the rest). */
+static void bind_all(struct batch *bt, struct gang_binds *g)
 {
     pthread_t th[MU_BARRIER_GANG_THREADS - 1];
-    struct gang_binds g = {.b = b, .bt = bt};
-    int want = MU_MIN(bt->size, MU_BARRIER_GANG_THREADS) - 1, grant, got = 0;
+    int want = MU_MIN(bt->size, MU_BARRIER_GANG_THREADS) - 1, got = 0;
 
-    atomic_init(&g.next, 0);
-    pthread_mutex_lock(&b->lock);
-    grant = MU_MAX(0, MU_MIN(want, MU_BARRIER_MAX_HELPERS - b->helpers));
-    b->helpers += grant;
-    pthread_mutex_unlock(&b->lock);
-    while (got < grant && !pthread_create(&th[got], NULL, helper_main, &g))
+    while (got < want && !pthread_create(&th[got], NULL, helper_main, g))
         got++;
-    bind_some(&g);
+    bind_some(g);
     for (int i = 0; i < got; i++)
         pthread_join(th[i], NULL);
-    pthread_mutex_lock(&b->lock);
-    b->helpers -= grant;
-    pthread_mutex_unlock(&b->lock);
 }
 
 int mu_barrier_bind_gang(struct mu_barrier *b, const char *release,
@@ -715,8 +718,10 @@ int mu_barrier_bind_gang(struct mu_barrier *b, const char *release,
 {
     const struct mu_barrier_member *me = NULL;
     struct mu_ext_stats *st;
+    struct gang_binds g;
     struct batch *bt;
     char *detail = NULL;
+    int64_t slot_until;
     bool gone;
     int rc;
 
@@ -733,15 +738,37 @@ int mu_barrier_bind_gang(struct mu_barrier *b, const char *release,
                           "gang batch %s: %s/%s is reserved on %s, not %s",
                           release, me->ns, me->name, me->node, node);
     pthread_mutex_lock(&b->lock);
-    prune(b, mu_now_ms());
-    bt = mu_map_get(&b->batches, release);
-    if (bt && (bt->state == DONE || bt->eager))
-        return answer_when_done(b, bt, me->ns, me->name, uid, node, err);
-    if (bt) { /* being gathered the other way: join it */
-        pthread_mutex_unlock(&b->lock);
-        return mu_barrier_bind(b, release, n, me->ns, me->name, uid, node,
-                               me->controlled, err);
+    slot_until = mu_now_ms() + MU_BARRIER_SLOT_WAIT_MS;
+    for (;;) {
+        prune(b, mu_now_ms());
+        bt = mu_map_get(&b->batches, release);
+        if (bt && (bt->state == DONE || bt->eager))
+            return answer_when_done(b, bt, me->ns, me->name, uid, node, err);
+        if (bt) { /* being gathered the other way: join it */
+            pthread_mutex_unlock(&b->lock);
+            return mu_barrier_bind(b, release, n, me->ns, me->name, uid, node,
+                                   me->controlled, err);
+        }
+        if (b->gangs_binding < MU_BARRIER_GANGS_BINDING)
+            break;
+        /* a gang's binds start together, once there is room: binding
+         * fewer gangs at once keeps each one's binds close together */
+        if (mu_now_ms() >= slot_until || b->waiting >= b->max_waiting) {
+            rc = mu_err_set(err, -EAGAIN,
+                            "gang batch %s: %d gangs are binding already "
+                            "(the cap), %d members wait; nothing bound, "
+                            "kube-scheduler tries %s/%s again",
+                            release, b->gangs_binding, b->waiting, me->ns,
+                            me->name);
+            pthread_mutex_unlock(&b->lock);
+            return rc;
+        }
+        /* a waiter holds a connection: it counts against max_waiting */
+        b->waiting++;
+        wait_slot(b, slot_until);
+        b->waiting--;
     }
+    b->gangs_binding++;
     bt = mu_xcalloc(1, sizeof(*bt));
     bt->release = mu_xstrdup(release);
     bt->size = bt->arrived = n;
@@ -761,10 +788,15 @@ int mu_barrier_bind_gang(struct mu_barrier *b, const char *release,
     mu_map_put(&b->batches, release, bt);
     pthread_mutex_unlock(&b->lock);
 
-    bind_all(b, bt);
+    g.b = b;
+    g.bt = bt;
+    atomic_init(&g.next, 0);
+    bind_all(bt, &g);
     rc = judge(b, bt, &detail);
 
     pthread_mutex_lock(&b->lock);
+    b->gangs_binding--;
+    pthread_cond_signal(&b->slot_freed);
     finish(b, bt, rc == 0, rc, detail, mu_now_ms());
     rc = rc ? mu_err_set(err, bt->code, "%s", bt->detail)
             : answer(bt, me->ns, me->name, uid, node, err);

@@ -140,10 +140,16 @@ void mu_barrier_members_free(struct mu_barrier_member *m, int n);
  * barrier window: issue 15). A member's bind is tried up to
  * MU_BARRIER_GANG_TRIES times a round (its release, sent with the
  * first's, may still be on its way: a gated pod's bind gets a 409 until
- * it lands). The binds run on up to
- * MU_BARRIER_GANG_THREADS threads at once (this one and helpers, at most
- * MU_BARRIER_MAX_HELPERS helpers over all batches; beyond it this thread
- * binds the rest itself), are retried and judged as a gathered batch's
+ * it lands). At most MU_BARRIER_GANGS_BINDING gangs bind at once, each on
+ * up to MU_BARRIER_GANG_THREADS threads (this one and helpers; fewer when
+ * a thread cannot be made), so that a gang's binds go out together
+ * instead of being spread over a burst; a gang that finds no room waits
+ * for one up to MU_BARRIER_SLOT_WAIT_MS, counted with the members waiting
+ * in /bind (MU_BARRIER_MAX_WAITING, extender.h), and is refused with
+ * -EAGAIN, nothing bound, past that time or that cap (kube-scheduler
+ * tries the pod again). No bind is started
+ * past MU_BARRIER_RETRY_MS from the start of the gang's binds (extender.h).
+ * The binds are retried and judged as a gathered batch's
  * are (a member that still fails undoes the ones that bound, controlled
  * ones only), and the outcome is reported once. A member's later /bind
  * (kube-scheduler reached it before it saw the binding) is answered from
@@ -161,7 +167,8 @@ bool mu_barrier_bound_by_gang(struct mu_barrier *b, const char *uid,
 #define MU_BARRIER_GANG_THREADS 8
 #define MU_BARRIER_GANG_TRIES 12 /* per member and round, within
                                     MU_BARRIER_RETRY_MS (extender.h) */
-#define MU_BARRIER_MAX_HELPERS 128
+#define MU_BARRIER_GANGS_BINDING 16
+#define MU_BARRIER_SLOT_WAIT_MS 10000
 int mu_barrier_bind_gang(struct mu_barrier *b, const char *release,
                          const struct mu_barrier_member *gang, int n,
                          const char *uid, const char *node,

@@ -1195,6 +1195,42 @@ START_TEST(test_gang_bind_answers_a_late_bind_the_view_no_longer_holds)
 }
 END_TEST
 
+/* More gangs than may bind at once: each waits for room, then binds its
+ * members together; never more than MU_BARRIER_GANGS_BINDING gangs' binds
+ * run at the same time, and every gang binds whole. */
+START_TEST(test_gang_bind_binds_at_most_the_cap_of_gangs_at_once)
+{
+    enum { NG = 20 };
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(60000);
+    struct member m[NG];
+
+    for (int g = 0; g < NG; g++) {
+        char name[16];
+
+        snprintf(name, sizeof(name), "g%02d", g);
+        add_plain_gang(v, name, 2, true);
+    }
+    fk.bind_delay_ms = (int)scaled(200);
+    for (int g = 0; g < NG; g++) {
+        char name[16];
+
+        snprintf(name, sizeof(name), "g%02d", g);
+        start_member(&m[g], b, v, name, 0, 0);
+    }
+    for (int g = 0; g < NG; g++)
+        pthread_join(m[g].t, NULL);
+    for (int g = 0; g < NG; g++)
+        ck_assert_str_eq(m[g].error, "");
+    ck_assert_int_eq(count('b'), 2 * NG);
+    ck_assert_int_le(fk.max_in_bind, 2 * 16);
+    ck_assert_int_ge(fk.max_in_bind, 2); /* a gang's two at once */
+    ck_assert_int_eq(fk.n_reports_ok, NG);
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("barrier");
@@ -1244,6 +1280,7 @@ int main(void)
     tcase_add_test(tc, test_gang_bind_never_deletes_a_bare_member);
     tcase_add_test(
         tc, test_gang_bind_answers_a_late_bind_the_view_no_longer_holds);
+    tcase_add_test(tc, test_gang_bind_binds_at_most_the_cap_of_gangs_at_once);
     suite_add_tcase(s, tc);
     tcase_add_test(
         bind, test_bind_reserved_pod_outside_a_batch_binds_at_once_unreported);
