@@ -182,6 +182,21 @@ static bool unref(struct batch *bt)
     return --bt->refs == 0;
 }
 
+static void free_batch(struct batch *bt);
+
+/* A thread leaves bt (lock not held): its reference goes, and the last
+ * one frees it. */
+static void leave(struct mu_barrier *b, struct batch *bt)
+{
+    bool gone;
+
+    pthread_mutex_lock(&b->lock);
+    gone = unref(bt);
+    pthread_mutex_unlock(&b->lock);
+    if (gone)
+        free_batch(bt);
+}
+
 /* Forgets tombstones past their time, or beyond MU_BARRIER_TOMB_MAX (lock
  * held). */
 static void prune(struct mu_barrier *b, int64_t now)
@@ -519,7 +534,7 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
     struct batch *bt;
     struct member *m = NULL;
     int64_t now;
-    bool reporter = false, timed_out = false, gone;
+    bool reporter = false, timed_out = false;
     int rc;
 
     if (!release)
@@ -632,11 +647,7 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
         if (b->report)
             b->report(b->ctx, &r);
     }
-    pthread_mutex_lock(&b->lock);
-    gone = unref(bt);
-    pthread_mutex_unlock(&b->lock);
-    if (gone)
-        free_batch(bt);
+    leave(b, bt);
     return rc;
 }
 
@@ -722,7 +733,6 @@ int mu_barrier_bind_gang(struct mu_barrier *b, const char *release,
     struct batch *bt;
     char *detail = NULL;
     int64_t slot_until;
-    bool gone;
     int rc;
 
     for (int i = 0; i < n; i++)
@@ -809,11 +819,7 @@ int mu_barrier_bind_gang(struct mu_barrier *b, const char *release,
 
         b->report(b->ctx, &r);
     }
-    pthread_mutex_lock(&b->lock);
-    gone = unref(bt);
-    pthread_mutex_unlock(&b->lock);
-    if (gone)
-        free_batch(bt);
+    leave(b, bt);
     return rc;
 }
 
