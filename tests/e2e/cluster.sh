@@ -54,7 +54,18 @@ start() {
     shift 2
     e2e_log "starting $name"
     "$bin" "$@" >>"$D/logs/$name.log" 2>&1 </dev/null &
-    echo "$! $bin" >"$D/pids/$name.pid"
+    local pid=$! i=0 exe
+    echo "$pid $bin" >"$D/pids/$name.pid"
+    # until it execs "$bin" the child is a copy of this shell, and running()
+    # would take it for some other process ("exited while waiting", with an
+    # empty log): wait for the exec, or for the child to end (5 s at most)
+    while [ "$i" -lt 100 ] && [ -d "/proc/$pid" ]; do
+        exe=""
+        { IFS= read -r -d '' exe <"/proc/$pid/cmdline"; } 2>/dev/null
+        [ "$exe" = "$bin" ] && break
+        sleep 0.05
+        i=$((i + 1))
+    done
     printf '%s\0' "$bin" "$@" >"$D/pids/$name.cmd"
     grep -qx "$name" "$D/pids/order" 2>/dev/null || echo "$name" >>"$D/pids/order"
 }
