@@ -15,9 +15,9 @@
 # again, every blob's digest and size are verified against the manifest,
 # the layer is extracted and `muster version` is run from its root
 # filesystem (chroot as user 65532, with /proc mounted, when run as root;
-# else through the image's own dynamic loader and libraries, a weaker check
-# since the loader still searches the host's library directories), and
-# must print this build's version.
+# else through the image's own dynamic loader and libraries, each library
+# it resolves checked to be the image's), and must print this build's
+# version.
 #
 # The same build gives the same archive, byte for byte (sorted entries,
 # zero times and owners, gzip without a name or time).
@@ -46,18 +46,20 @@ OUT=${1:-$ROOT/build/muster-$VERSION.oci.tar}
 CA=/etc/ssl/certs/ca-certificates.crt
 [ -r "$CA" ] || { echo "image.sh: no CA bundle at $CA (apt-get install ca-certificates)" >&2; exit 1; }
 
+WORK=$(mktemp -d)
+# a /proc left mounted by an interrupted check is unmounted before the rm
+trap 'rc=$?; umount "$WORK/rootfs/proc" 2>/dev/null || true; rm -rf --one-file-system "$WORK"; exit $rc' EXIT
+
 # what the binary links, as absolute paths: "name => /path (addr)" and the
 # loader's own "/path (addr)" line
-LIBS=$(ldd "$BIN" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | sort -u)
-[ -n "$LIBS" ] || { echo "image.sh: ldd found no libraries for $BIN" >&2; exit 1; }
-if ldd "$BIN" | grep -q 'not found'; then
+ldd "$BIN" >"$WORK/ldd" 2>&1 || { echo "image.sh: ldd $BIN: $(cat "$WORK/ldd") (a static binary is not supported)" >&2; exit 1; }
+if grep -q 'not found' "$WORK/ldd"; then
     echo "image.sh: $BIN links a library that is not installed:" >&2
-    ldd "$BIN" | grep 'not found' >&2
+    grep 'not found' "$WORK/ldd" >&2
     exit 1
 fi
-
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' "$WORK/ldd" | sort -u >"$WORK/libs"
+[ -s "$WORK/libs" ] || { echo "image.sh: ldd found no libraries for $BIN" >&2; exit 1; }
 
 # check_archive ARCHIVE VERSION: unpack, verify, run `muster version` from
 # the root filesystem; 0 when it prints "muster VERSION"
@@ -84,9 +86,14 @@ with tarfile.open(out) as t:
     layer = gzip.decompress(checked(manifest["layers"][0]))
     if "sha256:" + hashlib.sha256(layer).hexdigest() != config["rootfs"]["diff_ids"][0]:
         sys.exit("image.sh: the layer does not match the config's diff_id")
-    if config["config"]["User"].split(":")[0] == "0":
-        sys.exit("image.sh: the image runs as root")
+    user = config.get("config", {}).get("User", "").split(":")[0]
+    if user in ("", "0", "root"):
+        sys.exit("image.sh: the image runs as root (User %r)" % user)
     with tarfile.open(fileobj=io.BytesIO(layer)) as lt:
+        for m in lt.getmembers():
+            if m.name.startswith("/") or ".." in m.name.split("/") or \
+               not (m.isfile() or m.isdir()):
+                sys.exit("image.sh: the layer has an entry it must not: %r" % m.name)
         lt.extractall(rootfs)
 PY
     want="muster $VERSION"
@@ -100,6 +107,13 @@ PY
     else
         loader=$(cd "$WORK/rootfs" && find . -name 'ld-linux*.so*' -type f | sort | head -1)
         libdirs=$(cd "$WORK/rootfs" && find . -name '*.so*' -printf '%h\n' | sort -u | sed "s|^\.|$WORK/rootfs|" | paste -sd:)
+        # the loader also searches the host's directories: every library it
+        # resolves must be the image's own
+        if "$WORK/rootfs/$loader" --library-path "$libdirs" --list "$WORK/rootfs/usr/local/bin/muster" 2>&1 |
+               awk -v r="$WORK/rootfs/" '$2 == "=>" && index($3, r) != 1 { bad = 1; print } END { exit !bad }' >"$WORK/outside"; then
+            echo "image.sh: the image lacks libraries muster links (found only outside it): $(cat "$WORK/outside")" >&2
+            return 1
+        fi
         got=$("$WORK/rootfs/$loader" --library-path "$libdirs" "$WORK/rootfs/usr/local/bin/muster" version 2>&1) || true
         how="the image's own loader and libraries"
     fi
@@ -117,11 +131,16 @@ if [ "${1:-}" = --check ]; then
 fi
 mkdir -p "$(dirname "$OUT")"
 
-python3 - "$BIN" "$CA" "$OUT" "$VERSION" "$TAG" "$WORK" $LIBS <<'PY'
-import gzip, hashlib, io, json, os, sys, tarfile
+python3 - "$BIN" "$CA" "$OUT" "$VERSION" "$TAG" "$WORK" <<'PY'
+import gzip, hashlib, io, json, os, platform, sys, tarfile
 
 binary, ca, out, version, tag, work = sys.argv[1:7]
-libs = sys.argv[7:]
+libs = open(os.path.join(work, "libs")).read().split("\n")
+libs = [l for l in libs if l]
+ARCH = {"x86_64": "amd64", "aarch64": "arm64", "ppc64le": "ppc64le",
+        "s390x": "s390x", "riscv64": "riscv64"}.get(platform.machine())
+if not ARCH:
+    sys.exit("image.sh: no OCI architecture name for %s" % platform.machine())
 UID = GID = 65532
 
 files = {}  # path in the image -> (bytes, mode)
@@ -163,8 +182,8 @@ def tar_bytes(entries):
                 t.addfile(ti, io.BytesIO(data))
     return buf.getvalue()
 
-entries = [(d, None, 0o755) for d in dirs_of(files) + ["tmp"]]
-entries = sorted(set(entries))
+entries = sorted(set((d, None, 0o755) for d in dirs_of(files)))
+entries.append(("tmp", None, 0o1777))
 entries += sorted((p, data, mode) for p, (data, mode) in files.items())
 entries.sort(key=lambda e: e[0])
 layer = tar_bytes(entries)
@@ -180,7 +199,7 @@ def canon(o):
     return json.dumps(o, sort_keys=True, separators=(",", ":")).encode()
 
 config = canon({
-    "architecture": "amd64", "os": "linux",
+    "architecture": ARCH, "os": "linux",
     "config": {
         "User": "%d:%d" % (UID, GID),
         "Entrypoint": ["/usr/local/bin/muster"], "Cmd": ["serve"],
@@ -208,8 +227,10 @@ index = canon({
     "mediaType": "application/vnd.oci.image.index.v1+json",
     "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
                    "digest": sha(manifest), "size": len(manifest),
+                   "platform": {"architecture": ARCH, "os": "linux"},
                    "annotations": {"org.opencontainers.image.ref.name": tag,
-                                   "io.containerd.image.name": "muster:" + tag}}],
+                                   "io.containerd.image.name":
+                                       "docker.io/library/muster:" + tag}}],
 })
 blobs = {sha(b)[7:]: b for b in (layer_gz, config, manifest)}
 layout = [("blobs", None, 0o755), ("blobs/sha256", None, 0o755)]

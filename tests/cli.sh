@@ -31,8 +31,10 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cp "$ROOT/examples/lab-c-two-gangs-12gpu.yaml" "$T/b.yaml"
 printf 'not: a manifest\n' >"$T/notes.txt"
-mkdir "$T/sub" "$T/empty"
+mkdir "$T/sub" "$T/empty" "$T/dir.yaml"
 printf 'kind: Broken\n' >"$T/sub/ignored.yaml"
+printf 'kind: Broken\n' >"$T/dir.yaml/ignored.yaml"
+ln -s . "$T/loop.yaml"
 "$M" simulate "$ROOT/examples/lab-c-two-gangs-12gpu.yaml" >"$T/files.out" 2>&1
 "$M" simulate "$T" >"$T/dir.out" 2>&1
 if cmp -s "$T/files.out" "$T/dir.out" && grep -q '^\[  0:00:00\] bind pod' "$T/dir.out"; then

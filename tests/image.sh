@@ -71,11 +71,17 @@ elif grep -q "does not match its descriptor" "$T/bad.err"; then
 else
     say FAIL "--check refused a changed layer, but said: $(cat "$T/bad.err")"
 fi
-if MUSTER_BIN=$M "$ROOT/scripts/image.sh" --check "$T/no-libc.tar" 2>"$T/nolibc.err" >/dev/null; then
-    say FAIL "--check passed an image without libc"
-elif grep -q "muster version from the image's root filesystem" "$T/nolibc.err"; then
-    say ok "--check refuses an image muster cannot start in"
-else
-    say FAIL "--check refused an image without libc, but said: $(cat "$T/nolibc.err")"
-fi
+# as root the check is a chroot; the loader's path (not root, or forced)
+# must refuse it too
+for mode in chroot loader; do
+    [ "$mode" = loader ] && force=1 || force=
+    [ "$mode" = chroot ] && [ "$(id -u)" != 0 ] && continue
+    if MUSTER_IMAGE_NO_CHROOT=$force MUSTER_BIN=$M "$ROOT/scripts/image.sh" --check "$T/no-libc.tar" 2>"$T/nolibc.err" >/dev/null; then
+        say FAIL "--check ($mode) passed an image without libc"
+    elif grep -q "muster version from the image's root filesystem\|the image lacks libraries" "$T/nolibc.err"; then
+        say ok "--check ($mode) refuses an image muster cannot start in"
+    else
+        say FAIL "--check ($mode) refused an image without libc, but said: $(cat "$T/nolibc.err")"
+    fi
+done
 exit $fail

@@ -290,14 +290,26 @@ static int load_dir(struct mu_sim *s, const char *dir)
     int r = 0;
 
     if (!d) {
-        logf_(s, "%s: %s", dir, strerror(errno));
+        r = -errno;
+        logf_(s, "%s: %s", dir, strerror(-r));
         s->errors++;
-        return -errno;
+        return r;
     }
     while ((e = readdir(d))) {
+        struct stat st;
+        char *path;
+
         if (!manifest_name(e->d_name))
             continue;
+        /* regular files (or links to one) only: a directory named x.yaml
+         * is not read, nor a link back up the tree */
+        path = mu_xasprintf("%s/%s", dir, e->d_name);
+        if (stat(path, &st) || !S_ISREG(st.st_mode)) {
+            free(path);
+            continue;
+        }
         if (n == MU_SIM_DIR_MAX_FILES) {
+            free(path);
             logf_(s, "%s: more than %d manifest files; read none of them",
                   dir, MU_SIM_DIR_MAX_FILES);
             s->errors++;
@@ -308,7 +320,7 @@ static int load_dir(struct mu_sim *s, const char *dir)
             cap = cap ? cap * 2 : 16;
             names = mu_xrealloc(names, cap * sizeof(*names));
         }
-        names[n++] = mu_xasprintf("%s/%s", dir, e->d_name);
+        names[n++] = path;
     }
     if (!n) {
         logf_(s, "%s: a directory with no *.yaml, *.yml or *.json file in "

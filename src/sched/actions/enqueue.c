@@ -23,8 +23,9 @@ static const char *qty(const struct mu_cluster *c, int d,
 
 /*
  * True, with the reason in why, when j could not run even on empty nodes:
- * one of its pending pods asks more of a resource than any node has, or
- * its minResources more than its queue's capability. Such a job is not
+ * so many of its pending pods ask more of a resource than any node has
+ * that fewer than minMember are left, or its minResources ask more than
+ * its queue's capability (read as proportion reads it). Such a job is not
  * admitted: admitted, it would hold its queue's room for ever (issue 12).
  * The numbers are today's nodes': a node that joins is counted at the next
  * cycle. A gang that only needs more than all nodes have together keeps
@@ -35,32 +36,48 @@ static bool never_fits(const struct mu_ssn *s, const struct mu_job *j,
                        const struct mu_res *max, struct mu_sb *why)
 {
     const struct mu_cluster *c = s->cluster;
+    const struct mu_task *first = NULL;
+    struct mu_res cap;
     char a[32], b[32];
-    int d;
+    int d = -1, fd = -1, could = 0;
 
+    /* enough pods that fit some node for minMember: a pod beyond it that
+     * never fits does not keep the others from running */
     for (size_t i = 0; i < j->ntasks; i++) {
         const struct mu_task *t = j->tasks[i];
 
-        if (t->status != MU_TASK_PENDING ||
-            (d = mu_res_first_short(&t->pod.req, max, false)) < 0)
+        if (t->status == MU_TASK_PENDING &&
+            (d = mu_res_first_short(&t->pod.req, max, false)) >= 0) {
+            if (!first) {
+                first = t;
+                fd = d;
+            }
             continue;
+        }
+        could++;
+    }
+    if (first && could < j->pg.min_member) {
         mu_sb_addf(why, "can never run on this cluster's nodes: pod %s asks "
                         "%s %s, the most any node has is %s",
-                   t->key, qty(c, d, &t->pod.req, a, sizeof(a)),
-                   c->rn.name[d], qty(c, d, max, b, sizeof(b)));
+                   first->key, qty(c, fd, &first->pod.req, a, sizeof(a)),
+                   c->rn.name[fd], qty(c, fd, max, b, sizeof(b)));
         return true;
     }
-    if (!j->pg.has_min_resources)
+    if (!j->pg.has_min_resources || !j->queue)
         return false;
-    if (j->queue && (d = mu_res_first_short(&j->pg.min_resources,
-                                            &j->queue->spec.capability,
-                                            true)) >= 0) {
+    /* the queue's capability as proportion reads it: cpu or memory <= 0
+     * is unlimited (Volcano) */
+    cap = j->queue->spec.capability;
+    for (int k = 0; k < MU_RES_MAX; k++)
+        if ((k == MU_RES_CPU || k == MU_RES_MEMORY) && mu_res_has(&cap, k) &&
+            mu_res_get(&cap, k) <= 0)
+            cap.set &= ~(1u << k);
+    if ((d = mu_res_first_short(&j->pg.min_resources, &cap, true)) >= 0) {
         mu_sb_addf(why, "can never run in queue %s: its minResources ask %s "
                         "%s, the queue's capability is %s",
                    j->queue->spec.meta.name,
                    qty(c, d, &j->pg.min_resources, a, sizeof(a)),
-                   c->rn.name[d],
-                   qty(c, d, &j->queue->spec.capability, b, sizeof(b)));
+                   c->rn.name[d], qty(c, d, &cap, b, sizeof(b)));
         return true;
     }
     return false;
