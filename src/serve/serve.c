@@ -444,10 +444,10 @@ static void queue_metrics(struct mu_serve *sv)
  * t there: its spec asks nothing muster does not model (kube_only), the
  * cache shows it without scheduling gates (a gated pod's bind is refused:
  * its release may still be queued in the writer), and the node is still
- * in the cache and passes the static checks (a node
- * deleted, cordoned or tainted since the reservation, or one a restarted
- * muster took a release over onto, is kube-scheduler's to refuse: the
- * batch then waits for every member at /bind). */
+ * in the cache and passes the static checks (a node deleted, cordoned or
+ * tainted since the reservation, or one a restarted muster took a release
+ * over onto, is kube-scheduler's to refuse: the batch then waits for
+ * every member at /bind). */
 static bool node_still_takes(const struct mu_cluster *c,
                              const struct mu_task *t, const char *node)
 {
