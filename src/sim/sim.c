@@ -228,6 +228,23 @@ static int classify(struct mu_sim *s, json_t *o, const char *where)
             return 0;
         }
     }
+    /* a kind it reads, under another apiVersion: say which one it reads */
+    for (size_t i = 0; kind && i < MU_ARRAY_LEN(known) + MU_ARRAY_LEN(owners);
+         i++) {
+        const char *k = i < MU_ARRAY_LEN(known)
+                            ? known[i].kind
+                            : owners[i - MU_ARRAY_LEN(known)];
+        const char *want = i < MU_ARRAY_LEN(known) ? known[i].api : "apps/v1";
+
+        if (strcmp(kind, k))
+            continue;
+        logf_(s, "%s: %s %s: muster simulate reads %s as apiVersion %s, not "
+                 "%s; skipped",
+              where, api ? api : "(no apiVersion)", kind, kind, want,
+              api ? api : "a missing one");
+        s->errors++;
+        return 0;
+    }
     logf_(s, "%s: %s%s%s: muster simulate reads Node, Pod, PodGroup, Queue, "
              "PriorityClass, Job (batch.volcano.sh/v1alpha1) and "
              "ReplicaSet, StatefulSet, Deployment (apps/v1); skipped",
