@@ -61,7 +61,7 @@ start() {
     # empty log): wait for the exec, or for the child to end (5 s at most)
     while [ "$i" -lt 100 ] && [ -d "/proc/$pid" ]; do
         exe=""
-        { IFS= read -r -d '' exe <"/proc/$pid/cmdline"; } 2>/dev/null
+        { IFS= read -r -d '' exe <"/proc/$pid/cmdline"; } 2>/dev/null || true
         [ "$exe" = "$bin" ] && break
         sleep 0.05
         i=$((i + 1))
