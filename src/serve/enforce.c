@@ -196,13 +196,23 @@ int mu_serve_release_run(struct mu_kube *k, const struct mu_write *w,
     int r;
 
     if (!c->gated) {
+        json_t *record;
+
         r = mu_kube_call(k, w->method, w->path, NULL, w->body,
                          w->content_type, NULL, err);
         /* kube-scheduler tried the pod before its wake-up arrived, found
-         * the node and bound it: nothing left to wake (the apiserver
-         * refuses a nomination on a bound pod with this message) */
-        if (r == -EINVAL && strstr(err->msg, "already bound"))
-            r = 0;
+         * the node and bound it (or the barrier bound it with its gang):
+         * nothing left to wake, as the apiserver refuses a nomination on a
+         * bound pod with this message. The release's annotations still go
+         * on it, alone: they are the record a new leader adopts the
+         * release from (mu_enforcer_adopt) and kubectl shows. */
+        if (r != -EINVAL || !strstr(err->msg, "already bound"))
+            return r;
+        record = json_deep_copy(w->body);
+        json_object_del(record, "status");
+        r = mu_kube_call(k, w->method, w->path, NULL, record,
+                         w->content_type, NULL, err);
+        json_decref(record);
         return r;
     }
     if (!c->smp)

@@ -1027,7 +1027,7 @@ START_TEST(test_wake_patch_nominates_the_node_and_changes_an_annotation)
 }
 END_TEST
 
-START_TEST(test_wake_up_of_a_pod_bound_meanwhile_is_no_failure)
+START_TEST(test_wake_up_of_a_pod_bound_meanwhile_writes_its_record)
 {
     struct mu_err err;
 
@@ -1036,11 +1036,24 @@ START_TEST(test_wake_up_of_a_pod_bound_meanwhile_is_no_failure)
                   "\"Invalid\",\"message\":\"Pod \\\"p\\\" is invalid: "
                   "status.nominatedNodeName: Forbidden: may not be set on "
                   "pods that are already bound to a node\"}");
+    kf_reply_body(&srv, 200, "{}");
     ck_assert_int_eq(release(false, false, &err), 0);
-    ck_assert_uint_eq(kf_count(&srv), 1);
-    /* any other refusal is a failure */
+    /* then the release's annotations alone: the record on the bound pod */
+    ck_assert_uint_eq(kf_count(&srv), 2);
+    ck_assert_str_eq(kf_req(&srv, 1)->path,
+                     "/api/v1/namespaces/a/pods/p/status");
+    ck_assert_str_eq(kf_req(&srv, 1)->content_type,
+                     "application/merge-patch+json");
+    ck_assert_ptr_null(strstr(kf_req(&srv, 1)->body, "nominatedNodeName"));
+    ck_assert_ptr_null(strstr(kf_req(&srv, 1)->body, "\"status\""));
+    ck_assert_ptr_nonnull(strstr(kf_req(&srv, 1)->body,
+                                 "\"muster.io/reserved-node\":\"gpu-2\""));
+    ck_assert_ptr_nonnull(strstr(kf_req(&srv, 1)->body, "muster.io/wake"));
+    ck_assert_ptr_nonnull(strstr(kf_req(&srv, 1)->body, "muster.io/release"));
+    /* any other refusal is a failure, and nothing follows it */
     kf_reply_body(&srv, 422, status_422);
     ck_assert_int_eq(release(false, false, &err), -EINVAL);
+    ck_assert_uint_eq(kf_count(&srv), 3);
 }
 END_TEST
 
@@ -1087,7 +1100,7 @@ int main(void)
         tc, test_release_of_a_plain_gated_pod_is_one_strategic_merge_patch);
     tcase_add_test(
         tc, test_wake_patch_nominates_the_node_and_changes_an_annotation);
-    tcase_add_test(tc, test_wake_up_of_a_pod_bound_meanwhile_is_no_failure);
+    tcase_add_test(tc, test_wake_up_of_a_pod_bound_meanwhile_writes_its_record);
     tcase_add_test(
         tc,
         test_release_refused_as_invalid_reads_the_pod_and_tightens_its_terms);
