@@ -89,7 +89,11 @@ struct mu_plugin {
     double (*node_score)(void *st, const struct mu_task *t,
                          const struct mu_cnode *n);
 
-    /* May victim be evicted for preemptor? reclaim tells which action. */
+    /* May victim be evicted for preemptor? reclaim tells which action.
+     * Evictions added to the session may turn the answer from true to
+     * false (proportion's, as the victim's queue comes down to its share),
+     * never from false to true: reclaim and preempt judge a victim job
+     * when they reach it in victim order, not all of them up front. */
     bool (*victim_ok)(void *st, const struct mu_task *preemptor,
                       const struct mu_task *victim, bool reclaim);
     /* Optional, only with victim_ok: false promises that victim_ok(st,

@@ -67,20 +67,31 @@ static void add_unit(struct plan *p, struct mu_job *j, struct mu_task *t,
     p->n++;
 }
 
-/* A total order: lowest priority, youngest, name; within a job its
- * surplus tasks by task index, highest first (equal indices in the order
- * they were made: reverse task order), then the whole job. */
+/* The victim order of jobs, total: lowest priority, youngest, key. */
+static int job_cmp(const struct mu_job *x, const struct mu_job *y)
+{
+    if (x->priority != y->priority)
+        return x->priority < y->priority ? -1 : 1;
+    if (x->pg.meta.created != y->pg.meta.created)
+        return x->pg.meta.created > y->pg.meta.created ? -1 : 1;
+    return strcmp(x->key, y->key);
+}
+
+static int job_ptr_cmp(const void *a, const void *b)
+{
+    return job_cmp(*(struct mu_job *const *)a, *(struct mu_job *const *)b);
+}
+
+/* A total order: jobs by job_cmp; within a job its surplus tasks by task
+ * index, highest first (equal indices in the order they were made: reverse
+ * task order), then the whole job. A job's units are therefore contiguous,
+ * and the order of two jobs' units is the order of the jobs. */
 static int unit_cmp(const void *a, const void *b)
 {
     const struct unit *x = a, *y = b;
 
-    if (x->job != y->job) {
-        if (x->job->priority != y->job->priority)
-            return x->job->priority < y->job->priority ? -1 : 1;
-        if (x->job->pg.meta.created != y->job->pg.meta.created)
-            return x->job->pg.meta.created > y->job->pg.meta.created ? -1 : 1;
-        return strcmp(x->job->key, y->job->key);
-    }
+    if (x->job != y->job)
+        return job_cmp(x->job, y->job);
     if (!x->task || !y->task)
         return x->task ? -1 : (y->task ? 1 : 0);
     if (x->task->pod.task_index != y->task->pod.task_index)
@@ -91,7 +102,7 @@ static int unit_cmp(const void *a, const void *b)
 /*
  * The possible victims of one action: the jobs that had something running
  * when it started (evictions only ever shrink that set), in key order, and
- * the same jobs grouped by queue index (key order within a queue).
+ * the same jobs grouped by queue index (job_cmp order within a queue).
  */
 struct victims {
     size_t n;
@@ -143,49 +154,127 @@ static bool victim_job(const struct mu_job *j, const struct mu_job *v,
                    : v->queue == j->queue && v->priority < j->priority;
 }
 
-/* The reference: every victim job, every running task. */
-static void candidates_plain(struct mu_ssn *s, struct mu_job *j,
-                             const struct mu_task *pre, bool reclaim,
-                             const struct victims *vs, struct plan *p)
-{
-    for (size_t i = 0; i < vs->n; i++)
-        if (victim_job(j, vs->jobs[i], reclaim))
-            job_units(s, pre, reclaim, vs->jobs[i], p);
-}
-
-/* The same units, visiting only the queues that may give way: reclaim
- * skips j's queue, queues that are not reclaimable and those a plugin's
- * victim_queue_ok rules out (none of their tasks would be eligible, so
- * none of their jobs would make a unit); preempt looks at j's queue
- * alone. The plan is sorted afterwards, so the visiting order does not
- * matter. */
+/* The reference (vs->plain, tests): every unit of every victim job,
+ * sorted. */
 static void candidates(struct mu_ssn *s, struct mu_job *j,
                        const struct mu_task *pre, bool reclaim,
                        const struct victims *vs, struct plan *p)
 {
-    struct mu_cluster *c = s->cluster;
-
-    if (vs->plain) {
-        candidates_plain(s, j, pre, reclaim, vs, p);
-    } else {
-        for (size_t i = 0; i < c->nqueues; i++) {
-            struct mu_cqueue *q = c->queues[i];
-            size_t qi = (size_t)q->index;
-
-            if (!vs->qn[qi] || (reclaim ? q == j->queue || !q->spec.reclaimable
-                                        : q != j->queue) ||
-                !mu_ssn_victim_queue_ok(s, pre, q, reclaim))
-                continue;
-            for (size_t k = 0; k < vs->qn[qi]; k++) {
-                struct mu_job *v = vs->byq[vs->qfirst[qi] + k];
-
-                if (victim_job(j, v, reclaim))
-                    job_units(s, pre, reclaim, v, p);
-            }
-        }
-    }
+    for (size_t i = 0; i < vs->n; i++)
+        if (victim_job(j, vs->jobs[i], reclaim))
+            job_units(s, pre, reclaim, vs->jobs[i], p);
     if (p->n > 1)
         qsort(p->u, p->n, sizeof(*p->u), unit_cmp);
+}
+
+/*
+ * The same units in the same order, made one victim job at a time as the
+ * caller reaches them (struct walk): the queues that may give way are
+ * merged by their next job in job_cmp order. Reclaim skips j's queue and
+ * queues that are not reclaimable, preempt looks at j's queue alone, and a
+ * queue leaves the walk as soon as a plugin's victim_queue_ok rules it out
+ * in the current state (none of its tasks is eligible then, and evictions
+ * never make one eligible again: framework.h).
+ *
+ * Judging a job when it is reached rather than when the action starts
+ * decides the same: a job's units are contiguous in the order, so its
+ * tasks are still running when it is reached, and a verdict that turned
+ * false since (proportion's, once the queue is down to its share) would
+ * have dropped every unit of the job at still_owed anyway. A gang that
+ * fits after its first units is why: the walk stops there instead of
+ * making the units of every running job.
+ */
+struct walk {
+    struct mu_ssn *s;
+    const struct mu_task *pre;
+    bool reclaim;
+    const struct victims *vs;
+    size_t n;          /* queues left in the heap */
+    struct wq {
+        struct mu_cqueue *q;
+        size_t next, end; /* its jobs left: vs->byq[next .. end) */
+    } *h;              /* a min-heap by the job at next */
+};
+
+static bool wq_less(const struct walk *w, const struct wq *a,
+                    const struct wq *b)
+{
+    return job_cmp(w->vs->byq[a->next], w->vs->byq[b->next]) < 0;
+}
+
+static void walk_sift(struct walk *w, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        struct wq t;
+
+        if (l < w->n && wq_less(w, &w->h[l], &w->h[m]))
+            m = l;
+        if (l + 1 < w->n && wq_less(w, &w->h[l + 1], &w->h[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        t = w->h[i];
+        w->h[i] = w->h[m];
+        w->h[m] = t;
+        i = m;
+    }
+}
+
+static void walk_drop_top(struct walk *w)
+{
+    w->h[0] = w->h[--w->n];
+    walk_sift(w, 0);
+}
+
+static void walk_init(struct walk *w, struct mu_ssn *s, struct mu_job *j,
+                      const struct mu_task *pre, bool reclaim,
+                      const struct victims *vs)
+{
+    struct mu_cluster *c = s->cluster;
+
+    w->s = s;
+    w->pre = pre;
+    w->reclaim = reclaim;
+    w->vs = vs;
+    w->n = 0;
+    w->h = mu_xcalloc(c->nqueues ? c->nqueues : 1, sizeof(*w->h));
+    for (size_t i = 0; i < c->nqueues; i++) {
+        struct mu_cqueue *q = c->queues[i];
+        size_t qi = (size_t)q->index;
+
+        if (!vs->qn[qi] || (reclaim ? q == j->queue || !q->spec.reclaimable
+                                    : q != j->queue))
+            continue;
+        w->h[w->n].q = q;
+        w->h[w->n].next = vs->qfirst[qi];
+        w->h[w->n].end = vs->qfirst[qi] + vs->qn[qi];
+        w->n++;
+    }
+    for (size_t i = w->n / 2; i-- > 0;)
+        walk_sift(w, i);
+}
+
+/* The next victim job in job_cmp order whose queue may still give way,
+ * or NULL. */
+static struct mu_job *walk_next(struct walk *w)
+{
+    while (w->n) {
+        struct wq *top = &w->h[0];
+        struct mu_job *v;
+
+        if (!mu_ssn_victim_queue_ok(w->s, w->pre, top->q, w->reclaim)) {
+            walk_drop_top(w);
+            continue;
+        }
+        v = w->vs->byq[top->next++];
+        if (top->next == top->end)
+            walk_drop_top(w);
+        else
+            walk_sift(w, 0);
+        return v;
+    }
+    return NULL;
 }
 
 static void evict_unit(struct mu_ssn *s, const struct unit *u)
@@ -227,6 +316,27 @@ static bool still_owed(struct mu_ssn *s, const struct mu_task *pre,
     return v && running(v) && mu_ssn_victim_ok(s, pre, v, reclaim);
 }
 
+/* Evicts units from..p->n in order, dropping those no longer owed, until
+ * the gang fits (true; *chosen is then one past the last unit evicted). */
+static bool try_units(struct mu_place *pl, struct mu_job *j,
+                      const struct mu_task *pre, bool reclaim, int want,
+                      struct plan *p, size_t from, size_t *chosen)
+{
+    struct mu_ssn *s = pl->ssn;
+
+    for (size_t i = from; i < p->n; i++) {
+        if (!still_owed(s, pre, &p->u[i], reclaim)) {
+            p->u[i].dropped = true;
+            continue;
+        }
+        evict_unit(s, &p->u[i]);
+        *chosen = i + 1;
+        if (gang_fits(pl, j, want))
+            return true;
+    }
+    return false;
+}
+
 static void apply(struct mu_ssn *s, struct plan *p, size_t skip)
 {
     for (size_t i = 0; i < p->n; i++)
@@ -251,16 +361,26 @@ static bool make_room(struct mu_ssn *s, struct mu_place *p,
      * more task (its queue's share is checked by preemptive/victim_ok) */
     want = mu_job_ready_num(j) + mu_job_waiting_num(j);
     want = want >= j->pg.min_member ? want + 1 : j->pg.min_member;
-    candidates(s, j, pre, reclaim, vs, &plan);
-    for (size_t i = 0; i < plan.n; i++) {
-        if (!still_owed(s, pre, &plan.u[i], reclaim)) {
-            plan.u[i].dropped = true;
-            continue;
+    if (vs->plain) {
+        candidates(s, j, pre, reclaim, vs, &plan);
+        ok = try_units(p, j, pre, reclaim, want, &plan, 0, &chosen);
+    } else {
+        struct walk w;
+        struct mu_job *v;
+
+        walk_init(&w, s, j, pre, reclaim, vs);
+        while (!ok && (v = walk_next(&w))) {
+            size_t first = plan.n;
+
+            if (!victim_job(j, v, reclaim))
+                continue;
+            job_units(s, pre, reclaim, v, &plan);
+            if (plan.n - first > 1)
+                qsort(plan.u + first, plan.n - first, sizeof(*plan.u),
+                      unit_cmp);
+            ok = try_units(p, j, pre, reclaim, want, &plan, first, &chosen);
         }
-        evict_unit(s, &plan.u[i]);
-        chosen = i + 1;
-        if ((ok = gang_fits(p, j, want)))
-            break;
+        free(w.h);
     }
     mu_stmt_rollback(&s->stmt, mark);
     if (!ok)
@@ -337,6 +457,10 @@ static void victims_build(const struct mu_cluster *c, bool plain,
 
         vs->byq[vs->qfirst[qi] + vs->qn[qi]++] = vs->jobs[i];
     }
+    for (size_t i = 0; i < c->nqueues; i++)
+        if (vs->qn[i] > 1)
+            qsort(vs->byq + vs->qfirst[i], vs->qn[i], sizeof(*vs->byq),
+                  job_ptr_cmp);
 }
 
 static void victims_free(struct victims *vs)
