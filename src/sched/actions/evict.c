@@ -110,8 +110,27 @@ struct victims {
     size_t *qfirst;       /* by queue index: its jobs are */
     size_t *qn;           /* byq[qfirst[i] .. qfirst[i] + qn[i]) */
     struct mu_job **byq;
+    size_t *live;         /* by byq index: i, or past i when byq[i] is known
+                             to have nothing running (see live_from) */
     bool plain;           /* take the straightforward scan (tests) */
 };
+
+/* The first job of byq[i .. end) not known to have nothing running, or
+ * end; the chains it follows are shortened on the way. */
+static size_t live_from(struct victims *vs, size_t i, size_t end)
+{
+    size_t r = i;
+
+    while (r < end && vs->live[r] != r)
+        r = vs->live[r];
+    while (i < r) {
+        size_t n = vs->live[i];
+
+        vs->live[i] = r;
+        i = n;
+    }
+    return r;
+}
 
 /* The units of victim job v for preemptor pre of job j. */
 static void job_units(struct mu_ssn *s, const struct mu_task *pre,
@@ -188,7 +207,8 @@ struct walk {
     struct mu_ssn *s;
     const struct mu_task *pre;
     bool reclaim;
-    const struct victims *vs;
+    int32_t below;     /* preempt: victims have a lower job priority */
+    struct victims *vs;
     size_t n;          /* queues left in the heap */
     struct wq {
         struct mu_cqueue *q;
@@ -229,13 +249,14 @@ static void walk_drop_top(struct walk *w)
 
 static void walk_init(struct walk *w, struct mu_ssn *s, struct mu_job *j,
                       const struct mu_task *pre, bool reclaim,
-                      const struct victims *vs)
+                      struct victims *vs)
 {
     struct mu_cluster *c = s->cluster;
 
     w->s = s;
     w->pre = pre;
     w->reclaim = reclaim;
+    w->below = j->priority;
     w->vs = vs;
     w->n = 0;
     w->h = mu_xcalloc(c->nqueues ? c->nqueues : 1, sizeof(*w->h));
@@ -243,8 +264,10 @@ static void walk_init(struct walk *w, struct mu_ssn *s, struct mu_job *j,
         struct mu_cqueue *q = c->queues[i];
         size_t qi = (size_t)q->index;
 
-        if (!vs->qn[qi] || (reclaim ? q == j->queue || !q->spec.reclaimable
-                                    : q != j->queue))
+        if (!vs->qn[qi] ||
+            (reclaim ? q == j->queue || !q->spec.reclaimable
+                     : q != j->queue) ||
+            !mu_ssn_victim_queue_ok(s, pre, q, reclaim))
             continue;
         w->h[w->n].q = q;
         w->h[w->n].next = vs->qfirst[qi];
@@ -255,15 +278,40 @@ static void walk_init(struct walk *w, struct mu_ssn *s, struct mu_job *j,
         walk_sift(w, i);
 }
 
-/* The next victim job in job_cmp order whose queue may still give way,
- * or NULL. */
+static bool runs_nothing(const struct mu_job *v)
+{
+    return v->count[MU_TASK_RUNNING] + v->count[MU_TASK_BOUND] == 0;
+}
+
+/* The next victim job in job_cmp order whose queue may still give way and
+ * that still runs something, or NULL. Preempt takes only jobs of a lower
+ * priority than j's: the rest of a queue is past them once one is not
+ * (job_cmp puts the lowest first). A job found running nothing is skipped
+ * for the rest of the action: the walk evicts only from jobs it has
+ * passed, so what a job it reaches has lost was committed, and committed
+ * evictions stay. */
 static struct mu_job *walk_next(struct walk *w)
 {
     while (w->n) {
         struct wq *top = &w->h[0];
         struct mu_job *v;
+        size_t nx = live_from(w->vs, top->next, top->end);
 
-        if (!mu_ssn_victim_queue_ok(w->s, w->pre, top->q, w->reclaim)) {
+        while (nx < top->end && runs_nothing(w->vs->byq[nx])) {
+            w->vs->live[nx] = nx + 1;
+            nx = live_from(w->vs, nx + 1, top->end);
+        }
+        if (nx == top->end) {
+            walk_drop_top(w);
+            continue;
+        }
+        if (nx != top->next) { /* its key moved on: back in place first */
+            top->next = nx;
+            walk_sift(w, 0);
+            continue;
+        }
+        if ((!w->reclaim && w->vs->byq[top->next]->priority >= w->below) ||
+            !mu_ssn_victim_queue_ok(w->s, w->pre, top->q, w->reclaim)) {
             walk_drop_top(w);
             continue;
         }
@@ -346,7 +394,7 @@ static void apply(struct mu_ssn *s, struct plan *p, size_t skip)
 
 static bool make_room(struct mu_ssn *s, struct mu_place *p,
                       struct mu_job *j, bool reclaim,
-                      const struct victims *vs)
+                      struct victims *vs)
 {
     const struct mu_task *pre = first_pending(j);
     const char *action = reclaim ? "reclaim" : "preempt";
@@ -439,6 +487,7 @@ static void victims_build(const struct mu_cluster *c, bool plain,
     vs->plain = plain;
     vs->jobs = mu_xcalloc(c->njobs ? c->njobs : 1, sizeof(*vs->jobs));
     vs->byq = mu_xcalloc(c->njobs ? c->njobs : 1, sizeof(*vs->byq));
+    vs->live = mu_xcalloc(c->njobs ? c->njobs : 1, sizeof(*vs->live));
     vs->qfirst = mu_xcalloc(nq, sizeof(*vs->qfirst));
     vs->qn = mu_xcalloc(nq, sizeof(*vs->qn));
     for (size_t i = 0; i < c->njobs; i++) {
@@ -457,6 +506,8 @@ static void victims_build(const struct mu_cluster *c, bool plain,
 
         vs->byq[vs->qfirst[qi] + vs->qn[qi]++] = vs->jobs[i];
     }
+    for (size_t i = 0; i < vs->n; i++)
+        vs->live[i] = i;
     for (size_t i = 0; i < c->nqueues; i++)
         if (vs->qn[i] > 1)
             qsort(vs->byq + vs->qfirst[i], vs->qn[i], sizeof(*vs->byq),
@@ -467,6 +518,7 @@ static void victims_free(struct victims *vs)
 {
     free(vs->jobs);
     free(vs->byq);
+    free(vs->live);
     free(vs->qfirst);
     free(vs->qn);
 }
