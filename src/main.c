@@ -1,6 +1,7 @@
 /*
  * muster - gang-scheduling batch scheduler for Kubernetes GPU clusters.
  */
+#include "cli/inspect.h"
 #include "common/mu.h"
 #include "sched/conf.h"
 #include "serve/serve.h"
@@ -24,11 +25,15 @@ static const char usage[] =
     "                    --client-ca-file F]\n"
     "       muster simulate [-o table|json|yaml] [--config FILE] "
     "[--until DURATION] [--quiet] FILE|DIR...\n"
+    "       muster get queues|gangs [-n NS | -A] [-o table|json|yaml]\n"
+    "       muster explain podgroup/NAME|vcjob/NAME [-n NS] "
+    "[-o table|json|yaml]\n"
     "       muster version | --version\n"
     "\n"
     "serve     watches the cluster, runs the scheduling cycle, releases\n"
     "          whole gangs and answers kube-scheduler as its extender on\n"
-    "          /filter /prioritize /bind /preempt /healthz /readyz /metrics.\n"
+    "          /filter /prioritize /bind /preempt /healthz /readyz /metrics,\n"
+    "          and /debug/queues /debug/gangs /debug/gang/NS/NAME (JSON).\n"
     "  --kubeconfig PATH  default $KUBECONFIG, else the in-cluster account\n"
     "  --listen HOST:PORT default 127.0.0.1:8888\n"
     "  --config FILE      scheduler configuration (volcano-scheduler.conf)\n"
@@ -63,7 +68,11 @@ static const char usage[] =
     "                    format (default: built in; see --print-config)\n"
     "  --print-config    print the built-in configuration and exit\n"
     "  --quiet, -q       no timeline: only the final state\n"
-    "  --until DURATION  stop simulated time there (default 24h)\n";
+    "  --until DURATION  stop simulated time there (default 24h)\n"
+    "\n"
+    "get, explain  what a live muster says of its queues and gangs, and why\n"
+    "          a gang waits (muster get --help, muster explain --help); as\n"
+    "          kubectl-muster on the PATH, also `kubectl muster ...`.\n";
 
 static int cmd_simulate(int argc, char **argv)
 {
@@ -311,6 +320,10 @@ int main(int argc, char **argv)
         return cmd_simulate(argc - 1, argv + 1);
     if (!strcmp(argv[1], "serve"))
         return cmd_serve(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "get"))
+        return mu_cli_get(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "explain"))
+        return mu_cli_explain(argc - 1, argv + 1);
     fprintf(stderr, "muster: unknown command \"%s\"\n%s", argv[1], usage);
     return 2;
 }

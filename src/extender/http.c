@@ -73,6 +73,8 @@ struct mu_ext_server {
     struct mu_barrier *barrier;
     mu_metrics_fn metrics;
     void *metrics_ctx;
+    mu_debug_fn debug;
+    void *debug_ctx;
     mu_miss_fn miss;
     void *miss_ctx;
     bool (*leading)(void *ctx);
@@ -96,11 +98,13 @@ enum route {
     R_HEALTHZ,
     R_READYZ,
     R_METRICS,
+    R_DEBUG,
     R_UNKNOWN,
 };
 
 struct req {
     enum route route;
+    char *path;      /* R_DEBUG: the URL path, for the debug callback */
     unsigned refuse; /* status to answer once the body is drained, or 0 */
     bool too_big;
     char *body;
@@ -232,6 +236,8 @@ static enum route route_of(const char *url)
         return R_READYZ;
     if (!strcmp(url, "/metrics"))
         return R_METRICS;
+    if (!strncmp(url, "/debug/", 7))
+        return R_DEBUG;
     return R_UNKNOWN;
 }
 
@@ -505,6 +511,15 @@ static enum MHD_Result serve(struct mu_ext_server *s, struct MHD_Connection *c,
         text = metrics_text(s);
         return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
                      text, strlen(text), false, NULL);
+    case R_DEBUG: {
+        int status = 404;
+
+        text = s->debug ? s->debug(s->debug_ctx, r->path, &status) : NULL;
+        if (!text)
+            break;
+        return reply(c, (unsigned)status, "application/json", text,
+                     strlen(text), false, NULL);
+    }
     case R_UNKNOWN:
         break;
     }
@@ -548,6 +563,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         r = mu_xcalloc(1, sizeof(*r));
         *req_cls = r;
         r->route = route_of(url);
+        if (r->route == R_DEBUG)
+            r->path = mu_xstrdup(url);
         if (r->route == R_UNKNOWN || !served_here(s, c, r->route))
             r->refuse = MHD_HTTP_NOT_FOUND;
         else if (is_verb(r->route) ? strcmp(method, MHD_HTTP_METHOD_POST)
@@ -623,6 +640,7 @@ static void on_done(void *cls, struct MHD_Connection *c, void **req_cls,
     if (!r)
         return;
     free(r->body);
+    free(r->path);
     free(r);
     *req_cls = NULL;
 }
@@ -831,6 +849,8 @@ int mu_ext_server_start(const struct mu_ext_server_opts *o,
     s->barrier = o->barrier;
     s->metrics = o->metrics;
     s->metrics_ctx = o->metrics_ctx;
+    s->debug = o->debug;
+    s->debug_ctx = o->debug_ctx;
     s->miss = o->miss;
     s->miss_ctx = o->miss_ctx;
     s->arrival_ms = or_default(o->arrival_timeout_ms,

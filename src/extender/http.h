@@ -114,6 +114,12 @@
  * a malloc'd string the server frees, or NULL. Called on the connection
  * thread serving /metrics: must be thread-safe. */
 typedef char *(*mu_metrics_fn)(void *ctx);
+/* The answer to GET /debug/... (path as requested, no query), produced
+ * by the scheduler side: a malloc'd JSON text the server frees, with
+ * *status set (200, 404, 503), or NULL for 404 "not found". Called on the
+ * connection thread, which also serves /healthz and /readyz when
+ * metrics_listen is set: must be thread-safe and must not block. */
+typedef char *(*mu_debug_fn)(void *ctx, const char *path, int *status);
 /* A /filter miss (struct mu_ext_miss), called on the HTTP thread that
  * served it: must be thread-safe and must not block. */
 typedef void (*mu_miss_fn)(void *ctx, const char *uid);
@@ -126,6 +132,8 @@ struct mu_ext_server_opts {
     struct mu_barrier *barrier;
     mu_metrics_fn metrics;    /* optional */
     void *metrics_ctx;
+    mu_debug_fn debug;        /* optional: /debug/... (read-only JSON) */
+    void *debug_ctx;
     mu_miss_fn miss;          /* optional */
     void *miss_ctx;
     /* Optional (NULL: always): is this replica the leader? While it
@@ -155,7 +163,8 @@ struct mu_ext_server_opts {
 };
 
 /* Starts serving /filter /prioritize /bind /preempt /healthz /readyz
- * /metrics. /readyz answers 200 once the published view is synced, 503
+ * /metrics and, with a debug callback, GET /debug/... (on metrics_listen
+ * when it is set, with the probes). /readyz answers 200 once the published view is synced, 503
  * before. Returns 0 and *out, or -errno with err (see Errors). */
 int mu_ext_server_start(const struct mu_ext_server_opts *o,
                         struct mu_ext_server **out,

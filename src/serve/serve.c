@@ -440,6 +440,43 @@ static void queue_metrics(struct mu_serve *sv)
     pthread_mutex_unlock(&sv->metrics_lock);
 }
 
+/* A fresh /debug snapshot, when the last is MU_SERVE_REPORT_MS old. */
+static void report(struct mu_serve *sv)
+{
+    int64_t now = mu_now_ns();
+    json_t *old, *snap;
+    struct timespec ts;
+
+    if (sv->report && now - sv->report_ns < MU_SERVE_REPORT_MS * 1000000LL)
+        return;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snap = mu_report_build(&sv->cluster,
+                           (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    sv->report_ns = now;
+    pthread_mutex_lock(&sv->report_lock);
+    old = sv->report;
+    sv->report = snap;
+    json_decref(old);
+    pthread_mutex_unlock(&sv->report_lock);
+}
+
+/* GET /debug/... on an HTTP thread (mu_debug_fn). */
+static char *debug_fn(void *ctx, const char *path, int *status)
+{
+    struct mu_serve *sv = ctx;
+    json_t *snap;
+    char *answer;
+
+    pthread_mutex_lock(&sv->report_lock);
+    snap = json_incref(sv->report);
+    pthread_mutex_unlock(&sv->report_lock);
+    answer = mu_report_answer(snap, path, status);
+    pthread_mutex_lock(&sv->report_lock);
+    json_decref(snap);
+    pthread_mutex_unlock(&sv->report_lock);
+    return answer;
+}
+
 /* True when nothing but the node is left for kube-scheduler to check of
  * t there: its spec asks nothing muster does not model (kube_only), the
  * cache shows it without scheduling gates (a gated pod's bind is refused:
@@ -516,6 +553,7 @@ static void cycle(struct mu_serve *sv)
     mu_queuectl_sync(sv->qc, mu_now_ns() / 1000000);
     mu_cycle_out_release(&out);
     queue_metrics(sv);
+    report(sv);
 }
 
 static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
@@ -540,6 +578,7 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     mu_view_slot_init(&sv->views);
     mu_map_init(&sv->pending_cmds);
     pthread_mutex_init(&sv->metrics_lock, NULL);
+    pthread_mutex_init(&sv->report_lock, NULL);
     mu_kube_config_init(&sv->cfg);
     if (o->config_path) {
         if ((r = mu_conf_load_file(o->config_path, &sv->conf, err)) < 0)
@@ -586,6 +625,8 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     so.barrier = sv->barrier;
     so.metrics = metrics_fn;
     so.metrics_ctx = sv;
+    so.debug = debug_fn;
+    so.debug_ctx = sv;
     so.miss = miss_fn;
     so.miss_ctx = sv;
     if (o->leader_elect) { /* a follower is not ready, refuses /bind */
@@ -641,6 +682,8 @@ static void teardown(struct mu_serve *sv)
     mu_kube_config_release(&sv->cfg);
     free(sv->metrics_text);
     pthread_mutex_destroy(&sv->metrics_lock);
+    json_decref(sv->report);
+    pthread_mutex_destroy(&sv->report_lock);
     {
         size_t it = 0;
         void *v;

@@ -51,6 +51,7 @@
 #include "sched/cluster.h"
 #include "sched/conf.h"
 #include "sched/cycle.h"
+#include "sched/report.h"
 #include "serve/apply.h"
 #include "serve/enforce.h"
 #include "serve/evq.h"
@@ -102,6 +103,15 @@ struct mu_serve {
     atomic_ullong cycles;
     pthread_mutex_t metrics_lock;
     char *metrics_text;            /* per-queue figures, rebuilt per cycle */
+    /* /debug (sched/report.h): the snapshot, rebuilt after a cycle at most
+     * every MU_SERVE_REPORT_MS; the HTTP threads take a reference under
+     * report_lock and only read it */
+    pthread_mutex_t report_lock;
+    json_t *report;
+    int64_t report_ns;             /* when it was built (scheduler thread) */
 };
+
+/* Least time between two /debug snapshots. */
+#define MU_SERVE_REPORT_MS 1000
 
 #endif

@@ -130,6 +130,77 @@ check "30 GPUs: team-a stops at its capability 16, team-b at 8" wait_for 90 spli
 check "status.allocated nvidia.com/gpu 16 and 8" wait_for 20 equals "16/8" gpus team-a team-b
 sleep 2
 check "and the other 6 GPUs stay free: 24 pods run" equals 24 running t
+
+# ---- muster get / muster explain: what a live muster says (issue 14) ---------
+URL="http://127.0.0.1:$METRICS"
+mget() { "$MUSTER" get "$@" --muster-url "$URL"; }
+get_queues_ok() {
+    local out
+    out=$(mget queues) || return 1
+    echo "$out" | head -1 | grep -q '^NAME  *STATE  *WEIGHT  *DESERVED  *ALLOCATED  *CAPABILITY  *PENDING  *RUNNING$' &&
+        echo "$out" | grep -Eq '^team-a +Open +2 +.*nvidia.com/gpu=16.*nvidia.com/gpu=16 +2 +8$' &&
+        echo "$out" | grep -Eq '^team-b +Open +1 +.*nvidia.com/gpu=8 +.*nvidia.com/gpu=8 +6 +4$' ||
+        { echo "$out"; return 1; }
+}
+check "muster get queues: weight, deserved, allocated 16 of capability 16, 2 pending and 8 running gangs" \
+    wait_for 20 get_queues_ok
+waiting_a() { # the first team-a PodGroup muster says waits
+    mget gangs -o json | python3 -c '
+import json, sys
+w = [g for g in json.load(sys.stdin) if g["queue"] == "team-a" and "needPods" in g]
+print(sorted(g["name"] for g in w)[0] if w else "")'
+}
+WAITING=$(waiting_a)
+check "muster get gangs -o json: each gang with its queue, phase, wait and reason" \
+    bash -c "$(declare -f mget); URL=$URL MUSTER=$MUSTER; mget gangs -o json | python3 -c '
+import json, sys
+g = json.load(sys.stdin)
+assert len(g) == 20, len(g)
+w = [x for x in g if \"needPods\" in x]
+assert len(w) == 8 and all(x[\"waitSeconds\"] >= 0 and x[\"reason\"] for x in w), w
+assert all(x[\"phase\"] == \"Running\" for x in g if \"needPods\" not in x)'"
+check "muster get gangs (table): one row per gang, waiting ones with their reason" \
+    bash -c "$(declare -f mget); URL=$URL MUSTER=$MUSTER; mget gangs | grep -E '^default +$WAITING +team-a +(Pending|Inqueue) +0/2 +[0-9]+[smhd]' | grep -q 'queue team-a'"
+explain_ok() {
+    local out
+    out=$("$MUSTER" explain "podgroup/$WAITING" --muster-url "$URL") || return 1
+    echo "$out" | grep -Eq "^PodGroup default/$WAITING \(vcjob ta-[0-9]+\): (Pending|Inqueue) in queue team-a, 0 of 2 members running, waiting [0-9]+[smhd]" &&
+        echo "$out" | grep -qF "Blocked:  queue team-a's capability: nvidia.com/gpu would reach 18 of its 16" &&
+        echo "$out" | grep -qE '^Ahead:    [0-9]+ gang\(s\) in queue team-a' &&
+        echo "$out" | grep -qF "Queue team-a: Open, weight 2" || { echo "$out"; return 1; }
+}
+check "muster explain podgroup/NAME: the capability in its way with numbers, the gangs ahead, the queue" explain_ok
+explain_vcjob_ok() {
+    local job
+    job=$(kubectl get pg "$WAITING" -o jsonpath='{.metadata.ownerReferences[0].name}')
+    "$MUSTER" explain "vcjob/$job" -o yaml --muster-url "$URL" | grep -q "^\"gang\":" &&
+        "$MUSTER" explain "vcjob/$job" -o json --muster-url "$URL" |
+        python3 -c 'import json,sys; a=json.load(sys.stdin); assert a["gang"]["name"] == sys.argv[1] and a["queue"]["name"] == "team-a"' "$WAITING"
+}
+check "muster explain vcjob/NAME -o json|yaml: the same answer for the vcjob's PodGroup" explain_vcjob_ok
+plugin_ok() {
+    mkdir -p "$D/plugin" && ln -sf "$MUSTER" "$D/plugin/kubectl-muster" &&
+        PATH="$D/plugin:$PATH" kubectl muster get queues --muster-url "$URL" | grep -q '^team-a '
+}
+check "as kubectl-muster on the PATH: kubectl muster get queues" plugin_ok
+fallback_ok() {
+    local out
+    # no Service muster-system/muster here: the API server's proxy answers 404
+    out=$("$MUSTER" explain "pg/$WAITING" 2>&1) || { echo "$out"; return 1; }
+    echo "$out" | grep -qF "muster not reached" &&
+        echo "$out" | grep -qF "from the PodGroups' and Queues' status" &&
+        echo "$out" | grep -q "^Reason:   .*queue team-a" &&
+        echo "$out" | grep -q "^PodGroup default/$WAITING" || { echo "$out"; return 1; }
+}
+check "muster not reachable: explain falls back to the PodGroup's status and says so" fallback_ok
+unknown_ok() {
+    local out
+    out=$("$MUSTER" explain pg/no-such-gang --muster-url "$URL" 2>&1) && return 1
+    echo "$out" | grep -qF "no PodGroup default/no-such-gang in muster's cache" || { echo "$out"; return 1; }
+}
+check "muster explain of an unknown PodGroup: exit 1, says which" unknown_ok
+check "/debug/gang/NS/NAME of an unknown gang: 404 with a JSON reason" \
+    bash -c "curl -s -o /dev/null -w '%{http_code}' '$URL/debug/gang/default/nope' | grep -qx 404 && curl -s '$URL/debug/gang/default/nope' | grep -qF '\"error\"'"
 clear_jobs
 
 # ---- b: closing and opening team-b -------------------------------------------
