@@ -4,7 +4,7 @@
  * pending pods.
  *
  *   bench_cycle [--nodes N] [--queues Q] [--pods P] [--runs R] [--sweep]
- *               [--running F] [--pending] [--again] [--seed S]
+ *               [--running F] [--pending] [--again] [--report] [--seed S]
  *
  * Each run generates a fresh cluster (not timed), then times exactly one
  * mu_cycle_run() with the built-in configuration (mu_conf_default: enqueue,
@@ -26,6 +26,10 @@
  * first, with no event in between (what the first decided stays Binding
  * or Releasing): the cycle that has nothing new to decide.
  *
+ * --report also times the /debug snapshot muster serve builds after a
+ * cycle (sched/report.h) on the cluster the cycle left, and one
+ * /debug/gangs answer from it.
+ *
  * --sweep runs 1k, 10k, 50k and 100k pending pods with nodes = pods / 10
  * and prints ms per cycle against n log2 n, normalised to the first row: a
  * ratio that stays flat means n log n growth, one that climbs linearly
@@ -38,6 +42,7 @@
 #include "common/map.h"
 #include "gen.h"
 #include "sched/cycle.h"
+#include "sched/report.h"
 
 /* ---- fixed-bucket histogram (µs) ---- */
 
@@ -259,6 +264,29 @@ static void run_again(struct mu_cluster *c, struct mu_conf *conf, int64_t now,
     mu_cycle_out_release(&out);
 }
 
+/* --report: what muster serve does after a cycle for /debug (at most once
+ * a second), and what one /debug/gangs answer costs. */
+static bool report_too;
+
+static void time_report(const struct mu_cluster *c, int64_t now)
+{
+    double t0 = now_ms(), c0 = clock_ms(CLOCK_THREAD_CPUTIME_ID), t1, c1;
+    json_t *snap = mu_report_build(c, now);
+    char *text;
+    int status;
+
+    t1 = now_ms();
+    c1 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+    text = mu_report_answer(snap, "/debug/gangs", &status);
+    printf("  report: built in %.1f ms wall, %.1f ms CPU (%zu queues, %zu "
+           "gangs); /debug/gangs answer %.1f MiB in %.1f ms\n",
+           t1 - t0, c1 - c0, json_array_size(json_object_get(snap, "queues")),
+           json_array_size(json_object_get(snap, "gangs")),
+           (double)strlen(text) / (1024.0 * 1024.0), now_ms() - t1);
+    free(text);
+    json_decref(snap);
+}
+
 static int run_once(const struct bench_spec *spec, struct mu_conf *conf,
                     bool again, struct run *r)
 {
@@ -304,6 +332,8 @@ static int run_once(const struct bench_spec *spec, struct mu_conf *conf,
     if (!check(&c, &out))
         rc = -EPROTO;
     mu_cycle_out_release(&out);
+    if (report_too && !rc)
+        time_report(&c, now);
     if (again && !rc)
         run_again(&c, conf, now, r);
     mu_cluster_release(&c);
@@ -411,7 +441,7 @@ static void usage(FILE *f)
 {
     fputs("usage: bench_cycle [--nodes N] [--queues Q] [--pods P] [--runs R] "
           "[--sweep]\n"
-          "                   [--running F] [--pending] [--again] [--seed "
+          "                   [--running F] [--pending] [--again] [--report] [--seed "
           "S]\n"
           "  --nodes N    nodes of 8 GPUs (default 10000)\n"
           "  --queues Q   queues, weights 1..4 cycling (default 100)\n"
@@ -423,6 +453,8 @@ static void usage(FILE *f)
           "gangs\n"
           "  --pending    PodGroups start Pending (enqueue admits them)\n"
           "  --again      also time a second cycle with no event between\n"
+          "  --report     also time the /debug snapshot and a /debug/gangs "
+          "answer\n"
           "  --seed S     generator seed (default 42)\n",
           f);
 }
@@ -524,6 +556,10 @@ int main(int argc, char **argv)
         }
         if (!strcmp(a, "--again")) {
             again = true;
+            continue;
+        }
+        if (!strcmp(a, "--report")) {
+            report_too = true;
             continue;
         }
         if (!strcmp(a, "--pending")) {

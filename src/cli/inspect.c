@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/table.h"
 #include "kube/client.h"
@@ -147,6 +148,22 @@ static int api_client(struct src *s, struct mu_err *err)
     return mu_kube_new(&s->cfg, &ko, &s->api, err);
 }
 
+/* GET path; while muster answers 503 "try again" (it makes a fresh report
+ * after its next cycle), again every MU_CLI_RETRY_MS, MU_CLI_RETRIES times. */
+static int get_fresh(struct mu_kube *k, const char *path, json_t **out,
+                     struct mu_err *err)
+{
+    int r;
+
+    for (int i = 0;; i++) {
+        r = mu_kube_get(k, path, NULL, out, err);
+        if (r != -EIO || !strstr(err->msg, "try again") ||
+            i + 1 >= MU_CLI_RETRIES)
+            return r;
+        nanosleep(&(struct timespec){0, MU_CLI_RETRY_MS * 1000000L}, NULL);
+    }
+}
+
 /* GET path (a /debug one) from muster itself: --muster-url, else the API
  * server's service proxy. */
 static int from_muster(struct src *s, const char *path, json_t **out,
@@ -172,7 +189,7 @@ static int from_muster(struct src *s, const char *path, json_t **out,
             if (r < 0)
                 return r;
         }
-        return mu_kube_get(s->direct, path, NULL, out, err);
+        return get_fresh(s->direct, path, out, err);
     }
     if (sscanf(s->o->service, "%253[^/]/%253[^:]:%63s", ns, name, port) != 3)
         return mu_err_set(err, -EINVAL,
@@ -182,7 +199,7 @@ static int from_muster(struct src *s, const char *path, json_t **out,
         return r;
     proxy = mu_xasprintf("/api/v1/namespaces/%s/services/http:%s:%s/proxy%s",
                          ns, name, port, path);
-    r = mu_kube_get(s->api, proxy, NULL, out, err);
+    r = get_fresh(s->api, proxy, out, err);
     free(proxy);
     return r;
 }

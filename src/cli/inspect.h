@@ -29,6 +29,11 @@
 #define MU_CLI_SERVICE "muster-system/muster:metrics"
 /* Seconds each request may take. */
 #define MU_CLI_TIMEOUT_S 10
+/* muster builds its report on demand and answers 503 "try again" until it
+ * has a fresh one (after its next cycle): asked again this often, so many
+ * times. */
+#define MU_CLI_RETRY_MS 250
+#define MU_CLI_RETRIES 20
 
 /* argv[0] is "get" or "explain". */
 int mu_cli_get(int argc, char **argv);

@@ -440,22 +440,21 @@ static void queue_metrics(struct mu_serve *sv)
     pthread_mutex_unlock(&sv->metrics_lock);
 }
 
-/* A fresh /debug snapshot, when the last is MU_SERVE_REPORT_MS old. */
+/* A fresh /debug snapshot, when a request asked for one (serve_int.h). */
 static void report(struct mu_serve *sv)
 {
-    int64_t now = mu_now_ns();
     json_t *old, *snap;
     struct timespec ts;
 
-    if (sv->report && now - sv->report_ns < MU_SERVE_REPORT_MS * 1000000LL)
+    if (!atomic_exchange(&sv->report_wanted, false))
         return;
     clock_gettime(CLOCK_REALTIME, &ts);
     snap = mu_report_build(&sv->cluster,
                            (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-    sv->report_ns = now;
     pthread_mutex_lock(&sv->report_lock);
     old = sv->report;
     sv->report = snap;
+    sv->report_ns = mu_now_ns();
     json_decref(old);
     pthread_mutex_unlock(&sv->report_lock);
 }
@@ -464,12 +463,21 @@ static void report(struct mu_serve *sv)
 static char *debug_fn(void *ctx, const char *path, int *status)
 {
     struct mu_serve *sv = ctx;
-    json_t *snap;
+    json_t *snap = NULL;
     char *answer;
 
     pthread_mutex_lock(&sv->report_lock);
-    snap = json_incref(sv->report);
+    if (sv->report &&
+        mu_now_ns() - sv->report_ns < MU_SERVE_REPORT_MS * 1000000LL)
+        snap = json_incref(sv->report);
     pthread_mutex_unlock(&sv->report_lock);
+    if (!snap) {
+        atomic_store(&sv->report_wanted, true);
+        *status = 503;
+        return mu_xstrdup("{\"error\":\"muster is making a fresh report "
+                          "after its next cycle: try again in a "
+                          "second\"}\n");
+    }
     answer = mu_report_answer(snap, path, status);
     pthread_mutex_lock(&sv->report_lock);
     json_decref(snap);
@@ -783,6 +791,7 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
             if (!leading_fn(&sv)) {
                 if (dirty || mu_now_ns() >= next_tick) {
                     publish(&sv);
+                    report(&sv);
                     dirty = false;
                     next_tick = mu_now_ns() + o->period_ms * 1000000;
                 }

@@ -103,15 +103,20 @@ struct mu_serve {
     atomic_ullong cycles;
     pthread_mutex_t metrics_lock;
     char *metrics_text;            /* per-queue figures, rebuilt per cycle */
-    /* /debug (sched/report.h): the snapshot, rebuilt after a cycle at most
-     * every MU_SERVE_REPORT_MS; the HTTP threads take a reference under
-     * report_lock and only read it */
+    /* /debug (sched/report.h): the snapshot, built on demand: a request
+     * that finds none, or one older than MU_SERVE_REPORT_MS, raises
+     * report_wanted and is answered 503 "try again"; the scheduler thread
+     * builds one after its next cycle (or tick, as a follower). The HTTP
+     * threads take a reference under report_lock and only read it. Nobody
+     * asking costs nothing (a build is about as long as a cycle: bench/
+     * bench_cycle --report). */
     pthread_mutex_t report_lock;
     json_t *report;
-    int64_t report_ns;             /* when it was built (scheduler thread) */
+    int64_t report_ns;             /* when it was built (under report_lock) */
+    atomic_bool report_wanted;
 };
 
-/* Least time between two /debug snapshots. */
-#define MU_SERVE_REPORT_MS 1000
+/* Oldest /debug snapshot answered. */
+#define MU_SERVE_REPORT_MS 2000
 
 #endif

@@ -161,12 +161,18 @@ START_TEST(test_get_queues_from_muster_url_as_yaml_and_table)
     char *out;
 
     snprintf(url, sizeof(url), "%s/", srv.url); /* a trailing / is fine */
+    /* muster makes its report on demand: asked again after a 503 */
+    kf_reply_body(&srv, 503,
+                  "{\"error\":\"muster is making a fresh report after its "
+                  "next cycle: try again in a second\"}");
     kf_reply_body(&srv, 200, q);
     kf_reply_body(&srv, 200, q);
     out = run(mu_cli_get, &rc, 6, y);
     ck_assert_msg(rc == 0, "%s", out);
+    ck_assert_uint_eq(kf_count(&srv), 2);
     ck_assert_str_eq(kf_req(&srv, 0)->path, "/debug/queues");
-    ck_assert_ptr_null(kf_req(&srv, 0)->authorization);
+    ck_assert_str_eq(kf_req(&srv, 1)->path, "/debug/queues");
+    ck_assert_ptr_null(kf_req(&srv, 1)->authorization);
     ck_assert_str_eq(out, "- \"name\": \"a\"\n"
                           "  \"state\": \"Open\"\n"
                           "  \"weight\": 2\n"
