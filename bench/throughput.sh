@@ -739,7 +739,10 @@ def cmd_metrics(a):
         res["batches_timed_out"] = after.get(("muster_extender_batches_timed_out_total", frozenset()), 0)
         # cycle durations: the gauge, sampled by the scraper (one file, "# t" headers)
         if a.samples and os.path.exists(a.samples):
-            cyc = [float(x) for x in re.findall(r"^muster_cycle_duration_seconds (\S+)$",
+            # the gauge: muster_cycle_last_duration_seconds since the
+            # histogram took the name; older binaries export the gauge as
+            # muster_cycle_duration_seconds
+            cyc = [float(x) for x in re.findall(r"^muster_cycle(?:_last)?_duration_seconds (\S+)$",
                                                  open(a.samples).read(), re.M)]
             if cyc:
                 res.update({"cycle_samples": len(cyc), "cycle_median_ms": 1e3 * statistics.median(cyc),

@@ -148,15 +148,19 @@ static int api_client(struct src *s, struct mu_err *err)
     return mu_kube_new(&s->cfg, &ko, &s->api, err);
 }
 
-/* GET path; while muster answers 503 "try again" (it makes a fresh report
- * after its next cycle), again every MU_CLI_RETRY_MS, MU_CLI_RETRIES times. */
+/* GET path?fresh=1 (the state of muster's last cycle); while muster
+ * answers 503 "try again" (it makes a fresh report after its next cycle),
+ * again every MU_CLI_RETRY_MS, MU_CLI_RETRIES times. */
 static int get_fresh(struct mu_kube *k, const char *path, json_t **out,
                      struct mu_err *err)
 {
     int r;
 
+    static const struct mu_kube_param fresh[] = {{"fresh", "1"},
+                                                 {NULL, NULL}};
+
     for (int i = 0;; i++) {
-        r = mu_kube_get(k, path, NULL, out, err);
+        r = mu_kube_get(k, path, fresh, out, err);
         if (r != -EIO || !strstr(err->msg, "try again") ||
             i + 1 >= MU_CLI_RETRIES)
             return r;

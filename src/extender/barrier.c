@@ -62,6 +62,7 @@ struct batch {
     int code;     /* -errno when !ok */
     char *detail; /* why not, when !ok */
     int64_t deadline;
+    int64_t born_ms;     /* when its first member arrived */
     int64_t retry_until; /* binds are retried until then (BINDING) */
     pthread_cond_t cond;
     int refs; /* one for the table, one per thread still inside (member,
@@ -230,6 +231,10 @@ static void stop_waiting(struct mu_barrier *b, struct batch *bt)
 static void finish(struct mu_barrier *b, struct batch *bt, bool ok, int code,
                    char *detail, int64_t now)
 {
+    struct mu_ext_stats *st = atomic_load(&b->stats);
+
+    if (st)
+        mu_hist_observe_ns(&st->barrier_hist, (now - bt->born_ms) * 1000000);
     stop_waiting(b, bt);
     bt->state = DONE;
     bt->ok = ok;
@@ -564,6 +569,7 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
         bt->size = batch_size < 1 ? 1 : batch_size;
         bt->m = mu_xcalloc((size_t)bt->size, sizeof(*bt->m));
         bt->state = WAITING;
+        bt->born_ms = now;
         bt->deadline = now + b->timeout_ms;
         bt->refs = 1;
         mu_cond_init_monotonic(&bt->cond);
@@ -792,6 +798,7 @@ int mu_barrier_bind_gang(struct mu_barrier *b, const char *release,
     }
     bt->state = BINDING;
     bt->eager = true;
+    bt->born_ms = mu_now_ms();
     bt->retry_until = mu_now_ms() + MU_BARRIER_RETRY_MS;
     bt->refs = 2; /* the table's and this thread's */
     mu_cond_init_monotonic(&bt->cond);

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/hist.h"
 #include "common/mu.h"
 #include "extender/view.h"
 
@@ -282,6 +283,9 @@ struct mu_ext_stats {
     atomic_ullong conns_cut; /* shut down at a deadline (http.h) */
     /* filter latency histogram: bucket i counts calls < 2^i microseconds */
     atomic_ullong filter_hist[MU_EXT_FILTER_BUCKETS];
+    /* each release batch, from its first member's arrival at /bind to its
+     * outcome (bound, failed or timed out); mu_hist_init by the owner */
+    struct mu_hist barrier_hist;
 };
 
 #endif

@@ -32,7 +32,9 @@
 #include <unistd.h>
 
 #include "api/json.h"
+#include "extender/ui.h"
 #include "extender/internal.h"
+#include "extender/ui.h"
 #include "extender/tls.h"
 #include "common/clock.h"
 
@@ -99,6 +101,7 @@ enum route {
     R_READYZ,
     R_METRICS,
     R_DEBUG,
+    R_UI,
     R_UNKNOWN,
 };
 
@@ -238,6 +241,8 @@ static enum route route_of(const char *url)
         return R_METRICS;
     if (!strncmp(url, "/debug/", 7))
         return R_DEBUG;
+    if (!strcmp(url, "/ui") || !strcmp(url, "/ui/"))
+        return R_UI;
     return R_UNKNOWN;
 }
 
@@ -441,6 +446,11 @@ static char *metrics_text(struct mu_ext_server *s)
            "Release batches whose members did not all reach bind in time.");
     mu_sb_addf(&sb, "muster_extender_batches_timed_out_total %llu\n",
                atomic_load(&st->batches_timed_out));
+    metric(&sb, "muster_extender_bind_barrier_seconds", "histogram",
+           "Time from a release batch's first member at bind to its "
+           "outcome (bound, failed or timed out), seconds.");
+    mu_hist_write(&st->barrier_hist, "muster_extender_bind_barrier_seconds",
+                  NULL, &sb);
     metric(&sb, "muster_extender_gangs_bound_at_first_member_total",
            "counter",
            "Release batches bound whole when their first member reached "
@@ -514,12 +524,22 @@ static enum MHD_Result serve(struct mu_ext_server *s, struct MHD_Connection *c,
     case R_DEBUG: {
         int status = 404;
 
-        text = s->debug ? s->debug(s->debug_ctx, r->path, &status) : NULL;
+        text = s->debug
+                   ? s->debug(s->debug_ctx, r->path,
+                              MHD_lookup_connection_value(
+                                  c, MHD_GET_ARGUMENT_KIND, "fresh") != NULL,
+                              &status)
+                   : NULL;
         if (!text)
             break;
         return reply(c, (unsigned)status, "application/json", text,
                      strlen(text), false, NULL);
     }
+    case R_UI:
+        if (!s->debug) /* the page reads /debug */
+            break;
+        return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8",
+                     mu_xstrdup(mu_ui_html), mu_ui_html_len, false, NULL);
     case R_UNKNOWN:
         break;
     }
@@ -845,6 +865,7 @@ int mu_ext_server_start(const struct mu_ext_server_opts *o,
             o->listen);
     }
     s = mu_xcalloc(1, sizeof(*s));
+    mu_hist_init(&s->stats.barrier_hist, mu_hist_barrier, mu_hist_barrier_n);
     s->views = o->views;
     s->barrier = o->barrier;
     s->metrics = o->metrics;

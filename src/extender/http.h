@@ -114,12 +114,15 @@
  * a malloc'd string the server frees, or NULL. Called on the connection
  * thread serving /metrics: must be thread-safe. */
 typedef char *(*mu_metrics_fn)(void *ctx);
-/* The answer to GET /debug/... (path as requested, no query), produced
- * by the scheduler side: a malloc'd JSON text the server frees, with
- * *status set (200, 404, 503), or NULL for 404 "not found". Called on the
- * connection thread, which also serves /healthz and /readyz when
- * metrics_listen is set: must be thread-safe and must not block. */
-typedef char *(*mu_debug_fn)(void *ctx, const char *path, int *status);
+/* The answer to GET /debug/... (path as requested, no query; fresh: the
+ * query has "fresh", the caller wants the state of the last cycle, not
+ * one a few seconds old), produced by the scheduler side: a malloc'd JSON
+ * text the server frees, with *status set (200, 404, 503), or NULL for 404
+ * "not found". Called on the connection thread, which also serves
+ * /healthz and /readyz when metrics_listen is set: must be thread-safe and
+ * must not block. */
+typedef char *(*mu_debug_fn)(void *ctx, const char *path, bool fresh,
+                             int *status);
 /* A /filter miss (struct mu_ext_miss), called on the HTTP thread that
  * served it: must be thread-safe and must not block. */
 typedef void (*mu_miss_fn)(void *ctx, const char *uid);

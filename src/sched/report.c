@@ -229,6 +229,29 @@ static char *unblock_text(const struct mu_cluster *c, const struct mu_job *j,
     return mu_sb_detach(&sb);
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The names of the nodes j's placed pods are on, sorted, each once. */
+static json_t *nodes_json(const struct mu_job *j)
+{
+    const char **v = mu_xcalloc(j->ntasks ? j->ntasks : 1, sizeof(*v));
+    json_t *a = json_array();
+    size_t n = 0;
+
+    for (size_t i = 0; i < j->ntasks; i++)
+        if (j->tasks[i]->node && j->tasks[i]->status != MU_TASK_PIPELINED)
+            v[n++] = j->tasks[i]->node->spec.meta.name;
+    qsort(v, n, sizeof(*v), str_cmp);
+    for (size_t i = 0; i < n; i++)
+        if (!i || strcmp(v[i], v[i - 1]))
+            json_array_append_new(a, json_string(v[i]));
+    free(v);
+    return a;
+}
+
 static json_t *gang_json(const struct mu_cluster *c, const struct mu_job *j,
                          int64_t now_ms, struct room *rooms)
 {
@@ -253,6 +276,8 @@ static json_t *gang_json(const struct mu_cluster *c, const struct mu_job *j,
         json_object_set_new(o, "vcjob", json_string(j->pg.meta.owner_name));
     if (t)
         json_object_set_new(o, "podRequest", res_json(&t->pod.req, &c->rn));
+    if (running)
+        json_object_set_new(o, "nodes", nodes_json(j));
     if (need > 0) {
         char *u = unblock_text(c, j, t, need, rooms);
 
@@ -406,10 +431,22 @@ char *mu_report_answer(const json_t *snap, const char *path, int *status)
         return dump(json_object_get(snap, "queues"), status);
     if (!strcmp(path, "/debug/gangs"))
         return dump(json_object_get(snap, "gangs"), status);
+    if (!strcmp(path, "/debug/decisions")) {
+        const json_t *r = json_object_get(snap, "recent");
+        json_t *none;
+        char *s;
+
+        if (r)
+            return dump(r, status);
+        none = json_array();
+        s = dump(none, status);
+        json_decref(none);
+        return s;
+    }
     if (!strncmp(path, gang, sizeof(gang) - 1))
         return gang_answer(snap, path + sizeof(gang) - 1, status);
-    msg = mu_xasprintf("%s: muster serves /debug/queues, /debug/gangs and "
-                       "/debug/gang/NAMESPACE/NAME",
+    msg = mu_xasprintf("%s: muster serves /debug/queues, /debug/gangs, "
+                       "/debug/decisions and /debug/gang/NAMESPACE/NAME",
                        path);
     out = error_answer(status, 404, msg);
     free(msg);

@@ -18,7 +18,9 @@
  *          name, when it has one), reason (the PodGroup condition's
  *          message; "" when none), podRequest (one pending pod's request),
  *          needPods (members still to place), unblock (what would let it
- *          start, in words, with numbers; absent for a running gang)
+ *          start, in words, with numbers; absent for a running gang),
+ *          nodes (the nodes its placed pods are on, sorted; only when some
+ *          are)
  *
  * Queues are sorted by name, gangs by namespace/name. The gangs ahead of a
  * gang are the pending gangs of its queue that allocate takes first by
@@ -47,7 +49,10 @@ json_t *mu_report_build(const struct mu_cluster *c, int64_t now_ms);
 
 /*
  * The answer to a /debug path from snapshot snap: "/debug/queues" (the
- * queues array), "/debug/gangs" (the gangs array), "/debug/gang/NS/NAME"
+ * queues array), "/debug/gangs" (the gangs array), "/debug/decisions" (the
+ * snapshot's "recent" array, which its owner may add: muster serve puts
+ * its last releases and evictions there, serve/recent.h; [] without),
+ * "/debug/gang/NS/NAME"
  * ({"gang": GANG, "queue": QUEUE or null, "ahead": N, "aheadGangs":
  * ["ns/name"...]}). *status is 200, 404 for a path or gang it does not know
  * (the body then says which, as {"error": "..."}), or 503 when snap is NULL

@@ -10,6 +10,8 @@
 #include "common/clock.h"
 #include "kube/paths.h"
 
+#include <time.h>
+
 #define MU_STRATEGIC_MERGE_PATCH "application/strategic-merge-patch+json"
 
 /* Wakes of one reservation after a /filter miss (mu_enforcer_filter_miss):
@@ -78,6 +80,7 @@ void mu_enforcer_release(struct mu_enforcer *e)
     mu_map_release(&e->resv);
     mu_map_release(&e->announced);
     mu_map_release(&e->partial);
+    mu_recent_release(&e->recent);
 }
 
 const struct mu_resv *mu_enforcer_resv(const struct mu_enforcer *e,
@@ -349,6 +352,14 @@ static void delete_pod(struct mu_enforcer *e, const struct mu_task *t,
         mu_ctl_log(e->ctl, "delete %s not sent: stopping", path);
 }
 
+static int64_t wall_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec;
+}
+
 static void add_resv(struct mu_enforcer *e, struct mu_task *t, const char *node,
                      const char *release, int batch, bool pinned)
 {
@@ -379,6 +390,9 @@ bool mu_enforcer_reserve(struct mu_enforcer *e,
         id = mu_xasprintf("%s#%llu", j ? j->key : out->binds[i]->key,
                           (unsigned long long)++e->release_seq);
         mu_ctl_log(e->ctl, "release %s: %zu pods", id, k - i);
+        mu_recent_add(&e->recent, "release", wall_s(), "%s: %zu pod(s) to %s%s",
+                      id, k - i, out->binds[i]->node->spec.meta.name,
+                      k - i > 1 ? " and others" : "");
         for (size_t m = i; m < k; m++)
             add_resv(e, out->binds[m], out->binds[m]->node->spec.meta.name,
                      id, (int)(k - i), out->binds[m]->pod.muster_gate);
@@ -414,12 +428,16 @@ void mu_enforcer_evict(struct mu_enforcer *e, const struct mu_cycle_out *out)
         msg = mu_xasprintf("Pod %s evicted by muster (%s for %s)", v->key,
                            x->action, x->for_job->key);
         mu_ctl_log(e->ctl, "%s", msg);
+        mu_recent_add(&e->recent, "evict", wall_s(), "%s", msg);
         delete_pod(e, v, path);
         if (v->job)
             mu_ctl_event(e->ctl, "scheduling.volcano.sh/v1beta1", "PodGroup",
                          v->job->pg.meta.ns, v->job->pg.meta.name,
                          v->job->pg.meta.uid, "Normal", "Evict", msg);
         atomic_fetch_add(&e->evictions, 1);
+        atomic_fetch_add(strcmp(x->action, "preempt") ? &e->evicted_reclaim
+                                                      : &e->evicted_preempt,
+                         1);
         free(msg);
         free(path);
     }

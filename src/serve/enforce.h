@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "common/map.h"
+#include "serve/recent.h"
 #include "ctrl/ctl.h"
 #include "sched/cycle.h"
 #include "serve/podjson.h"
@@ -61,6 +62,8 @@ struct mu_enforcer {
     struct mu_map remake;     /* pod uid -> struct mu_remake (recover) */
     uint64_t release_seq;     /* names release batches */
     atomic_ullong evictions, releases; /* for /metrics */
+    atomic_ullong evicted_reclaim, evicted_preempt; /* evictions by action */
+    struct mu_recent recent;  /* the last releases and evictions (/ui) */
 };
 
 void mu_enforcer_init(struct mu_enforcer *e, const struct mu_ctl *ctl,

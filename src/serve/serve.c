@@ -365,18 +365,22 @@ static char *metrics_fn(void *ctx)
     struct mu_sb sb;
 
     mu_sb_init(&sb);
+    mu_sb_add(&sb, "# TYPE muster_cycle_duration_seconds histogram\n");
+    mu_hist_write(&sv->cycle_hist, "muster_cycle_duration_seconds", NULL, &sb);
     mu_sb_addf(&sb,
-               "# TYPE muster_cycle_duration_seconds gauge\n"
-               "muster_cycle_duration_seconds %.6f\n"
+               "# TYPE muster_cycle_last_duration_seconds gauge\n"
+               "muster_cycle_last_duration_seconds %.6f\n"
                "# TYPE muster_cycles_total counter\n"
                "muster_cycles_total %llu\n"
                "# TYPE muster_evictions_total counter\n"
-               "muster_evictions_total %llu\n"
+               "muster_evictions_total{action=\"reclaim\"} %llu\n"
+               "muster_evictions_total{action=\"preempt\"} %llu\n"
                "# TYPE muster_releases_total counter\n"
                "muster_releases_total %llu\n",
                (double)atomic_load(&sv->last_cycle_ns) / 1e9,
                (unsigned long long)atomic_load(&sv->cycles),
-               (unsigned long long)atomic_load(&sv->enf.evictions),
+               (unsigned long long)atomic_load(&sv->enf.evicted_reclaim),
+               (unsigned long long)atomic_load(&sv->enf.evicted_preempt),
                (unsigned long long)atomic_load(&sv->enf.releases));
     if (sv->writer) {
         struct mu_writer_stats ws;
@@ -402,24 +406,85 @@ static char *metrics_fn(void *ctx)
     return mu_sb_detach(&sb);
 }
 
+/* The gang-wait histogram of queue name (made on first use). */
+static struct mu_hist *wait_hist(struct mu_serve *sv, const char *name)
+{
+    struct mu_hist *h = mu_map_get(&sv->gang_wait, name);
+
+    if (!h) {
+        h = mu_xcalloc(1, sizeof(*h));
+        mu_hist_init(h, mu_hist_gang_wait, mu_hist_gang_wait_n);
+        mu_map_put(&sv->gang_wait, name, h);
+    }
+    return h;
+}
+
+/* Observes, once per gang, the wait from its PodGroup's creation to its
+ * minMember bound, for gangs this process saw waiting (a gang running
+ * when muster started is not counted: its wait is not known). */
+static void gang_waits(struct mu_serve *sv)
+{
+    struct mu_cluster *c = &sv->cluster;
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    for (size_t i = 0; i < c->njobs; i++) {
+        struct mu_job *j = c->jobs[i];
+        int bound = j->count[MU_TASK_BOUND] + j->count[MU_TASK_RUNNING] +
+                    j->count[MU_TASK_SUCCEEDED];
+
+        if (j->implicit || j->wait_seen == 2 || !j->queue)
+            continue;
+        if (bound < j->pg.min_member) {
+            j->wait_seen = 1;
+        } else if (j->wait_seen == 1) {
+            j->wait_seen = 2;
+            if (j->pg.meta.created > 0)
+                mu_hist_observe_ns(
+                    wait_hist(sv, j->queue->spec.meta.name),
+                    ((int64_t)ts.tv_sec - j->pg.meta.created) * 1000000000LL);
+        }
+    }
+}
+
 /* Per-queue figures for /metrics, built on the scheduler thread. */
 static void queue_metrics(struct mu_serve *sv)
 {
     struct mu_cluster *c = &sv->cluster;
     struct mu_sb sb;
 
+    gang_waits(sv);
     mu_sb_init(&sb);
     mu_sb_add(&sb, "# TYPE muster_queue_pending_gangs gauge\n"
+                   "# TYPE muster_queue_running_gangs gauge\n"
                    "# TYPE muster_queue_allocated gauge\n"
-                   "# TYPE muster_queue_deserved gauge\n");
+                   "# TYPE muster_queue_deserved gauge\n"
+                   "# TYPE muster_queue_capability gauge\n"
+                   "# TYPE muster_gang_wait_seconds histogram\n");
     for (size_t i = 0; i < c->nqueues; i++) {
         const struct mu_cqueue *q = c->queues[i];
+        struct mu_hist *h = mu_map_get(&sv->gang_wait, q->spec.meta.name);
         int pending = 0;
+        char *lb;
 
         for (size_t k = 0; k < q->njobs; k++)
             pending += !mu_job_ready(q->jobs[k]);
         mu_sb_addf(&sb, "muster_queue_pending_gangs{queue=\"%s\"} %d\n",
                    q->spec.meta.name, pending);
+        mu_sb_addf(&sb, "muster_queue_running_gangs{queue=\"%s\"} %d\n",
+                   q->spec.meta.name, (int)q->njobs - pending);
+        lb = mu_xasprintf("queue=\"%s\"", q->spec.meta.name);
+        if (!h)
+            h = wait_hist(sv, q->spec.meta.name); /* zeros, but a series */
+        mu_hist_write(h, "muster_gang_wait_seconds", lb, &sb);
+        free(lb);
+        for (int d = 0; d < c->rn.n; d++)
+            if (d != MU_RES_PODS && mu_res_has(&q->spec.capability, d))
+                mu_sb_addf(&sb,
+                           "muster_queue_capability{queue=\"%s\",resource="
+                           "\"%s\"} %lld\n",
+                           q->spec.meta.name, c->rn.name[d],
+                           (long long)q->spec.capability.v[d]);
         for (int d = 0; d < c->rn.n; d++) {
             if (d == MU_RES_PODS)
                 continue;
@@ -451,6 +516,7 @@ static void report(struct mu_serve *sv)
     clock_gettime(CLOCK_REALTIME, &ts);
     snap = mu_report_build(&sv->cluster,
                            (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    json_object_set_new(snap, "recent", mu_recent_json(&sv->enf.recent));
     pthread_mutex_lock(&sv->report_lock);
     old = sv->report;
     sv->report = snap;
@@ -460,19 +526,24 @@ static void report(struct mu_serve *sv)
 }
 
 /* GET /debug/... on an HTTP thread (mu_debug_fn). */
-static char *debug_fn(void *ctx, const char *path, int *status)
+static char *debug_fn(void *ctx, const char *path, bool fresh, int *status)
 {
     struct mu_serve *sv = ctx;
     json_t *snap = NULL;
+    int64_t age = 0;
     char *answer;
 
     pthread_mutex_lock(&sv->report_lock);
-    if (sv->report &&
-        mu_now_ns() - sv->report_ns < MU_SERVE_REPORT_MS * 1000000LL)
-        snap = json_incref(sv->report);
+    if (sv->report) {
+        age = mu_now_ns() - sv->report_ns;
+        if (age < (fresh ? MU_SERVE_REPORT_MS : MU_SERVE_REPORT_STALE_MS) *
+                      1000000LL)
+            snap = json_incref(sv->report);
+    }
     pthread_mutex_unlock(&sv->report_lock);
-    if (!snap) {
+    if (!snap || age >= MU_SERVE_REPORT_MS * 1000000LL)
         atomic_store(&sv->report_wanted, true);
+    if (!snap) {
         *status = 503;
         return mu_xstrdup("{\"error\":\"muster is making a fresh report "
                           "after its next cycle: try again in a "
@@ -552,6 +623,7 @@ static void cycle(struct mu_serve *sv)
     mu_cluster_link(&sv->cluster);
     mu_cycle_run(&sv->cluster, &sv->conf, t0 / 1000000, &out);
     atomic_store(&sv->last_cycle_ns, mu_now_ns() - t0);
+    mu_hist_observe_ns(&sv->cycle_hist, mu_now_ns() - t0);
     atomic_fetch_add(&sv->cycles, 1);
     mu_enforcer_evict(&sv->enf, &out);
     if (mu_enforcer_reserve(&sv->enf, &out))
@@ -587,6 +659,8 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     mu_map_init(&sv->pending_cmds);
     pthread_mutex_init(&sv->metrics_lock, NULL);
     pthread_mutex_init(&sv->report_lock, NULL);
+    mu_hist_init(&sv->cycle_hist, mu_hist_cycle, mu_hist_cycle_n);
+    mu_map_init(&sv->gang_wait);
     mu_kube_config_init(&sv->cfg);
     if (o->config_path) {
         if ((r = mu_conf_load_file(o->config_path, &sv->conf, err)) < 0)
@@ -692,6 +766,14 @@ static void teardown(struct mu_serve *sv)
     pthread_mutex_destroy(&sv->metrics_lock);
     json_decref(sv->report);
     pthread_mutex_destroy(&sv->report_lock);
+    {
+        size_t it = 0;
+        void *h;
+
+        while (mu_map_next(&sv->gang_wait, &it, NULL, &h))
+            free(h);
+        mu_map_release(&sv->gang_wait);
+    }
     {
         size_t it = 0;
         void *v;

@@ -34,6 +34,7 @@
 #ifndef MU_SERVE_SERVE_INT_H
 #define MU_SERVE_SERVE_INT_H
 
+#include "common/hist.h"
 #include "common/map.h"
 #include "ctrl/ctl.h"
 #include "ctrl/jobctl.h"
@@ -103,20 +104,30 @@ struct mu_serve {
     atomic_ullong cycles;
     pthread_mutex_t metrics_lock;
     char *metrics_text;            /* per-queue figures, rebuilt per cycle */
-    /* /debug (sched/report.h): the snapshot, built on demand: a request
-     * that finds none, or one older than MU_SERVE_REPORT_MS, raises
-     * report_wanted and is answered 503 "try again"; the scheduler thread
-     * builds one after its next cycle (or tick, as a follower). The HTTP
-     * threads take a reference under report_lock and only read it. Nobody
-     * asking costs nothing (a build is about as long as a cycle: bench/
-     * bench_cycle --report). */
+    struct mu_hist cycle_hist;     /* cycle durations (any thread reads) */
+    struct mu_map gang_wait;       /* queue name -> struct mu_hist *: waits
+                                      from creation to minMember bound
+                                      (scheduler thread only); one per
+                                      queue seen, kept for the process */
+    /* /debug (sched/report.h): the snapshot, built on demand. A request
+     * that finds one younger than MU_SERVE_REPORT_MS is answered from it;
+     * one younger than MU_SERVE_REPORT_STALE_MS too, unless it asks for
+     * ?fresh (the CLI does), while it raises report_wanted; otherwise it
+     * raises report_wanted and is answered 503 "try again". The scheduler
+     * thread builds a snapshot after its next cycle (or tick, as a
+     * follower) when report_wanted is up. The HTTP threads take a
+     * reference under report_lock and only read it. Nobody asking costs
+     * nothing (a build is about as long as a cycle: bench/bench_cycle
+     * --report). */
     pthread_mutex_t report_lock;
     json_t *report;
     int64_t report_ns;             /* when it was built (under report_lock) */
     atomic_bool report_wanted;
 };
 
-/* Oldest /debug snapshot answered. */
+/* Oldest /debug snapshot answered as fresh, and at all (the /ui page,
+ * refreshing itself, gets the last one while the next is made). */
 #define MU_SERVE_REPORT_MS 2000
+#define MU_SERVE_REPORT_STALE_MS 30000
 
 #endif

@@ -425,8 +425,10 @@ kubectl delete podgroup forge-gang >/dev/null 2>&1
 metrics_ok() {
     local m
     m=$(curl -sf "http://127.0.0.1:$METRICS/metrics") || return 1
-    for k in muster_cycle_duration_seconds muster_queue_pending_gangs \
+    for k in muster_cycle_duration_seconds_bucket muster_cycle_last_duration_seconds \
+             muster_queue_pending_gangs muster_queue_running_gangs \
              muster_queue_allocated muster_queue_deserved muster_evictions_total \
+             muster_gang_wait_seconds_count muster_extender_bind_barrier_seconds_bucket \
              muster_extender_binds_total muster_extender_filter_requests_total; do
         echo "$m" | grep -q "^$k" || { echo "no $k"; return 1; }
     done

@@ -199,6 +199,75 @@ unknown_ok() {
     echo "$out" | grep -qF "no PodGroup default/no-such-gang in muster's cache" || { echo "$out"; return 1; }
 }
 check "muster explain of an unknown PodGroup: exit 1, says which" unknown_ok
+# ---- the live page /ui in headless Chromium (issue 14) -----------------------
+chrome() { # ARGS...: Debian's chromium, headless, offline, a fresh profile
+    rm -rf "$D/chrome" && mkdir -p "$D/chrome" &&
+        timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic \
+            --no-first-run --disable-background-networking --disable-component-update \
+            --disable-sync --user-data-dir="$D/chrome" --virtual-time-budget=10000 "$@" \
+            2>>"$D/chrome.err"
+}
+ui_ok() {
+    local dom
+    curl -sf "$URL/debug/gangs?fresh=1" -o /dev/null # a report to draw (else it retries)
+    dom=$(chrome --dump-dom "$URL/ui") || { tail -5 "$D/chrome.err"; return 1; }
+    echo "$dom" | grep -q 'data-queue="team-a"' &&
+        echo "$dom" | grep -q 'data-queue="team-b"' &&
+        echo "$dom" | grep -q "data-gang=\"default/$WAITING\"" &&
+        echo "$dom" | grep -qF "queue team-a's capability: nvidia.com/gpu would reach 18 of its 16" &&
+        echo "$dom" | grep -q 'data-node="gpu-' &&
+        echo "$dom" | grep -q '<td class="release">release</td>' &&
+        echo "$dom" | grep -q 'id="status">[0-9]* queues, 20 gangs, 8 pending' || { echo "$dom" | head -c 4000; return 1; }
+}
+check "/ui in headless Chromium: both queues, a waiting gang with what blocks it, gangs per node, recent releases" \
+    wait_for 60 ui_ok
+ui_shot() {
+    chrome --window-size=1280,1600 --screenshot="$D/ui.png" "$URL/ui" &&
+        python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); assert d[:8] == b"\x89PNG\r\n\x1a\n" and len(d) > 20000, len(d)' "$D/ui.png"
+}
+check "/ui screenshot (a PNG of the page, kept in the run dir)" ui_shot
+check "/ui answers only GET" bash -c "curl -s -o /dev/null -w '%{http_code}' -X POST '$URL/ui' | grep -qx 405"
+
+# ---- metrics people can alert on, and the Grafana board's queries (issue 14) --
+metric() { # SERIES: its value on /metrics (empty when absent)
+    curl -sf "$URL/metrics" | awk -v k="$1" '$1 == k { print $2 }'
+}
+waits_ok() { # each queue counts the gangs that started (8 and 4 run now;
+    # one evicted for reclaim and started again later is counted once),
+    # never more than its 10, and no wait is longer than this run
+    local a b sa
+    a=$(metric 'muster_gang_wait_seconds_count{queue="team-a"}')
+    b=$(metric 'muster_gang_wait_seconds_count{queue="team-b"}')
+    sa=$(metric 'muster_gang_wait_seconds_sum{queue="team-a"}')
+    [ -n "$a" ] && [ -n "$b" ] && [ "$a" -ge 8 ] && [ "$a" -le 10 ] &&
+        [ "$b" -ge 4 ] && [ "$b" -le 10 ] &&
+        python3 -c 'import sys; s, n, t = map(float, sys.argv[1:]); assert 0 <= s <= n * t' "$sa" "$a" "$SECONDS" ||
+        { echo "team-a $a (sum $sa), team-b $b, after ${SECONDS}s"; return 1; }
+}
+check "muster_gang_wait_seconds: per queue, each gang that started counted once, creation to minMember bound" waits_ok
+hist_ok() {
+    local m
+    m=$(curl -sf "$URL/metrics") || return 1
+    echo "$m" | grep -q '^muster_cycle_duration_seconds_bucket{le="+Inf"} [1-9]' &&
+        echo "$m" | grep -q '^muster_extender_bind_barrier_seconds_count [1-9]' &&
+        echo "$m" | grep -q '^muster_extender_filter_duration_seconds_count [1-9]' &&
+        echo "$m" | grep -q '^muster_cycle_last_duration_seconds ' &&
+        echo "$m" | grep -q '^muster_evictions_total{action="reclaim"} ' &&
+        echo "$m" | grep -q '^muster_queue_capability{queue="team-a",resource="nvidia.com/gpu"} 16$' &&
+        echo "$m" | grep -q '^muster_queue_running_gangs{queue="team-a"} 8$' || { echo "$m" | grep -v '^#' | head -80; return 1; }
+}
+check "histograms for cycles, the bind barrier and /filter; evictions by action; capability and running gangs per queue" hist_ok
+grafana_ok() {
+    curl -sf "$URL/metrics" >"$D/metrics.txt" &&
+        python3 "$HERE/grafana_check.py" "$ROOT/manifests/grafana/muster-dashboard.json" "$D/metrics.txt"
+}
+check "every query of manifests/grafana/muster-dashboard.json names series /metrics exports" grafana_ok
+grafana_catches() {
+    sed 's/muster_queue_running_gangs/muster_queue_runing_gangs/' "$ROOT/manifests/grafana/muster-dashboard.json" >"$D/bad-dash.json"
+    ! python3 "$HERE/grafana_check.py" "$D/bad-dash.json" "$D/metrics.txt" >"$D/bad-dash.out" &&
+        grep -q "no series muster_queue_runing_gangs" "$D/bad-dash.out"
+}
+check "and the check fails on a misspelt metric" grafana_catches
 check "/debug/gang/NS/NAME of an unknown gang: 404 with a JSON reason" \
     bash -c "curl -s -o /dev/null -w '%{http_code}' '$URL/debug/gang/default/nope' | grep -qx 404 && curl -s '$URL/debug/gang/default/nope' | grep -qF '\"error\"'"
 clear_jobs

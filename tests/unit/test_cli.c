@@ -119,6 +119,7 @@ START_TEST(test_explain_falls_back_to_status_when_muster_is_not_reached)
                      "/api/v1/namespaces/muster-system/services/"
                      "http:muster:metrics/proxy/debug/gangs");
     ck_assert_str_eq(kf_req(&srv, 0)->authorization, "Bearer t0k");
+    ck_assert_str_eq(kf_req(&srv, 0)->query, "fresh=1");
     ck_assert_str_eq(kf_req(&srv, 1)->path,
                      "/apis/scheduling.volcano.sh/v1beta1/queues");
     ck_assert_str_eq(kf_req(&srv, 2)->path,
@@ -172,6 +173,7 @@ START_TEST(test_get_queues_from_muster_url_as_yaml_and_table)
     ck_assert_uint_eq(kf_count(&srv), 2);
     ck_assert_str_eq(kf_req(&srv, 0)->path, "/debug/queues");
     ck_assert_str_eq(kf_req(&srv, 1)->path, "/debug/queues");
+    ck_assert_str_eq(kf_req(&srv, 1)->query, "fresh=1"); /* the last cycle */
     ck_assert_ptr_null(kf_req(&srv, 1)->authorization);
     ck_assert_str_eq(out, "- \"name\": \"a\"\n"
                           "  \"state\": \"Open\"\n"

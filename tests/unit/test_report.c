@@ -166,6 +166,8 @@ START_TEST(test_gangs_say_phase_wait_and_what_would_unblock_them)
     ck_assert_str_eq(s_of(r1, "phase"), "Running");
     ck_assert_int_eq(i_of(json_object_get(r1, "pods"), "running"), 1);
     ck_assert_ptr_null(json_object_get(r1, "unblock"));
+    ck_assert_uint_eq(json_array_size(json_object_get(r1, "nodes")), 1);
+    ck_assert_ptr_null(json_object_get(big, "nodes"));
     ck_assert_ptr_null(json_object_get(r1, "waitSeconds"));
 
     ck_assert_str_eq(s_of(big, "queue"), "a");
@@ -241,6 +243,9 @@ START_TEST(test_unknown_paths_and_gangs_are_404_with_a_reason)
     json_decref(e);
     e = answer("/debug/nothing", 404);
     ck_assert_ptr_nonnull(strstr(s_of(e, "error"), "/debug/queues"));
+    json_decref(e);
+    e = answer("/debug/decisions", 200); /* none added: an empty list */
+    ck_assert(json_is_array(e) && json_array_size(e) == 0);
     json_decref(e);
     s = mu_report_answer(NULL, "/debug/queues", &status);
     ck_assert_int_eq(status, 503);
