@@ -15,6 +15,13 @@ if ! tests/e2e/build-control-plane.sh >build-control-plane.log 2>&1; then
     echo "0 passed, 1 failed"
     exit 1
 fi
+# Volcano v1.14.1's vc-scheduler, vc-controller-manager and CRDs from its Go
+# module, cached the same way, for the cutover test (tests/e2e/migrate.sh)
+if ! bench/volcano/build.sh >build-volcano.log 2>&1; then
+    tail -30 build-volcano.log
+    echo "0 passed, 1 failed"
+    exit 1
+fi
 build=${BUILD_DIR:-build-test}
 total=0 bad=0 status=0
 

@@ -10,6 +10,9 @@
 #        tests/e2e/cluster.sh env DIR      print `export KUBECONFIG=... PATH=...`
 #        tests/e2e/cluster.sh status DIR   list components and whether they run
 #        tests/e2e/cluster.sh restart-apiserver DIR   stop and start kube-apiserver
+#        tests/e2e/cluster.sh stop-component DIR NAME  stop one component
+#        tests/e2e/cluster.sh start-component DIR NAME start it again, same
+#                                        command line (e.g. kube-scheduler-volcano)
 #
 # Env (all optional):
 #   MUSTER_EXTENDER_URL   start muster's kube-scheduler with this extender URL
@@ -32,10 +35,13 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
 . "$HERE/lib.sh"
 
-usage() { sed -n '8,13p' "$0" >&2; exit 2; }
+usage() { sed -n '8,16p' "$0" >&2; exit 2; }
 
-[ $# -eq 2 ] || usage
-CMD=$1
+CMD=${1:-}
+case "$CMD" in
+    stop-component|start-component) [ $# -eq 3 ] || usage; NAME=$3 ;;
+    *) [ $# -eq 2 ] || usage ;;
+esac
 D=$2
 [ -n "$D" ] || usage
 case "$D" in /*) ;; *) D=$(pwd)/$D ;; esac
@@ -442,8 +448,28 @@ do_restart_apiserver() {
     wait_for kube-apiserver "https://127.0.0.1:$APISERVER_PORT/readyz" apiserver_ready
 }
 
+# stop-component / start-component NAME: one component of `up`, e.g.
+# muster's kube-scheduler while another scheduler owns `volcano` pods.
+do_stop_component() {
+    [ -f "$D/pids/$NAME.cmd" ] || e2e_die "no component $NAME started in $D"
+    stop_one "$NAME"
+}
+
+do_start_component() {
+    local args
+    [ -f "$D/pids/$NAME.cmd" ] || e2e_die "no component $NAME started in $D"
+    running "$NAME" && return 0
+    mapfile -d '' args <"$D/pids/$NAME.cmd"
+    echo "----- started again at $(date -u +%FT%TZ) -----" >>"$D/logs/$NAME.log"
+    start "$NAME" "${args[@]}"
+    sleep 0.5
+    running "$NAME" || { log_tails "$D" "$NAME"; e2e_die "$NAME exited at once"; }
+}
+
 case "$CMD" in
     up) do_up ;;
+    stop-component) do_stop_component ;;
+    start-component) do_start_component ;;
     restart-apiserver) do_restart_apiserver ;;
     down) do_down; e2e_log "cluster in $D stopped" ;;
     env) do_env ;;

@@ -68,11 +68,13 @@ free_port() {
 
 # muster as manifests/ runs it: the extender over mTLS on $PORT (the
 # certificates cluster.sh made in $D/tls), probes and metrics on $METRICS.
+# MUSTER_SERVE_ARGS: more of muster serve's flags (e.g. --config FILE).
 MUSTER_TLS_ARGS=()
+MUSTER_SERVE_ARGS=()
 start_muster() {
     "$MUSTER" serve --kubeconfig "$MUSTER_KUBECONFIG" \
         --listen "127.0.0.1:$PORT" --metrics-listen "127.0.0.1:$METRICS" \
-        "${MUSTER_TLS_ARGS[@]}" >>"$D/muster.log" 2>&1 &
+        "${MUSTER_TLS_ARGS[@]}" "${MUSTER_SERVE_ARGS[@]}" >>"$D/muster.log" 2>&1 &
     MPID=$!
     wait_for 30 curl -sf "http://127.0.0.1:$METRICS/readyz"
 }
@@ -105,6 +107,9 @@ tap_up() {
         exit 1
     fi
     eval "$("$HERE/cluster.sh" env "$D")"
+    # MUSTER_E2E_NO_MUSTER=1: the control plane only (migrate.sh brings
+    # another scheduler's CRDs first, and muster later)
+    [ "${MUSTER_E2E_NO_MUSTER:-0}" = 1 ] && return 0
     kubectl apply -f "$ROOT/crds/" >/dev/null
     kubectl apply -f "$ROOT/manifests/namespace.yaml" -f "$ROOT/manifests/rbac-muster.yaml" >/dev/null
     if start_muster >/dev/null 2>&1; then
