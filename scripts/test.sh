@@ -22,6 +22,13 @@ if ! bench/volcano/build.sh >build-volcano.log 2>&1; then
     echo "0 passed, 1 failed"
     exit 1
 fi
+# Helm from its Go module, cached the same way, for the chart's tests
+# (tests/helm.sh, tests/e2e/helm.sh)
+if ! tests/build-helm.sh >build-helm.log 2>&1; then
+    tail -30 build-helm.log
+    echo "0 passed, 1 failed"
+    exit 1
+fi
 build=${BUILD_DIR:-build-test}
 total=0 bad=0 status=0
 
