@@ -139,9 +139,11 @@ static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
         char a[32], r[32], l[32], t[32];
         int d = short_dim;
 
+        /* "(1 × overcommit-factor 1.2, rounded down)": 1 × 1.2 = 1
+         * would read as a wrong product */
         mu_sb_addf(why,
                    "insufficient %s in the cluster: in use or admitted %s + "
-                   "%s requested > %s (%s × overcommit-factor %g)",
+                   "%s requested > %s (%s × overcommit-factor %g%s)",
                    name,
                    mu_quantity_format(name,
                                       mu_add_sat(get0(&o->used, d),
@@ -151,7 +153,11 @@ static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
                    mu_quantity_format(name, get0(&o->limit, d), l, sizeof(l)),
                    mu_quantity_format(name, get0(&o->c->total, d), t,
                                       sizeof(t)),
-                   o->factor);
+                   o->factor,
+                   (double)get0(&o->limit, d) !=
+                           (double)get0(&o->c->total, d) * o->factor
+                       ? ", rounded down"
+                       : "");
     }
     return MU_VOTE_REJECT;
 }

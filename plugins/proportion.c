@@ -171,6 +171,42 @@ static void real_capability(struct mu_cluster *c, struct mu_cqueue *q,
     }
 }
 
+/* Why q cannot reach v in dimension d: its capability when that is what
+ * bounds it, else the cluster's total less what other queues are
+ * guaranteed (real_capability), said as such: a queue without a
+ * capability has none to quote. */
+static void capability_why(const struct mu_cluster *c,
+                           const struct mu_cqueue *q, int d, int64_t v,
+                           struct mu_sb *why)
+{
+    const char *name = c->rn.name[d];
+    const struct mu_res *cap = &q->spec.capability;
+    int64_t others = 0, lim = q->real_capability.v[d];
+    char x[32], l[32], t[32], g[32];
+
+    for (size_t i = 0; i < c->nqueues; i++)
+        if (c->queues[i] != q)
+            others = mu_add_sat(others, get0(&c->queues[i]->spec.guarantee, d));
+    mu_quantity_format(name, v, x, sizeof(x));
+    mu_quantity_format(name, lim, l, sizeof(l));
+    if (mu_res_has(cap, d) && cap->v[d] == lim &&
+        !(cap->v[d] <= 0 && (d == MU_RES_CPU || d == MU_RES_MEMORY)))
+        mu_sb_addf(why, "insufficient %s in queue %s: would reach %s of its "
+                        "capability %s",
+                   name, q->spec.meta.name, x, l);
+    else if (others > 0)
+        mu_sb_addf(why, "insufficient %s in queue %s: would reach %s of the "
+                        "%s it may use (the cluster's %s less %s guaranteed "
+                        "to other queues)",
+                   name, q->spec.meta.name, x, l,
+                   mu_quantity_format(name, get0(&c->total, d), t, sizeof(t)),
+                   mu_quantity_format(name, others, g, sizeof(g)));
+    else
+        mu_sb_addf(why, "insufficient %s in queue %s: would reach %s of the "
+                        "cluster's %s",
+                   name, q->spec.meta.name, x, l);
+}
+
 static void scan_jobs(struct mu_cqueue *q, struct wq *w, struct mu_res *el)
 {
     w->request = q->allocated;
@@ -373,8 +409,6 @@ static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
         }
     }
     for (int d = 0; d < MU_RES_MAX; d++) {
-        const char *name;
-        char x[32], cap[32];
         int64_t v = get0(min, d);
 
         if (d == MU_RES_PODS || v <= 0 ||
@@ -385,15 +419,8 @@ static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
         v = mu_sub_sat(mu_sub_sat(v, get0(el, d)), get0(&low, d));
         if (v <= q->real_capability.v[d])
             continue;
-        if (why) {
-            name = p->c->rn.name[d];
-            mu_sb_addf(why, "insufficient %s in queue %s: would reach %s of its "
-                            "capability %s",
-                       name, q->spec.meta.name,
-                       mu_quantity_format(name, v, x, sizeof(x)),
-                       mu_quantity_format(name, q->real_capability.v[d], cap,
-                                          sizeof(cap)));
-        }
+        if (why)
+            capability_why(p->c, q, d, v, why);
         return MU_VOTE_REJECT;
     }
     return MU_VOTE_PERMIT;

@@ -131,7 +131,9 @@ static char *message(const struct mu_cluster *c, const struct mu_job *j,
                      const struct freestat *f, const char **reason)
 {
     struct mu_sb sb;
-    int n = j->pg.min_member - mu_job_ready_num(j);
+    /* tasks still to place of those that exist: a PodGroup with more
+     * minMember than pods says 3/3, not 5/3 (the text says the rest) */
+    int n = MU_MIN(j->pg.min_member, (int)j->ntasks) - mu_job_ready_num(j);
 
     mu_sb_init(&sb);
     *reason = "NotEnoughResources";
@@ -209,10 +211,13 @@ static bool set_str(char **dst, const char *v)
     return true;
 }
 
+/* Settles j's phase, counts and condition after the actions; true when
+ * any changed since the cycle started (old_phase: its phase then, as
+ * enqueue may have moved it meanwhile). */
 static bool close_job(struct mu_cluster *c, struct mu_job *j,
-                      const struct freestat *f, int64_t now)
+                      const struct freestat *f, int64_t now,
+                      enum mu_pg_phase old_phase)
 {
-    enum mu_pg_phase old_phase = j->phase;
     bool unsched, changed = false;
     int scheduled = j->count[MU_TASK_RUNNING] + j->count[MU_TASK_BOUND] +
                     j->count[MU_TASK_FAILED] + j->count[MU_TASK_SUCCEEDED] +
@@ -287,7 +292,11 @@ int mu_cycle_run(struct mu_cluster *c, struct mu_conf *conf, int64_t now_ms,
     struct mu_place p;
     struct freestat f;
 
+    enum mu_pg_phase *was = mu_xcalloc(c->njobs ? c->njobs : 1, sizeof(*was));
+
     memset(out, 0, sizeof(*out));
+    for (size_t i = 0; i < c->njobs; i++)
+        was[i] = c->jobs[i]->phase;
     mu_ssn_open(&s, c, conf, now_ms);
     mu_place_init(&p, &s);
     for (int i = 0; i < conf->nactions; i++)
@@ -304,12 +313,13 @@ int mu_cycle_run(struct mu_cluster *c, struct mu_conf *conf, int64_t now_ms,
     freestat_fill(c, &f);
     releasing_fill(c, &f);
     for (size_t i = 0; i < c->njobs; i++) {
-        if (!close_job(c, c->jobs[i], &f, now_ms))
+        if (!close_job(c, c->jobs[i], &f, now_ms, was[i]))
             continue;
         out->changed = mu_xrealloc(out->changed,
                                    (out->nchanged + 1) * sizeof(*out->changed));
         out->changed[out->nchanged++] = c->jobs[i];
     }
+    free(was);
     out->nbinds = s.nbinds;
     out->binds = s.binds;
     s.binds = NULL;

@@ -287,13 +287,43 @@ START_TEST(test_unknown_queue_and_too_few_pods_say_so)
     cycle();
     cycle();
     ck_assert_str_eq(job("lost")->cond.reason, "QueueNotFound");
+    /* of the tasks that exist: 0/0 and 1/1, never 1/0 or 2/1 */
     ck_assert_str_eq(job("lost")->cond.message,
-                     "1/0 tasks in gang unschedulable: queue \"nope\" does "
+                     "0/0 tasks in gang unschedulable: queue \"nope\" does "
                      "not exist");
     ck_assert_str_eq(job("short")->cond.reason, "NotEnoughTasks");
     ck_assert_str_eq(job("short")->cond.message,
-                     "2/1 tasks in gang unschedulable: Not enough valid tasks "
+                     "1/1 tasks in gang unschedulable: Not enough valid tasks "
                      "for gang-scheduling, valid: 1, min: 2");
+}
+END_TEST
+
+/* enqueue moves a job's phase during the cycle: a change of phase alone,
+ * the condition as it was, is still a change the cycle reports (the
+ * simulator's timeline, muster serve's status). */
+START_TEST(test_a_phase_change_alone_is_reported)
+{
+    struct mu_job *j;
+    bool seen = false;
+
+    load("apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+         "metadata: {name: short}\nspec: {minMember: 2}\n---\n"
+         "apiVersion: v1\nkind: Pod\nmetadata: {name: s0, annotations: "
+         "{scheduling.k8s.io/group-name: short}}\nspec: {containers: "
+         "[{name: c}]}\n");
+    cycle();
+    j = job("short");
+    ck_assert_int_eq(j->phase, MU_PG_INQUEUE);
+    cycle();
+    ck_assert_uint_eq(out.nchanged, 0); /* nothing new */
+    /* as a restarted muster reads it back from a PodGroup status */
+    j->phase = MU_PG_PENDING;
+    cycle();
+    ck_assert_int_eq(j->phase, MU_PG_INQUEUE);
+    for (size_t i = 0; i < out.nchanged; i++)
+        seen |= out.changed[i] == j;
+    ck_assert_msg(seen, "Pending -> Inqueue with the same condition not "
+                        "reported");
 }
 END_TEST
 
@@ -615,6 +645,7 @@ int main(void)
     tcase_add_test(tc, test_preempt_displaces_lower_priority_gang_in_queue);
     tcase_add_test(tc, test_equal_priority_does_not_preempt);
     tcase_add_test(tc, test_unknown_queue_and_too_few_pods_say_so);
+    tcase_add_test(tc, test_a_phase_change_alone_is_reported);
     tcase_add_test(tc, test_closed_queue_admits_nothing_new);
     tcase_add_test(tc, test_condition_changes_only_when_reason_changes);
     tcase_add_test(tc, test_without_enqueue_allocate_admits);

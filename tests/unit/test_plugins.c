@@ -507,6 +507,62 @@ END_TEST
 
 /* ---- enqueue ---- */
 
+/* A queue without a capability is bounded by the cluster (less what other
+ * queues are guaranteed): the reason says that, not "its capability". */
+START_TEST(test_proportion_enqueue_without_capability_names_the_cluster)
+{
+    struct mu_job *big, *huge;
+    struct mu_sb why;
+    void *st;
+
+    mu_sb_init(&why);
+    gpu_node("n1", 10);
+    add_queue("free", 1, -1, -1, "Open");
+    add_queue("held", 1, -1, 4, "Open");
+    add_queue("capped", 1, 20, -1, "Open");
+    big = add_job("big", "free", 1, "Pending", 8);
+    huge = add_job("huge", "capped", 1, "Pending", 12);
+    open_ssn("  - name: proportion\n");
+    st = state(&mu_plugin_proportion);
+    ck_assert_int_eq(mu_plugin_proportion.job_enqueueable(st, big, &why),
+                     MU_VOTE_REJECT);
+    ck_assert_str_eq(why.buf, "insufficient nvidia.com/gpu in queue free: "
+                              "would reach 8 of the 6 it may use (the "
+                              "cluster's 10 less 4 guaranteed to other "
+                              "queues)");
+    mu_sb_release(&why);
+    mu_sb_init(&why);
+    /* a capability of 20 above the cluster's 10 - 4: the cluster bounds */
+    ck_assert_int_eq(mu_plugin_proportion.job_enqueueable(st, huge, &why),
+                     MU_VOTE_REJECT);
+    ck_assert_str_eq(why.buf, "insufficient nvidia.com/gpu in queue capped: "
+                              "would reach 12 of the 6 it may use (the "
+                              "cluster's 10 less 4 guaranteed to other "
+                              "queues)");
+    mu_sb_release(&why);
+}
+END_TEST
+
+START_TEST(test_proportion_enqueue_without_capability_or_guarantees)
+{
+    struct mu_job *big;
+    struct mu_sb why;
+    void *st;
+
+    mu_sb_init(&why);
+    gpu_node("n1", 5);
+    add_queue("solo", 1, -1, -1, "Open");
+    big = add_job("big", "solo", 1, "Pending", 6);
+    open_ssn("  - name: proportion\n");
+    st = state(&mu_plugin_proportion);
+    ck_assert_int_eq(mu_plugin_proportion.job_enqueueable(st, big, &why),
+                     MU_VOTE_REJECT);
+    ck_assert_str_eq(why.buf, "insufficient nvidia.com/gpu in queue solo: "
+                              "would reach 6 of the cluster's 5");
+    mu_sb_release(&why);
+}
+END_TEST
+
 START_TEST(test_proportion_enqueue_against_real_capability)
 {
     struct mu_job *big, *fits, *more, *none, *closed;
@@ -643,7 +699,7 @@ START_TEST(test_overcommit_abstains_for_a_queue_owed_its_share)
                      MU_VOTE_REJECT);
     ck_assert_str_eq(why.buf, "insufficient nvidia.com/gpu in the cluster: "
                               "in use or admitted 18 + 6 requested > 21 "
-                              "(18 × overcommit-factor 1.2)");
+                              "(18 × overcommit-factor 1.2, rounded down)");
     /* through the session: overcommit abstains, proportion permits */
     ck_assert(mu_ssn_job_enqueueable(&ssn, mu_cluster_job(&C, "default", "a2"),
                                      NULL));
@@ -1101,6 +1157,9 @@ int main(void)
     tcase_add_test(tc, test_proportion_book_queues_deserve_12_and_6);
     tcase_add_test(tc, test_proportion_largest_remainder_loses_no_gpu);
     tcase_add_test(tc, test_proportion_capability_caps_and_rest_flows_on);
+    tcase_add_test(tc,
+                   test_proportion_enqueue_without_capability_names_the_cluster);
+    tcase_add_test(tc, test_proportion_enqueue_without_capability_or_guarantees);
     tcase_add_test(tc, test_proportion_guarantee_raises_and_limits_others);
     tcase_add_test(tc, test_proportion_request_caps_and_counts_pending_jobs);
     tcase_add_test(tc, test_proportion_queue_order_lower_share_first);
