@@ -24,7 +24,7 @@ static const char usage[] =
     "--tls-private-key-file F\n"
     "                    --client-ca-file F]\n"
     "       muster simulate [-o table|json|yaml] [--config FILE] "
-    "[--until DURATION] [--quiet] FILE|DIR...\n"
+    "[--until DURATION] [--quiet] [--strict] FILE|DIR...\n"
     "       muster get queues|gangs [-n NS | -A] [-o table|json|yaml]\n"
     "       muster explain podgroup/NAME|vcjob/NAME [-n NS] "
     "[-o table|json|yaml]\n"
@@ -68,6 +68,11 @@ static const char usage[] =
     "                    format (default: built in; see --print-config)\n"
     "  --print-config    print the built-in configuration and exit\n"
     "  --quiet, -q       no timeline: only the final state\n"
+    "  --strict          an unknown field refuses its object (as kubectl\n"
+    "                    --validate=strict); without it, a warning with its\n"
+    "                    line. Values the API server refuses (a request\n"
+    "                    above its limit, a fractional or unequal GPU\n"
+    "                    request, an unknown priorityClassName) always are\n"
     "  --until DURATION  stop simulated time there (default 24h)\n"
     "\n"
     "get, explain  what a live muster says of its queues and gangs, and why\n"
@@ -82,7 +87,7 @@ static int cmd_simulate(int argc, char **argv)
     struct mu_sim sim;
     struct mu_err err;
     int nfiles = 0, rc;
-    bool quiet = false;
+    bool quiet = false, strict = false;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -96,6 +101,12 @@ static int cmd_simulate(int argc, char **argv)
                 fprintf(stderr, "muster: --until: %s\n", err.msg);
                 return 2;
             }
+            if (until < 0) {
+                fprintf(stderr, "muster: --until: \"%s\": simulated time "
+                                "starts at 0; want a duration of 0 or more\n",
+                        argv[i]);
+                return 2;
+            }
         } else if (!strcmp(a, "--print-config")) {
             fputs(mu_conf_default_text, stdout);
             return 0;
@@ -104,6 +115,8 @@ static int cmd_simulate(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = true;
+        } else if (!strcmp(a, "--strict")) {
+            strict = true;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "muster: unknown option %s\n%s", a, usage);
             return 2;
@@ -134,6 +147,7 @@ static int cmd_simulate(int argc, char **argv)
     mu_sim_init(&sim, &conf, stderr);
     sim.until_ms = until;
     sim.quiet = quiet;
+    sim.strict = strict;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
 
@@ -142,7 +156,8 @@ static int cmd_simulate(int argc, char **argv)
             i++;
             continue;
         }
-        if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet") ||
+            !strcmp(a, "--strict"))
             continue;
         mu_sim_load(&sim, a);
     }

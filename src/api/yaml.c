@@ -35,6 +35,7 @@ struct ctx {
     size_t cap_anchors;
     size_t doc_aliases;
     size_t alias_nodes;
+    json_t *lines; /* the document's "%p/key" -> line (mu_yaml_key_line) */
 };
 
 enum kind { K_NULL, K_BOOL, K_INT, K_REAL, K_SPECIAL, K_STR };
@@ -117,6 +118,10 @@ static int parser_fail(struct ctx *c)
             }
         }
     }
+    if (m.index < c->len && c->buf[m.index] == '\t')
+        return fail(c, -EINVAL, m, "%s%s%s; YAML indents with spaces, not "
+                    "tabs", problem, p->context ? " " : "",
+                    p->context ? p->context : "");
     if (p->context)
         return fail(c, -EINVAL, m, "%s %s", problem, p->context);
     return fail(c, -EINVAL, m, "%s", problem);
@@ -537,6 +542,11 @@ static int key_text(struct ctx *c, const yaml_event_t *ev, const char **key,
     return fail(c, -EINVAL, ev->start_mark, "mapping key must be a scalar");
 }
 
+static char *line_key(const json_t *obj, const char *key, size_t len)
+{
+    return mu_xasprintf("%p/%.*s", (const void *)obj, (int)len, key);
+}
+
 static int parse_key_value(struct ctx *c, int level, yaml_event_t *k,
                            json_t *obj, struct stats *st)
 {
@@ -568,6 +578,15 @@ static int parse_key_value(struct ctx *c, int level, yaml_event_t *k,
         return rc;
     jok(json_object_setn_new_nocheck(obj, key, len, v));
     add_stats(st, &s);
+    if (c->lines && json_object_size(c->lines) < MU_YAML_MAX_LINE_KEYS &&
+        !memchr(key, '\0', len)) {
+        char *lk = line_key(obj, key, len);
+
+        jok(json_object_set_new(c->lines, lk,
+                                jx(json_integer((json_int_t)k->start_mark.line +
+                                                1))));
+        free(lk);
+    }
     return 0;
 }
 
@@ -667,11 +686,13 @@ static int parse_node(struct ctx *c, yaml_event_t *ev, int depth, json_t **out,
     return rc;
 }
 
-static void docs_push(struct mu_yaml_docs *d, json_t *root, int line)
+static void docs_push(struct mu_yaml_docs *d, json_t *root, int line,
+                      json_t *lines)
 {
     mu_xgrow((void **)&d->v, &d->cap, d->n + 1, sizeof(*d->v));
     d->v[d->n].root = root;
     d->v[d->n].line = line;
+    d->v[d->n].lines = lines;
     d->n++;
 }
 
@@ -697,15 +718,22 @@ static int parse_stream(struct ctx *c, struct mu_yaml_docs *out)
         if (rc)
             return rc;
         line = (int)ev.start_mark.line + 1; /* input size bounds it */
+        c->lines = jx(json_object());
         rc = parse_node(c, &ev, 0, &root, &st);
-        if (rc)
+        if (rc) {
+            json_decref(c->lines);
+            c->lines = NULL;
             return rc;
+        }
         clear_anchors(c);
         c->doc_aliases = 0;
-        if (json_is_null(root))
+        if (json_is_null(root)) {
             json_decref(root);
-        else
-            docs_push(out, root, line);
+            json_decref(c->lines);
+        } else {
+            docs_push(out, root, line, c->lines);
+        }
+        c->lines = NULL;
     }
 }
 
@@ -720,8 +748,10 @@ void mu_yaml_docs_release(struct mu_yaml_docs *d)
 {
     size_t i;
 
-    for (i = 0; i < d->n; i++)
+    for (i = 0; i < d->n; i++) {
         json_decref(d->v[i].root);
+        json_decref(d->v[i].lines);
+    }
     free(d->v);
     mu_yaml_docs_init(d);
 }
@@ -754,9 +784,62 @@ int mu_yaml_parse(const char *name, const char *buf, size_t len,
         return rc;
     }
     for (i = 0; i < got.n; i++)
-        docs_push(docs, got.v[i].root, got.v[i].line);
+        docs_push(docs, got.v[i].root, got.v[i].line, got.v[i].lines);
     free(got.v);
     return 0;
+}
+
+int mu_yaml_key_line(const struct mu_yaml_doc *d, const json_t *obj,
+                     const char *key)
+{
+    char *lk;
+    json_int_t line;
+
+    if (!d || !d->lines || !obj || !key)
+        return 0;
+    lk = line_key(obj, key, strlen(key));
+    line = json_integer_value(json_object_get(d->lines, lk));
+    free(lk);
+    return (int)line;
+}
+
+int mu_yaml_path_line(const struct mu_yaml_doc *d, const char *path)
+{
+    const json_t *cur = d ? d->root : NULL;
+    int best = d ? d->line : 0;
+    const char *p = path;
+
+    while (cur && p && *p) {
+        char key[256];
+        size_t n = strcspn(p, ".[");
+        int line;
+
+        if (n == 0 || n >= sizeof(key))
+            break;
+        memcpy(key, p, n);
+        key[n] = '\0';
+        if (!json_is_object(cur) || !json_object_get(cur, key))
+            break;
+        if ((line = mu_yaml_key_line(d, cur, key)) > 0)
+            best = line;
+        cur = json_object_get(cur, key);
+        p += n;
+        while (*p == '[') { /* [index] steps into a sequence */
+            char *end;
+            long i = strtol(p + 1, &end, 10);
+
+            if (*end != ']' || !json_is_array(cur) || i < 0 ||
+                (size_t)i >= json_array_size(cur))
+                return best;
+            cur = json_array_get(cur, (size_t)i);
+            p = end + 1;
+        }
+        if (*p == '.')
+            p++;
+        else
+            break;
+    }
+    return best;
 }
 
 int mu_yaml_parse_file(const char *path, struct mu_yaml_docs *docs,

@@ -30,9 +30,14 @@
 /* Most alias expansions in one document (billion-laughs guard). */
 #define MU_YAML_MAX_ALIASES 10000
 
+/* Mapping keys whose line one document remembers (mu_yaml_key_line); the
+ * keys past it answer the document's line. */
+#define MU_YAML_MAX_LINE_KEYS 1000000
+
 struct mu_yaml_doc {
-    json_t *root; /* owned */
-    int line;     /* 1-based line where the document's content starts */
+    json_t *root;  /* owned */
+    int line;      /* 1-based line where the document's content starts */
+    json_t *lines; /* owned: where each mapping key was written (below) */
 };
 
 struct mu_yaml_docs {
@@ -47,7 +52,8 @@ void mu_yaml_docs_release(struct mu_yaml_docs *d);
 /*
  * Parses buf[0..len) and appends its documents to docs. `name` names the
  * input in error messages. On a syntax error returns -EINVAL with err like
- * "jobs.yaml:12:5: mapping values are not allowed in this context" and
+ * "jobs.yaml:12:5: mapping values are not allowed in this context" (a tab
+ * where indentation goes adds "; YAML indents with spaces, not tabs") and
  * leaves docs exactly as it was (documents before the error are not kept).
  * Inputs larger than MU_YAML_MAX_BYTES, deeper than MU_YAML_MAX_DEPTH or with
  * more than MU_YAML_MAX_ALIASES alias uses are refused with -E2BIG.
@@ -59,6 +65,16 @@ int mu_yaml_parse(const char *name, const char *buf, size_t len,
  * it as above. -errno from open/read, with err naming the path. */
 int mu_yaml_parse_file(const char *path, struct mu_yaml_docs *docs,
                        struct mu_err *err) MU_WARN_UNUSED;
+
+/* The 1-based line of key in mapping obj of document d (obj is a node of
+ * d->root), or 0 when it is not known (a key from an alias or merge). */
+int mu_yaml_key_line(const struct mu_yaml_doc *d, const json_t *obj,
+                     const char *key);
+
+/* The line of the field a path names in d ("spec.tasks[1].replicas", as
+ * decoders name fields in their errors): of the deepest key of the path
+ * that exists, else d->line. */
+int mu_yaml_path_line(const struct mu_yaml_doc *d, const char *path);
 
 /* Formats a JSON real the shortest way that reads back to the same double
  * (0.1 -> "0.1", 1e+21 -> "1e+21"), as Go's encoding/json would print it.

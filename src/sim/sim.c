@@ -1,5 +1,7 @@
 #include "sim/sim.h"
 
+#include "api/strict.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <sys/stat.h>
@@ -18,6 +20,9 @@ struct mu_arrival {
     enum arr_kind kind;
     json_t *obj;   /* owned */
     char *where;   /* "file:line", owned */
+    char *file;    /* owned */
+    int line;      /* of the document (or List item) */
+    json_t *lines; /* the document's key lines (mu_yaml_doc), a reference */
 };
 
 void mu_sim_init(struct mu_sim *s, struct mu_conf *conf, FILE *log)
@@ -56,6 +61,8 @@ void mu_sim_release(struct mu_sim *s)
     for (size_t i = 0; i < s->narr; i++) {
         json_decref(s->arr[i].obj);
         free(s->arr[i].where);
+        free(s->arr[i].file);
+        json_decref(s->arr[i].lines);
     }
     free(s->arr);
     mu_cluster_release(&s->cluster);
@@ -133,8 +140,16 @@ static int64_t submit_at(struct mu_sim *s, const json_t *o, const char *where)
     return ms;
 }
 
+/* Where an object came from: its file, its document (for the lines of its
+ * fields) and the line it starts at. */
+struct source {
+    const char *file;
+    const struct mu_yaml_doc *doc;
+    int line;
+};
+
 static void push(struct mu_sim *s, enum arr_kind k, json_t *o,
-                 const char *where)
+                 const char *where, const struct source *src)
 {
     struct mu_arrival *a;
 
@@ -144,8 +159,54 @@ static void push(struct mu_sim *s, enum arr_kind k, json_t *o,
     a->kind = k;
     a->obj = json_incref(o);
     a->where = mu_xstrdup(where);
+    a->file = mu_xstrdup_or_null(src ? src->file : NULL);
+    a->line = src ? src->line : 0;
+    a->lines = src && src->doc ? json_incref(src->doc->lines) : NULL;
     a->at_ms = submit_at(s, o, where);
     s->narr++;
+}
+
+struct strict_ctx {
+    struct mu_sim *s;
+    const char *file;
+    const char *label;
+    bool refused;
+};
+
+/* A finding of mu_strict_check: an invalid value refuses the object, as
+ * the API server does; an unknown field is a warning, or with --strict
+ * (kubectl --validate=strict) refuses it too. */
+static void strict_found(void *ctx, int line, bool invalid, const char *msg)
+{
+    struct strict_ctx *x = ctx;
+
+    if (invalid || x->s->strict) {
+        logf_(x->s, "%s:%d: %s: %s%s", x->file, line, x->label,
+              invalid ? "" : "strict decoding error: ", msg);
+        x->refused = true;
+    } else {
+        logf_(x->s, "%s:%d: warning: %s: %s", x->file, line, x->label, msg);
+    }
+}
+
+/* True when o may go on (nothing refused it). */
+static bool strict_ok(struct mu_sim *s, const char *kind, json_t *o,
+                      const struct source *src)
+{
+    struct strict_ctx x = {s, src ? src->file : "?", NULL, false};
+    char *label;
+
+    if (!src || !src->doc)
+        return true;
+    label = obj_label(o);
+    x.label = label;
+    mu_strict_check(kind, o, src->doc, strict_found, &x);
+    if (x.refused) {
+        logf_(s, "%s:%d: %s: skipped", x.file, src->line, label);
+        s->errors++;
+    }
+    free(label);
+    return !x.refused;
 }
 
 static char *owner_key(const char *kind, const char *ns, const char *name)
@@ -182,7 +243,8 @@ static void add_owner(struct mu_sim *s, json_t *o, const char *kind,
     mu_meta_release(&m);
 }
 
-static int classify(struct mu_sim *s, json_t *o, const char *where)
+static int classify(struct mu_sim *s, json_t *o, const char *where,
+                    const struct source *src)
 {
     const char *api = mu_json_str(o, "apiVersion");
     const char *kind = mu_json_str(o, "kind");
@@ -211,13 +273,26 @@ static int classify(struct mu_sim *s, json_t *o, const char *where)
         size_t i;
         json_t *it;
 
-        json_array_foreach(items, i, it) classify(s, it, where);
+        json_array_foreach(items, i, it)
+        {
+            struct source item = src ? *src : (struct source){0};
+            int line = src ? mu_yaml_key_line(src->doc, it, "kind") : 0;
+            char *w;
+
+            if (line > 0)
+                item.line = line;
+            w = src && src->file ? mu_xasprintf("%s:%d", src->file, item.line)
+                                 : mu_xstrdup(where);
+            classify(s, it, w, src ? &item : NULL);
+            free(w);
+        }
         return 0;
     }
     for (size_t i = 0; i < MU_ARRAY_LEN(known); i++) {
         if (kind && api && !strcmp(kind, known[i].kind) &&
             !strcmp(api, known[i].api)) {
-            push(s, known[i].k, o, where);
+            if (strict_ok(s, kind, o, src))
+                push(s, known[i].k, o, where, src);
             return 0;
         }
     }
@@ -268,8 +343,9 @@ static int load_docs(struct mu_sim *s, const char *name,
 {
     for (size_t i = 0; i < docs->n; i++) {
         char *where = mu_xasprintf("%s:%d", name, docs->v[i].line);
+        struct source src = {name, &docs->v[i], docs->v[i].line};
 
-        classify(s, docs->v[i].root, where);
+        classify(s, docs->v[i].root, where, &src);
         free(where);
     }
     mu_yaml_docs_release(docs);
@@ -396,12 +472,32 @@ int mu_sim_load_text(struct mu_sim *s, const char *name, const char *text)
     return load_docs(s, name, &docs);
 }
 
+/* The line of the field an error message starts with ("spec.minMember:
+ * ..."), or the object's line. */
+static int error_line(const struct mu_arrival *a, const char *msg)
+{
+    struct mu_yaml_doc d = {a->obj, a->line, a->lines};
+    size_t n = strspn(msg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                           "0123456789_.[]");
+    char path[256];
+
+    if (!a->file || !n || n >= sizeof(path) || msg[n] != ':')
+        return a->line;
+    memcpy(path, msg, n);
+    path[n] = '\0';
+    return mu_yaml_path_line(&d, path);
+}
+
 static void reject(struct mu_sim *s, const struct mu_arrival *a,
                    const struct mu_err *err)
 {
     char *l = obj_label(a->obj);
 
-    logf_(s, "%s: %s: %s", a->where, l, err->msg);
+    if (a->file)
+        logf_(s, "%s:%d: %s: %s", a->file, error_line(a, err->msg), l,
+              err->msg);
+    else
+        logf_(s, "%s: %s: %s", a->where, l, err->msg);
     free(l);
     s->errors++;
 }
@@ -521,6 +617,18 @@ static void implicit_group(struct mu_sim *s, const struct mu_arrival *a,
         mu_podgroup_release(&pg);
 }
 
+/* A PriorityClass the cluster has now, or one Kubernetes makes itself. */
+static bool known_priority_class(const struct mu_cluster *c, const char *name)
+{
+    if (!strcmp(name, "system-node-critical") ||
+        !strcmp(name, "system-cluster-critical"))
+        return true;
+    for (size_t i = 0; i < c->npcs; i++)
+        if (!strcmp(c->pcs[i].name, name))
+            return true;
+    return false;
+}
+
 static void add_pod_json(struct mu_sim *s, const struct mu_arrival *a,
                          json_t *o)
 {
@@ -535,6 +643,17 @@ static void add_pod_json(struct mu_sim *s, const struct mu_arrival *a,
         return;
     }
     p.meta.created = s->now_ms / 1000;
+    /* the API server's Priority admission refuses such a pod */
+    if (p.priority_class && !known_priority_class(&s->cluster,
+                                                  p.priority_class)) {
+        mu_err_set(&err, -EINVAL,
+                   "pods \"%s\" is forbidden: no PriorityClass with name %s "
+                   "was found",
+                   p.meta.name, p.priority_class);
+        mu_pod_release(&p);
+        reject(s, &tmp, &err);
+        return;
+    }
     if (!p.group)
         implicit_group(s, &tmp, &p);
     if (!mu_cluster_add_task(&s->cluster, &p, &err)) {

@@ -59,6 +59,9 @@ struct mu_sim {
     int cycles;
     bool quiet;                 /* keep no timeline (--quiet): the table
                                    prints only the final state */
+    bool strict;                /* --strict: an unknown field refuses its
+                                   object (api/strict.h), as kubectl
+                                   --validate=strict; else a warning */
 };
 
 /* conf is moved into the simulator (and zeroed). */

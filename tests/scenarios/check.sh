@@ -2,7 +2,8 @@
 # check.sh MUSTER SRCROOT NAME - runs one simulation scenario and checks it.
 #
 # tests/scenarios/NAME.files  the files to simulate, one per line, relative
-#                             to the source root (run in that order)
+#                             to the source root (run in that order); a line
+#                             starting with "-" is a flag (e.g. --strict)
 # tests/scenarios/NAME.jq     a jq program over `muster simulate -o json`
 #                             that yields an array of failed checks ([] = pass);
 #                             prelude.jq is loaded first
@@ -17,7 +18,8 @@ dir=$root/tests/scenarios
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 files=$(sed -e 's/#.*//' -e '/^ *$/d' "$dir/$name.files" | while read -r f; do
-    printf '%s\n' "$root/$f"; done)
+    case $f in -*) printf '%s\n' "$f" ;; *) printf '%s\n' "$root/$f" ;; esac
+    done)
 want_rc=0
 [ -f "$dir/$name.rc" ] && want_rc=$(cat "$dir/$name.rc")
 # shellcheck disable=SC2086

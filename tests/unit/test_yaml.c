@@ -635,6 +635,58 @@ START_TEST(test_json_real_text_truncates_to_buffer)
 }
 END_TEST
 
+/* Each mapping key's line, and a decoder's field path to its line. */
+START_TEST(test_yaml_lines_of_keys_and_paths)
+{
+    static const char text[] = "a: 1\n"
+                               "spec:\n"
+                               "  tasks:\n"
+                               "  - name: w\n"
+                               "    replicas: 2\n"
+                               "  - name: v\n"
+                               "    template:\n"
+                               "      spec: {containers: [{name: c}]}\n"
+                               "---\n"
+                               "b: 2\n";
+    struct mu_yaml_docs docs;
+    struct mu_err err;
+    const json_t *spec;
+
+    mu_yaml_docs_init(&docs);
+    ck_assert_int_eq(mu_yaml_parse("t.yaml", text, strlen(text), &docs, &err),
+                     0);
+    ck_assert_uint_eq(docs.n, 2);
+    spec = json_object_get(docs.v[0].root, "spec");
+    ck_assert_int_eq(mu_yaml_key_line(&docs.v[0], docs.v[0].root, "a"), 1);
+    ck_assert_int_eq(mu_yaml_key_line(&docs.v[0], spec, "tasks"), 3);
+    ck_assert_int_eq(mu_yaml_key_line(&docs.v[0], spec, "nope"), 0);
+    ck_assert_int_eq(mu_yaml_path_line(&docs.v[0], "spec.tasks[0].replicas"),
+                     5);
+    ck_assert_int_eq(mu_yaml_path_line(&docs.v[0], "spec.tasks[1].name"), 6);
+    ck_assert_int_eq(
+        mu_yaml_path_line(&docs.v[0],
+                          "spec.tasks[1].template.spec.containers[0].name"),
+        8);
+    /* the deepest key that exists, then the document's line */
+    ck_assert_int_eq(mu_yaml_path_line(&docs.v[0], "spec.tasks[7].name"), 3);
+    ck_assert_int_eq(mu_yaml_path_line(&docs.v[0], "spec.missing"), 2);
+    ck_assert_int_eq(mu_yaml_path_line(&docs.v[0], "zzz"), 1);
+    ck_assert_int_eq(mu_yaml_key_line(&docs.v[1], docs.v[1].root, "b"), 10);
+    mu_yaml_docs_release(&docs);
+}
+END_TEST
+
+START_TEST(test_yaml_a_tab_says_so)
+{
+    struct mu_err err;
+
+    ck_assert_int_eq(parse_fail("t.yaml", "a:\n\tb: 1\n", &err), -EINVAL);
+    ck_assert_msg(strstr(err.msg, "t.yaml:2:1: ") &&
+                      strstr(err.msg, "; YAML indents with spaces, not tabs"),
+                  "%s", err.msg);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("yaml");
@@ -644,6 +696,8 @@ int main(void)
 
     tcase_add_loop_test(tc, test_yaml_scalar_typing, 0, MU_ARRAY_LEN(scalars));
     tcase_add_test(tc, test_yaml_tag_mismatch_is_an_error);
+    tcase_add_test(tc, test_yaml_lines_of_keys_and_paths);
+    tcase_add_test(tc, test_yaml_a_tab_says_so);
     tcase_add_test(tc, test_yaml_keys_are_their_text);
     tcase_add_test(tc, test_yaml_non_scalar_key_is_an_error);
     tcase_add_test(tc, test_yaml_multi_doc_skips_empty_and_records_lines);
