@@ -116,7 +116,42 @@ static json_t *queue_json(const struct mu_cluster *c, const struct mu_cqueue *q)
     return o;
 }
 
-static json_t *pg_json(const struct mu_cluster *c, const struct mu_job *j)
+static int ms_cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* The start of j's gang: when its minMember-th pod started (-1: not yet);
+ * its wait runs from the PodGroup's creation to then, or to now. */
+static void wait_status(const struct mu_job *j, int64_t now_ms, json_t *st)
+{
+    int64_t *v = mu_xcalloc(j->ntasks ? j->ntasks : 1, sizeof(*v));
+    int64_t start = -1, created = j->pg.meta.created * 1000;
+    size_t n = 0;
+    char ts[48];
+
+    for (size_t i = 0; i < j->ntasks; i++)
+        if (j->tasks[i]->pod.node_name)
+            v[n++] = j->tasks[i]->started_ms;
+    qsort(v, n, sizeof(*v), ms_cmp);
+    if (j->pg.min_member > 0 && n >= (size_t)j->pg.min_member)
+        start = v[j->pg.min_member - 1];
+    free(v);
+    if (start >= 0) {
+        mu_sim_time_text(start, ts);
+        json_object_set_new(st, "startTime", json_string(ts));
+    }
+    json_object_set_new(
+        st, "waitSeconds",
+        json_integer(((start >= 0 ? start : now_ms) - created) / 1000 > 0
+                         ? ((start >= 0 ? start : now_ms) - created) / 1000
+                         : 0));
+}
+
+static json_t *pg_json(const struct mu_cluster *c, const struct mu_job *j,
+                       int64_t now_ms)
 {
     json_t *o = obj("scheduling.volcano.sh/v1beta1", "PodGroup",
                     meta(&j->pg.meta));
@@ -156,6 +191,7 @@ static json_t *pg_json(const struct mu_cluster *c, const struct mu_job *j)
     json_object_set_new(st, "running", json_integer(j->running));
     json_object_set_new(st, "succeeded", json_integer(j->succeeded));
     json_object_set_new(st, "failed", json_integer(j->failed));
+    wait_status(j, now_ms, st);
     json_object_set_new(o, "status", st);
     return o;
 }
@@ -174,28 +210,90 @@ static json_t *pod_json(const struct mu_task *t)
     if (t->status == MU_TASK_PENDING)
         phase = "Pending";
     json_object_set_new(st, "phase", json_string(phase));
+    if (t->pod.node_name) {
+        char ts[48];
+
+        mu_sim_time_text(t->started_ms, ts);
+        json_object_set_new(st, "startTime", json_string(ts));
+    }
     json_object_set_new(o, "status", st);
     return o;
 }
 
-static json_t *state_list(const struct mu_cluster *c)
+/* A vcjob as its controller would show it: its spec's shape and, from
+ * its PodGroup, status.state.phase and the counts. */
+static json_t *vcjob_json(const struct mu_cluster *c, const json_t *e)
+{
+    const json_t *job = json_object_get(e, "job");
+    const json_t *md = json_object_get(job, "metadata");
+    const json_t *spec = json_object_get(job, "spec");
+    const char *key = json_string_value(json_object_get(e, "podgroup"));
+    const char *slash = key ? strchr(key, '/') : NULL;
+    const struct mu_job *j = NULL;
+    json_t *o, *m = json_object(), *sp = json_object(), *tasks = json_array();
+    json_t *t, *st;
+    const char *phase = "Pending";
+    size_t i;
+
+    if (slash) {
+        char ns[256];
+
+        snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
+        j = mu_cluster_job(c, ns, slash + 1);
+    }
+    json_object_set(m, "name", json_object_get(md, "name"));
+    json_object_set(m, "namespace", json_object_get(md, "namespace"));
+    if (json_object_get(md, "uid"))
+        json_object_set(m, "uid", json_object_get(md, "uid"));
+    o = obj("batch.volcano.sh/v1alpha1", "Job", m);
+    json_object_set(sp, "minAvailable", json_object_get(spec, "minAvailable"));
+    json_object_set(sp, "queue", json_object_get(spec, "queue"));
+    json_array_foreach(json_object_get(spec, "tasks"), i, t)
+    {
+        json_array_append_new(
+            tasks, json_pack("{s:O,s:O}", "name", json_object_get(t, "name"),
+                             "replicas", json_object_get(t, "replicas")));
+    }
+    json_object_set_new(sp, "tasks", tasks);
+    json_object_set_new(o, "spec", sp);
+    if (j && j->phase == MU_PG_RUNNING)
+        phase = "Running";
+    else if (j && j->phase == MU_PG_COMPLETED)
+        phase = "Completed";
+    st = json_pack("{s:{s:s},s:s,s:i,s:i,s:i}", "state", "phase", phase,
+                   "podGroup", key ? key : "", "running",
+                   j ? j->running : 0, "succeeded", j ? j->succeeded : 0,
+                   "failed", j ? j->failed : 0);
+    json_object_set_new(o, "status", st);
+    return o;
+}
+
+static json_t *state_list(const struct mu_cluster *c, const json_t *vcjobs,
+                          int64_t now_ms)
 {
     json_t *list = obj("v1", "List", json_object()), *items = json_array();
+    const json_t *e;
+    size_t i;
 
     json_object_del(list, "metadata");
-    for (size_t i = 0; i < c->nqueues; i++)
+    for (i = 0; i < c->nqueues; i++)
         json_array_append_new(items, queue_json(c, c->queues[i]));
-    for (size_t i = 0; i < c->njobs; i++)
-        json_array_append_new(items, pg_json(c, c->jobs[i]));
-    for (size_t i = 0; i < c->ntasks; i++)
+    for (i = 0; i < c->njobs; i++)
+        json_array_append_new(items, pg_json(c, c->jobs[i], now_ms));
+    json_array_foreach(vcjobs, i, e)
+    {
+        json_array_append_new(items, vcjob_json(c, e));
+    }
+    for (i = 0; i < c->ntasks; i++)
         json_array_append_new(items, pod_json(c->tasks[i]));
     json_object_set_new(list, "items", items);
     return list;
 }
 
-void mu_sim_output_json(const struct mu_cluster *c, FILE *out)
+void mu_sim_output_json(const struct mu_cluster *c, const json_t *vcjobs,
+                        int64_t now_ms, FILE *out)
 {
-    json_t *l = state_list(c);
+    json_t *l = state_list(c, vcjobs, now_ms);
 
     json_dumpf(l, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', out);
@@ -273,9 +371,10 @@ static void yaml_emit(const json_t *v, int indent, FILE *out)
     }
 }
 
-void mu_sim_output_yaml(const struct mu_cluster *c, FILE *out)
+void mu_sim_output_yaml(const struct mu_cluster *c, const json_t *vcjobs,
+                        int64_t now_ms, FILE *out)
 {
-    json_t *l = state_list(c);
+    json_t *l = state_list(c, vcjobs, now_ms);
 
     yaml_emit(l, 0, out);
     json_decref(l);

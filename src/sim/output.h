@@ -13,6 +13,7 @@
 #ifndef MU_SIM_OUTPUT_H
 #define MU_SIM_OUTPUT_H
 
+#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -26,9 +27,15 @@
  * 48 bytes. */
 void mu_sim_time_text(int64_t ms, char buf[48]);
 
-/* The List of Queues, PodGroups (status, conditions) and Pods. */
-void mu_sim_output_json(const struct mu_cluster *c, FILE *out);
-void mu_sim_output_yaml(const struct mu_cluster *c, FILE *out);
+/* The List of Queues, PodGroups (status, conditions; and status.startTime
+ * once minMember pods started, status.waitSeconds from creation to then or
+ * to now_ms), vcjobs (batch.volcano.sh Jobs: vcjobs is an array of
+ * {"job": the defaulted Job, "podgroup": "ns/name"}, may be NULL; status
+ * from their PodGroup) and Pods (status.startTime once started). */
+void mu_sim_output_json(const struct mu_cluster *c, const json_t *vcjobs,
+                        int64_t now_ms, FILE *out);
+void mu_sim_output_yaml(const struct mu_cluster *c, const json_t *vcjobs,
+                        int64_t now_ms, FILE *out);
 
 /* timeline (may be NULL or ""), then the PodGroup, "Why pending" and Queue
  * tables. */

@@ -45,12 +45,12 @@ void mu_sim_print_table(struct mu_sim *s, FILE *out)
 
 void mu_sim_print_json(struct mu_sim *s, FILE *out)
 {
-    mu_sim_output_json(&s->cluster, out);
+    mu_sim_output_json(&s->cluster, s->vcjobs, s->now_ms, out);
 }
 
 void mu_sim_print_yaml(struct mu_sim *s, FILE *out)
 {
-    mu_sim_output_yaml(&s->cluster, out);
+    mu_sim_output_yaml(&s->cluster, s->vcjobs, s->now_ms, out);
 }
 
 void mu_sim_release(struct mu_sim *s)
@@ -76,6 +76,7 @@ void mu_sim_release(struct mu_sim *s)
     while (mu_map_next(&s->owners, &it, NULL, &v))
         json_decref(v);
     mu_map_release(&s->owners);
+    json_decref(s->vcjobs);
     memset(s, 0, sizeof(*s));
 }
 
@@ -539,6 +540,16 @@ static void add_job(struct mu_sim *s, const struct mu_arrival *a)
     }
     dpg.submit_at_ms = a->at_ms;
     dpg.meta.created = s->now_ms / 1000;
+    {
+        char *key = mu_xasprintf("%s/%s", dpg.meta.ns ? dpg.meta.ns : "",
+                                 dpg.meta.name);
+
+        if (!s->vcjobs)
+            s->vcjobs = json_array();
+        json_array_append_new(s->vcjobs, json_pack("{s:O,s:s}", "job", job,
+                                                   "podgroup", key));
+        free(key);
+    }
     note_source(s, dpg.meta.ns, dpg.meta.name, a->where);
     if (!mu_cluster_add_job(&s->cluster, &dpg, &err)) {
         mu_podgroup_release(&dpg);

@@ -56,6 +56,8 @@ struct mu_sim {
     struct mu_sb timeline;
     struct mu_map job_where;    /* PodGroup key -> "file:line" (owned) */
     struct mu_map owners;       /* "Kind/ns/name" -> apps/v1 object (ref) */
+    json_t *vcjobs;             /* [{"job": defaulted Job, "podgroup":
+                                   "ns/name"}] in arrival order (-o json) */
     int cycles;
     bool quiet;                 /* keep no timeline (--quiet): the table
                                    prints only the final state */
