@@ -51,4 +51,13 @@ else
     fail=1
 fi
 expect 1 'empty: a directory with no \*.yaml, \*.yml or \*.json file' simulate "$T/empty"
+expect 2 '--until: "-5s": simulated time starts at 0' simulate --until -5s "$T"
+expect 0 'only the final state' simulate --help
+grep -q -- '--strict' <<EOF2 || { echo "FAIL: simulate --help does not name --strict"; fail=1; }
+$("$M" simulate --help 2>&1)
+EOF2
+# muster get / explain: usage errors, nothing sent
+expect 2 'want queues or gangs' get nodes
+expect 2 'want KIND/NAME' explain justaname
+expect 0 'usage: muster explain' explain --help
 exit $fail
