@@ -212,11 +212,15 @@ static void walk(struct run *r, const json_t *obj, const struct schema *s,
     }
 }
 
-/* kubectl's form of a quantity given as a JSON value. */
+/* kubectl's form of a quantity given as a JSON value; false also for a
+ * string longer than buf (reported as not a quantity, never cut). */
 static bool qty_text(const json_t *v, char *buf, size_t n)
 {
-    if (json_is_string(v))
+    if (json_is_string(v)) {
+        if (strlen(json_string_value(v)) >= n)
+            return false;
         snprintf(buf, n, "%s", json_string_value(v));
+    }
     else if (json_is_integer(v))
         snprintf(buf, n, "%lld", (long long)json_integer_value(v));
     else if (json_is_real(v))
@@ -268,7 +272,11 @@ static void check_resources(struct run *r, const json_t *res,
 
             snprintf(p, sizeof(p), "%s.%s[%s]", path, which[m], k);
             if (!qty_text(v, text, sizeof(text))) {
-                invalid(r, p, "", "quantities must be a string or a number");
+                invalid(r, p, json_is_string(v) ? "(longer than 63)" : "",
+                        json_is_string(v)
+                            ? "quantities must match the regular expression "
+                              "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+                            : "quantities must be a string or a number");
                 continue;
             }
             if (mu_quantity_parse(text, MU_Q_BYTES, &x, &err) < 0) {

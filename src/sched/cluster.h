@@ -164,7 +164,9 @@ struct mu_job {
     struct mu_why why;         /* cycle scratch: reset at each cycle open */
     unsigned char wait_seen;   /* muster serve's gang-wait metric: 1 once
                                   seen short of minMember bound, 2 once its
-                                  wait is counted; the engine ignores it */
+                                  wait is counted or when first seen at
+                                  minMember (its wait is not known); the
+                                  engine ignores it */
 };
 
 /* Ready = allocated-like + succeeded (volcano-api.md §5). */

@@ -84,18 +84,20 @@ struct room {
 static long long pods_fit(const struct mu_res *req, const struct mu_res *idle,
                           int n)
 {
-    long long best = -1;
+    long long best = 0;
+    bool any = false;
 
     for (int d = 0; d < n; d++) {
         long long k;
 
         if (!mu_res_has(req, d) || req->v[d] <= 0)
             continue;
-        k = mu_res_get(idle, d) / req->v[d];
-        if (best < 0 || k < best)
+        k = MU_MAX(mu_res_get(idle, d), 0) / req->v[d];
+        if (!any || k < best)
             best = k;
+        any = true;
     }
-    return best < 0 ? 0 : best;
+    return best;
 }
 
 static void room_of(const struct mu_cluster *c, const struct mu_task *t,
@@ -134,7 +136,8 @@ static int queue_short(const struct mu_cluster *c, const struct mu_cqueue *q,
         if (d == MU_RES_PODS || mu_res_get(req, d) <= 0 || !mu_res_has(lim, d))
             continue;
         *want = mu_add_sat(mu_res_get(&q->allocated, d),
-                           req->v[d] * (int64_t)need);
+                           req->v[d] > INT64_MAX / need ? INT64_MAX
+                                                        : req->v[d] * need);
         if (*want > lim->v[d])
             return d;
     }
@@ -175,10 +178,19 @@ static char *unblock_text(const struct mu_cluster *c, const struct mu_job *j,
                             "it is Open",
                             q->spec.meta.name,
                             mu_queue_state_name(q->spec.state));
-    if (!t)
+    if (!t && (int)j->ntasks < j->pg.min_member)
         return mu_xasprintf("%d more member pod(s): the PodGroup's "
                             "minMember is %d and only %zu pod(s) exist",
-                            need, j->pg.min_member, j->ntasks);
+                            j->pg.min_member - (int)j->ntasks,
+                            j->pg.min_member, j->ntasks);
+    if (!t)
+        return mu_xasprintf("no pod of it waits to be placed: %d of its %zu "
+                            "pod(s) failed, %d are being evicted or in an "
+                            "unknown state; its controller makes them again "
+                            "or the gang ends",
+                            j->count[MU_TASK_FAILED], j->ntasks,
+                            j->count[MU_TASK_RELEASING] +
+                                j->count[MU_TASK_UNKNOWN]);
     req = t->pod.req;
     req.set &= ~(1u << MU_RES_PODS);
     mu_sb_init(&rs);

@@ -435,7 +435,9 @@ static void gang_waits(struct mu_serve *sv)
 
         if (j->implicit || j->wait_seen == 2 || !j->queue)
             continue;
-        if (bound < j->pg.min_member) {
+        if (bound >= j->pg.min_member && j->wait_seen == 0) {
+            j->wait_seen = 2; /* running before this process saw it wait */
+        } else if (bound < j->pg.min_member) {
             j->wait_seen = 1;
         } else if (j->wait_seen == 1) {
             j->wait_seen = 2;
@@ -873,6 +875,8 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
             if (!leading_fn(&sv)) {
                 if (dirty || mu_now_ns() >= next_tick) {
                     publish(&sv);
+                    if (atomic_load(&sv.report_wanted))
+                        mu_cluster_link(&sv.cluster); /* no cycle links it */
                     report(&sv);
                     dirty = false;
                     next_tick = mu_now_ns() + o->period_ms * 1000000;

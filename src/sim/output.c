@@ -251,7 +251,7 @@ static json_t *vcjob_json(const struct mu_cluster *c, const json_t *e)
     json_array_foreach(json_object_get(spec, "tasks"), i, t)
     {
         json_array_append_new(
-            tasks, json_pack("{s:O,s:O}", "name", json_object_get(t, "name"),
+            tasks, json_pack("{s:O?,s:O?}", "name", json_object_get(t, "name"),
                              "replicas", json_object_get(t, "replicas")));
     }
     json_object_set_new(sp, "tasks", tasks);

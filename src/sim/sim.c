@@ -201,7 +201,10 @@ static bool strict_ok(struct mu_sim *s, const char *kind, json_t *o,
         return true;
     label = obj_label(o);
     x.label = label;
-    mu_strict_check(kind, o, src->doc, strict_found, &x);
+    /* the count, not only what reached the callback: past
+     * MU_STRICT_MAX_FINDINGS an invalid value is counted, not shown */
+    if (mu_strict_check(kind, o, src->doc, strict_found, &x) > 0)
+        x.refused = true;
     if (x.refused) {
         logf_(s, "%s:%d: %s: skipped", x.file, src->line, label);
         s->errors++;
@@ -523,6 +526,7 @@ static void note_source(struct mu_sim *s, const char *ns, const char *name,
 static void add_job(struct mu_sim *s, const struct mu_arrival *a)
 {
     json_t *job = NULL, *pg = NULL, *tasks;
+    char *key = NULL;
     struct mu_err err;
     size_t ti;
     json_t *task;
@@ -540,22 +544,19 @@ static void add_job(struct mu_sim *s, const struct mu_arrival *a)
     }
     dpg.submit_at_ms = a->at_ms;
     dpg.meta.created = s->now_ms / 1000;
-    {
-        char *key = mu_xasprintf("%s/%s", dpg.meta.ns ? dpg.meta.ns : "",
-                                 dpg.meta.name);
-
-        if (!s->vcjobs)
-            s->vcjobs = json_array();
-        json_array_append_new(s->vcjobs, json_pack("{s:O,s:s}", "job", job,
-                                                   "podgroup", key));
-        free(key);
-    }
+    key = mu_xasprintf("%s/%s", dpg.meta.ns ? dpg.meta.ns : "",
+                       dpg.meta.name);
     note_source(s, dpg.meta.ns, dpg.meta.name, a->where);
     if (!mu_cluster_add_job(&s->cluster, &dpg, &err)) {
         mu_podgroup_release(&dpg);
         reject(s, a, &err);
         goto out;
     }
+    /* listed by -o json once its PodGroup is in (a refused one is not) */
+    if (!s->vcjobs)
+        s->vcjobs = json_array();
+    json_array_append_new(s->vcjobs,
+                          json_pack("{s:O,s:s}", "job", job, "podgroup", key));
     tasks = json_object_get(json_object_get(job, "spec"), "tasks");
     json_array_foreach(tasks, ti, task) {
         json_int_t reps = json_integer_value(json_object_get(task, "replicas"));
@@ -572,6 +573,7 @@ static void add_job(struct mu_sim *s, const struct mu_arrival *a)
         }
     }
 out:
+    free(key);
     json_decref(job);
     json_decref(pg);
 }
@@ -648,6 +650,8 @@ static void add_pod_json(struct mu_sim *s, const struct mu_arrival *a,
     struct mu_arrival tmp = *a;
 
     tmp.obj = o;
+    if (o != a->obj)
+        tmp.lines = NULL; /* made from a Job: not a node of its document */
     set_uid(o, "Pod");
     if (mu_pod_decode(o, &s->cluster.rn, &p, &err) < 0) {
         reject(s, &tmp, &err);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "api/strict.h"
 #include "api/yaml.h"
 
 /* Parses text that holds exactly one document; returns its root (owned). */
@@ -687,6 +688,46 @@ START_TEST(test_yaml_a_tab_says_so)
 }
 END_TEST
 
+static void count_finding(void *ctx, int line, bool invalid, const char *msg)
+{
+    int *n = ctx;
+
+    n[invalid ? 1 : 0]++;
+    (void)line;
+    (void)msg;
+}
+
+/* An invalid value refuses its object even behind more unknown fields than
+ * are shown (api/strict.h), and a quantity is never read cut short. */
+START_TEST(test_strict_counts_invalid_values_past_the_cap)
+{
+    struct mu_sb sb;
+    struct mu_yaml_docs docs;
+    struct mu_err err;
+    int n[2] = {0, 0};
+
+    mu_sb_init(&sb);
+    mu_sb_add(&sb, "kind: Job\nspec:\n  tasks:\n");
+    for (int i = 0; i < MU_STRICT_MAX_FINDINGS + 10; i++)
+        mu_sb_addf(&sb, "  - {name: t%d, replica: 1}\n", i);
+    mu_sb_add(&sb, "  - name: last\n    template:\n      spec:\n"
+                   "        containers:\n        - name: c\n"
+                   "          resources:\n"
+                   "            requests: {cpu: '0000000000000000000000000000"
+                   "0000000000000000000000000000000000000002'}\n"
+                   "            limits: {cpu: '1', nvidia.com/gpu: '0.5'}\n");
+    mu_yaml_docs_init(&docs);
+    ck_assert_int_eq(mu_yaml_parse("j.yaml", sb.buf, sb.len, &docs, &err), 0);
+    ck_assert_int_eq(mu_strict_check("Job", docs.v[0].root, &docs.v[0],
+                                     count_finding, n),
+                     2);
+    /* the cap's worth shown, then one "more findings not shown" */
+    ck_assert_int_eq(n[0] + n[1], MU_STRICT_MAX_FINDINGS + 1);
+    mu_yaml_docs_release(&docs);
+    mu_sb_release(&sb);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("yaml");
@@ -698,6 +739,7 @@ int main(void)
     tcase_add_test(tc, test_yaml_tag_mismatch_is_an_error);
     tcase_add_test(tc, test_yaml_lines_of_keys_and_paths);
     tcase_add_test(tc, test_yaml_a_tab_says_so);
+    tcase_add_test(tc, test_strict_counts_invalid_values_past_the_cap);
     tcase_add_test(tc, test_yaml_keys_are_their_text);
     tcase_add_test(tc, test_yaml_non_scalar_key_is_an_error);
     tcase_add_test(tc, test_yaml_multi_doc_skips_empty_and_records_lines);
