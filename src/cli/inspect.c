@@ -218,8 +218,19 @@ static char *res_text(const json_t *m)
     mu_sb_init(&sb);
     json_object_foreach((json_t *)m, k, v)
     {
-        mu_sb_addf(&sb, "%s%s=%s", sb.len ? "," : "", k,
-                   json_is_string(v) ? json_string_value(v) : "?");
+        /* a Queue's spec as written may hold numbers (16), muster's
+         * report strings ("16") */
+        if (json_is_string(v))
+            mu_sb_addf(&sb, "%s%s=%s", sb.len ? "," : "", k,
+                       json_string_value(v));
+        else if (json_is_integer(v))
+            mu_sb_addf(&sb, "%s%s=%lld", sb.len ? "," : "", k,
+                       (long long)json_integer_value(v));
+        else if (json_is_real(v))
+            mu_sb_addf(&sb, "%s%s=%g", sb.len ? "," : "", k,
+                       json_real_value(v));
+        else
+            mu_sb_addf(&sb, "%s%s=?", sb.len ? "," : "", k);
     }
     if (!sb.len)
         mu_sb_add(&sb, "-");

@@ -98,7 +98,7 @@ START_TEST(test_explain_falls_back_to_status_when_muster_is_not_reached)
                   "\"message\":\"services \\\"muster\\\" not found\"}");
     kf_reply_body(&srv, 200,
                   "{\"items\":[{\"metadata\":{\"name\":\"a\"},\"spec\":"
-                  "{\"weight\":3,\"capability\":{\"nvidia.com/gpu\":\"16\"}},"
+                  "{\"weight\":3,\"capability\":{\"nvidia.com/gpu\":16}},"
                   "\"status\":{\"state\":\"Open\",\"pending\":1,"
                   "\"inqueue\":1,\"running\":1}}]}");
     kf_reply_body(&srv, 200,
