@@ -4,6 +4,8 @@
 #include "api/times.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <time.h>
 #include <string.h>
 
 #include "api/strconv.h"
@@ -176,4 +178,14 @@ int mu_duration_parse(const char *s, int64_t *ms, struct mu_err *err)
     return 0;
 invalid:
     return mu_err_set(err, -EINVAL, "invalid duration \"%s\"", s);
+}
+
+bool mu_rfc3339_format(int64_t s, char *buf, size_t n)
+{
+    time_t t = (time_t)s;
+    struct tm tm;
+
+    if (n)
+        buf[0] = '\0';
+    return gmtime_r(&t, &tm) && strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }

@@ -24,4 +24,8 @@ int mu_duration_parse(const char *s, int64_t *ms, struct mu_err *err);
  * NULL or anything else. */
 bool mu_rfc3339_parse(const char *s, int64_t *out);
 
+/* Seconds since the epoch as RFC 3339 in UTC ("2006-01-02T15:04:05Z"),
+ * into buf of at least 21 bytes; false (buf "") when not representable. */
+bool mu_rfc3339_format(int64_t s, char *buf, size_t n);
+
 #endif

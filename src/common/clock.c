@@ -33,3 +33,11 @@ int mu_cond_init_monotonic(pthread_cond_t *c)
     pthread_condattr_destroy(&a);
     return r;
 }
+
+int64_t mu_wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

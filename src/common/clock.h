@@ -23,6 +23,9 @@
 int64_t mu_now_ns(void);
 /* Now, in ms of CLOCK_MONOTONIC. */
 int64_t mu_now_ms(void);
+/* Now, in ms since the epoch (CLOCK_REALTIME): for times shown to people
+ * and written to the API, never for durations. */
+int64_t mu_wall_ms(void);
 /* A CLOCK_MONOTONIC instant in ns as a timespec (for
  * pthread_cond_timedwait on a condition made below). */
 struct timespec mu_ns_to_timespec(int64_t ns);

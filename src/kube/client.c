@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 
 #include "api/json.h"
+#include "api/times.h"
 #include "common/clock.h"
 #include "kube/paths.h"
 #include "kube/verbs.h"
@@ -733,9 +734,7 @@ out:
 
 char *mu_kube_time_text(time_t t, char *buf, size_t n)
 {
-    struct tm tm;
-
-    if (!gmtime_r(&t, &tm) || strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+    if (!mu_rfc3339_format((int64_t)t, buf, n))
         snprintf(buf, n, "1970-01-01T00:00:00Z");
     return buf;
 }

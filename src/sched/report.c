@@ -8,18 +8,16 @@
 
 #include "api/match.h"
 #include "api/nodecheck.h"
+#include "api/times.h"
 
 #define GPU_PRODUCT_LABEL "nvidia.com/gpu.product"
 
 static json_t *time_json(int64_t s)
 {
     char buf[32];
-    time_t t = (time_t)s;
-    struct tm tm;
 
-    if (s <= 0 || !gmtime_r(&t, &tm))
+    if (s <= 0 || !mu_rfc3339_format(s, buf, sizeof(buf)))
         return json_null();
-    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
     return json_string(buf);
 }
 

@@ -352,14 +352,6 @@ static void delete_pod(struct mu_enforcer *e, const struct mu_task *t,
         mu_ctl_log(e->ctl, "delete %s not sent: stopping", path);
 }
 
-static int64_t wall_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec;
-}
-
 static void add_resv(struct mu_enforcer *e, struct mu_task *t, const char *node,
                      const char *release, int batch, bool pinned)
 {
@@ -390,7 +382,7 @@ bool mu_enforcer_reserve(struct mu_enforcer *e,
         id = mu_xasprintf("%s#%llu", j ? j->key : out->binds[i]->key,
                           (unsigned long long)++e->release_seq);
         mu_ctl_log(e->ctl, "release %s: %zu pods", id, k - i);
-        mu_recent_add(&e->recent, "release", wall_s(), "%s: %zu pod(s) to %s%s",
+        mu_recent_add(&e->recent, "release", mu_wall_ms() / 1000, "%s: %zu pod(s) to %s%s",
                       id, k - i, out->binds[i]->node->spec.meta.name,
                       k - i > 1 ? " and others" : "");
         for (size_t m = i; m < k; m++)
@@ -428,7 +420,7 @@ void mu_enforcer_evict(struct mu_enforcer *e, const struct mu_cycle_out *out)
         msg = mu_xasprintf("Pod %s evicted by muster (%s for %s)", v->key,
                            x->action, x->for_job->key);
         mu_ctl_log(e->ctl, "%s", msg);
-        mu_recent_add(&e->recent, "evict", wall_s(), "%s", msg);
+        mu_recent_add(&e->recent, "evict", mu_wall_ms() / 1000, "%s", msg);
         delete_pod(e, v, path);
         if (v->job)
             mu_ctl_event(e->ctl, "scheduling.volcano.sh/v1beta1", "PodGroup",

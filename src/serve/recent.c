@@ -3,7 +3,8 @@
 
 #include <stdarg.h>
 #include <string.h>
-#include <time.h>
+
+#include "api/times.h"
 
 void mu_recent_init(struct mu_recent *r)
 {
@@ -42,12 +43,9 @@ json_t *mu_recent_json(const struct mu_recent *r)
 
     for (size_t k = 0; k < r->n; k++) {
         size_t i = (r->next + MU_RECENT_MAX - 1 - k) % MU_RECENT_MAX;
-        time_t t = (time_t)r->v[i].at;
-        struct tm tm;
-        char when[32] = "";
+        char when[32];
 
-        if (gmtime_r(&t, &tm))
-            strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        mu_rfc3339_format(r->v[i].at, when, sizeof(when));
         json_array_append_new(a, json_pack("{s:s,s:s,s:s}", "at", when,
                                            "kind", r->v[i].kind, "text",
                                            r->v[i].text));

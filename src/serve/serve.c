@@ -425,9 +425,8 @@ static struct mu_hist *wait_hist(struct mu_serve *sv, const char *name)
 static void gang_waits(struct mu_serve *sv)
 {
     struct mu_cluster *c = &sv->cluster;
-    struct timespec ts;
+    int64_t now_s = mu_wall_ms() / 1000;
 
-    clock_gettime(CLOCK_REALTIME, &ts);
     for (size_t i = 0; i < c->njobs; i++) {
         struct mu_job *j = c->jobs[i];
         int bound = j->count[MU_TASK_BOUND] + j->count[MU_TASK_RUNNING] +
@@ -444,7 +443,7 @@ static void gang_waits(struct mu_serve *sv)
             if (j->pg.meta.created > 0)
                 mu_hist_observe_ns(
                     wait_hist(sv, j->queue->spec.meta.name),
-                    ((int64_t)ts.tv_sec - j->pg.meta.created) * 1000000000LL);
+                    (now_s - j->pg.meta.created) * 1000000000LL);
         }
     }
 }
@@ -511,13 +510,10 @@ static void queue_metrics(struct mu_serve *sv)
 static void report(struct mu_serve *sv)
 {
     json_t *old, *snap;
-    struct timespec ts;
 
     if (!atomic_exchange(&sv->report_wanted, false))
         return;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    snap = mu_report_build(&sv->cluster,
-                           (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    snap = mu_report_build(&sv->cluster, mu_wall_ms());
     json_object_set_new(snap, "recent", mu_recent_json(&sv->enf.recent));
     pthread_mutex_lock(&sv->report_lock);
     old = sv->report;

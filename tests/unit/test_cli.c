@@ -11,8 +11,11 @@
 #include "test_kube_fake.h"
 
 static struct kf_server srv;
-static char kc[] = "/tmp/muster-test-cli-kc.XXXXXX";
-static char outf[] = "/tmp/muster-test-cli-out.XXXXXX";
+/* mkstemp(3) templates, copied afresh for each test */
+#define KC_TEMPLATE "/tmp/muster-test-cli-kc.XXXXXX"
+#define OUT_TEMPLATE "/tmp/muster-test-cli-out.XXXXXX"
+static char kc[sizeof(KC_TEMPLATE)];
+static char outf[sizeof(OUT_TEMPLATE)];
 
 static void setup(void)
 {
@@ -20,6 +23,8 @@ static void setup(void)
     FILE *f;
 
     ck_assert_int_eq(kf_start(&srv), 0);
+    memcpy(kc, KC_TEMPLATE, sizeof(kc));
+    memcpy(outf, OUT_TEMPLATE, sizeof(outf));
     fd = mkstemp(kc);
     ck_assert_int_ge(fd, 0);
     f = fdopen(fd, "w");
@@ -41,8 +46,6 @@ static void teardown(void)
     kf_stop(&srv);
     unlink(kc);
     unlink(outf);
-    memcpy(kc + strlen(kc) - 6, "XXXXXX", 6);
-    memcpy(outf + strlen(outf) - 6, "XXXXXX", 6);
 }
 
 /* Runs fn(argc, argv) with stdout and stderr in one file; its text. */
