@@ -678,6 +678,11 @@ bool mu_enforcer_renew(struct mu_enforcer *e, const char *release)
  * minutes; once a member does arrive, the barrier's own timeout applies. */
 #define MU_RELEASE_EXPIRE_MS (5 * 60 * 1000LL)
 
+bool mu_enforcer_idle(const struct mu_enforcer *e)
+{
+    return !e->resv.n && !e->remake.n;
+}
+
 void mu_enforcer_expire(struct mu_enforcer *e)
 {
     int64_t wait = MU_RELEASE_EXPIRE_MS > e->bind_timeout_ms + 10000

@@ -148,6 +148,9 @@ bool mu_enforcer_renew(struct mu_enforcer *e, const char *release);
 /* Releases whose pods never reached /bind in time are recovered (one
  * batch per call). */
 void mu_enforcer_expire(struct mu_enforcer *e);
+/* Nothing in flight: no reservation in the ledger, no pod being made
+ * again. Then nothing the enforcer holds can change with time alone. */
+bool mu_enforcer_idle(const struct mu_enforcer *e);
 
 /*
  * Nothing stays pinned to a node where it cannot run. A pod muster pinned

@@ -372,6 +372,8 @@ static char *metrics_fn(void *ctx)
                "muster_cycle_last_duration_seconds %.6f\n"
                "# TYPE muster_cycles_total counter\n"
                "muster_cycles_total %llu\n"
+               "# TYPE muster_cycles_skipped_total counter\n"
+               "muster_cycles_skipped_total %llu\n"
                "# TYPE muster_evictions_total counter\n"
                "muster_evictions_total{action=\"reclaim\"} %llu\n"
                "muster_evictions_total{action=\"preempt\"} %llu\n"
@@ -379,6 +381,7 @@ static char *metrics_fn(void *ctx)
                "muster_releases_total %llu\n",
                (double)atomic_load(&sv->last_cycle_ns) / 1e9,
                (unsigned long long)atomic_load(&sv->cycles),
+               (unsigned long long)atomic_load(&sv->cycles_skipped),
                (unsigned long long)atomic_load(&sv->enf.evicted_reclaim),
                (unsigned long long)atomic_load(&sv->enf.evicted_preempt),
                (unsigned long long)atomic_load(&sv->enf.releases));
@@ -623,6 +626,7 @@ static void cycle(struct mu_serve *sv)
     atomic_store(&sv->last_cycle_ns, mu_now_ns() - t0);
     mu_hist_observe_ns(&sv->cycle_hist, mu_now_ns() - t0);
     atomic_fetch_add(&sv->cycles, 1);
+    sv->settled = !out.nbinds && !out.nevicts && !out.nchanged;
     mu_enforcer_evict(&sv->enf, &out);
     if (mu_enforcer_reserve(&sv->enf, &out))
         publish(sv);
@@ -631,6 +635,18 @@ static void cycle(struct mu_serve *sv)
     mu_queuectl_sync(sv->qc, mu_now_ns() / 1000000);
     mu_cycle_out_release(&out);
     queue_metrics(sv);
+    report(sv);
+}
+
+/* A tick with nothing new (see settled in serve_int.h): the queue
+ * figures deferred by MU_QUEUE_FIGURES_MS still go out, and a /debug
+ * snapshot asked for is built on the cache as it stands. */
+static void idle_tick(struct mu_serve *sv)
+{
+    atomic_fetch_add(&sv->cycles_skipped, 1);
+    mu_queuectl_sync(sv->qc, mu_now_ns() / 1000000);
+    if (atomic_load(&sv->report_wanted))
+        mu_cluster_link(&sv->cluster);
     report(sv);
 }
 
@@ -892,8 +908,12 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
                 mu_jobctl_sync(sv.jobctl, true);
             mu_enforcer_expire(&sv.enf);
             mu_enforcer_recover(&sv.enf);
-            cycle(&sv);
-            publish(&sv);
+            if (!dirty && sv.settled && mu_enforcer_idle(&sv.enf)) {
+                idle_tick(&sv);
+            } else {
+                cycle(&sv);
+                publish(&sv);
+            }
             mu_enforcer_announce(&sv.enf);
             mu_enforcer_partial(&sv.enf);
             dirty = false;

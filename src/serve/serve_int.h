@@ -102,6 +102,13 @@ struct mu_serve {
     /* figures for /metrics */
     _Atomic int64_t last_cycle_ns;
     atomic_ullong cycles;
+    atomic_ullong cycles_skipped;  /* ticks that found nothing new */
+    /* The last cycle decided nothing (no bind, eviction, phase or
+     * condition change). With no event since and an empty ledger, the
+     * next tick's cycle would decide the same nothing on the same input
+     * (the cycle reads the clock only to stamp what changes), so the tick
+     * skips it (mu_serve_run). */
+    bool settled;
     pthread_mutex_t metrics_lock;
     char *metrics_text;            /* per-queue figures, rebuilt per cycle */
     struct mu_hist cycle_hist;     /* cycle durations (any thread reads) */

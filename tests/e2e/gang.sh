@@ -478,8 +478,27 @@ gb_gang gb-anti 2 '  affinity: {podAntiAffinity: {preferredDuringSchedulingIgnor
 check "a gang with pod anti-affinity runs whole too" wait_for 60 equals 2 pods_bound gb-anti-
 check "through the barrier that waits for each member ($FIRST_OK unchanged)" \
     equals $((BEFORE + 1)) metric_of "$FIRST_OK"
-kubectl delete pods -l 'gang in (gb-plain,gb-anti)' --grace-period=0 --force >/dev/null 2>&1
-kubectl delete podgroup gb-plain gb-anti >/dev/null 2>&1
+# --- a tick with nothing new skips its cycle (issue 15, item 1) ---------------
+# With no event since a cycle that decided nothing and no release in
+# flight, the next cycle would decide the same nothing: the tick skips it.
+# An event ends it at once.
+skips_while_settled() {
+    local c0 s0 c1 s1
+    c0=$(metric_of muster_cycles_total) s0=$(metric_of muster_cycles_skipped_total)
+    sleep 3.5
+    c1=$(metric_of muster_cycles_total) s1=$(metric_of muster_cycles_skipped_total)
+    echo "cycles $c0 -> $c1, skipped $s0 -> $s1"
+    [ "$c1" = "$c0" ] && [ "$s1" -ge $((s0 + 2)) ]
+}
+check "a settled cluster's ticks skip the cycle (muster_cycles_skipped_total grows, muster_cycles_total does not)" \
+    wait_for 60 skips_while_settled
+CYC=$(metric_of muster_cycles_total)
+gb_gang gb-late 2 "" | kubectl apply -f - >/dev/null
+check "a gang made on the settled cluster runs whole at once" wait_for 30 equals 2 pods_bound gb-late-
+cycled_past() { [ "$(metric_of muster_cycles_total)" -gt "$1" ]; }
+check "its events ran cycles again (muster_cycles_total past $CYC)" cycled_past "$CYC"
+kubectl delete pods -l 'gang in (gb-plain,gb-anti,gb-late)' --grace-period=0 --force >/dev/null 2>&1
+kubectl delete podgroup gb-plain gb-anti gb-late >/dev/null 2>&1
 kubectl delete node gb-000 gb-001 >/dev/null 2>&1
 # --- one pod with a NUL in an annotation does not stop the cache (issue 11) ---
 # The apiserver accepts "\u0000" in an annotation value; kubectl's YAML does
