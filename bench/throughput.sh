@@ -55,7 +55,7 @@
 # Usage: bench/throughput.sh [--nodes N] [--groups G] [--size S] [--runs R]
 #            [--skip-volcano] [--contenders LIST] [--latency-reps K]
 #            [--no-latency] [--latency-fill MODE] [--qps Q] [--keep]
-#            [--muster PATH] [--muster-base PATH] [--tls]
+#            [--muster PATH] [--muster-base PATH] [--tls] [--restart-pending P]
 #   --nodes N         kwok nodes, 8 GPUs each (default 1000)
 #   --groups G[,G..]  gangs per run (default 500); a list runs every
 #                     contender at each backlog size, in the same cluster
@@ -75,6 +75,10 @@
 #   --muster PATH     muster binary (default build/src/muster)
 #   --muster-base P   the binary of the base and base-vcjob contenders
 #   --tls             add the muster-tls contender (TLS on, against muster off)
+#   --restart-pending P  after the runs: muster started on a cluster whose
+#                     nodes all run (the largest --groups, created bound) with
+#                     P pods pending in gangs of SIZE and room for them on P/8
+#                     new nodes: time to ready, first and last new bind, RSS
 # Env: MUSTER_BENCH_V (component log verbosity, default 1),
 #      MUSTER_BENCH_RUN_TIMEOUT (seconds per run, default 120 + pods/10),
 #      MUSTER_CACHE, plus the harness's knobs (tests/e2e/cluster.sh).
@@ -91,7 +95,7 @@ E2E=$ROOT/tests/e2e
 
 NODES=1000 GROUPS_LIST=500 SIZE=8 RUNS=3 SKIP_VOLCANO=0 KEEP=0 QPS=5000 TLS=0
 CONTENDERS=default,noop,noop-lean,noop-gated,muster,muster-vcjob,volcano,volcano-vcjob
-LAT_REPS=25 LAT_FILL=direct
+LAT_REPS=25 LAT_FILL=direct RESTART_PENDING=0
 MUSTER=$ROOT/build/src/muster
 MUSTER_BASE=""
 V=${MUSTER_BENCH_V:-1}
@@ -115,6 +119,7 @@ while [ $# -gt 0 ]; do
         --muster) MUSTER=${2:-}; shift 2 ;;
         --muster-base) MUSTER_BASE=${2:-}; shift 2 ;;
         --tls) TLS=1; shift ;;
+        --restart-pending) num "$1" "${2:-}"; RESTART_PENDING=$2; shift 2 ;;
         -h|--help) sed -n '2,/^# Exit:/p' "$0"; exit 0 ;;
         *) echo "unknown argument '$1'" >&2; usage ;;
     esac
@@ -210,6 +215,32 @@ cpu_snapshot() {
     for n in kube-scheduler muster noop vc-scheduler vc-controller-manager; do
         p=$(pid_of "$n") && echo "$n $(cpu_of "$p")"
     done
+}
+# rss_sampler OUT: every second, "name kB" (VmRSS) of the components that
+# matter, until killed; rss_json OUT: each one's peak in MiB, the peak
+# (VmHWM) of a process started for this run read at its end
+rss_of() { awk '$1 == "'"$2"':" { print $2 }' "/proc/$1/status" 2>/dev/null; }
+rss_sampler() {
+    local n p
+    while :; do
+        for n in etcd kube-apiserver kwok; do
+            p=$(cluster_pid "$n") && echo "$n $(rss_of "$p" VmRSS)"
+        done
+        for n in kube-scheduler muster noop vc-scheduler vc-controller-manager vc-job-controller; do
+            p=$(pid_of "$n") && echo "$n $(rss_of "$p" VmRSS)"
+        done
+        sleep 1
+    done >>"$1" 2>/dev/null
+}
+rss_hwm() { # OUT: the per-run processes' VmHWM, before they are stopped
+    local n p
+    for n in kube-scheduler muster vc-scheduler vc-job-controller; do
+        p=$(pid_of "$n") && echo "$n $(rss_of "$p" VmHWM)"
+    done >>"$1" 2>/dev/null
+}
+rss_json() {
+    awk 'NF == 2 && $2 ~ /^[0-9]+$/ { if ($2 > m[$1]) m[$1] = $2 }
+         END { printf "{"; s = ""; for (k in m) { printf "%s\"%s\": %.0f", s, k, m[k] / 1024; s = ", " } printf "}" }' "$1"
 }
 # the apiserver's request counters and latencies (admin token)
 apiserver_metrics() {
@@ -384,7 +415,21 @@ def create_all(k, batches, workers):
 
 def cmd_create(a):
     k = Kube(a.kubeconfig)
-    pgs, pods = objects(a)
+    nodes = None
+    if a.bound:
+        # created bound, one gang per node in name order (no scheduler
+        # involved): the pods of a cluster that was running before
+        st, body = k.req("GET", "/api/v1/nodes")
+        nodes = sorted(n["metadata"]["name"] for n in (body or {}).get("items", []))
+        if len(nodes) < a.start + a.groups:
+            print("create: %d nodes for %d bound gangs" % (len(nodes), a.start + a.groups), file=sys.stderr)
+            return 1
+        nodes = nodes[a.start:a.start + a.groups]
+    pgs, pods = objects(a, nodes=nodes)
+    if a.label:
+        lk, _, lv = a.label.partition("=")
+        for _, o in pgs + pods:
+            o["metadata"]["labels"][lk] = lv
     t = time.time()
     errs = create_all(k, [pgs, pods], a.workers)
     dt = time.time() - t
@@ -586,7 +631,7 @@ class Watcher:
 def cmd_watch(a):
     k = Kube(a.kubeconfig)
     out = open(a.out, "a")
-    w = Watcher(k, a.ns, out)
+    w = Watcher(k, a.ns, out, selector=a.selector)
     w.start()
     with open(a.ready, "w") as f:
         f.write("%.6f %d\n" % (time.time(), len(w.bound)))
@@ -1030,6 +1075,9 @@ def main():
     p.add_argument("--size", type=int, default=8)
     p.add_argument("--start", type=int, default=0)
     p.add_argument("--prefix", default="g")
+    p.add_argument("--bound", action="store_true")  # create: pods bound, a gang a node
+    p.add_argument("--label")                       # create: one more label k=v
+    p.add_argument("--selector")                    # watch: a label selector
     p.add_argument("--sched", default="volcano")
     p.add_argument("--queue", default="default")
     p.add_argument("--gpus", type=int, default=1)
@@ -1232,6 +1280,8 @@ run_one() {
     [ -s "$RD/ready" ] || { cat "$RD/watch.log" >&2; kill $wpid 2>/dev/null; log "watcher did not start"; FAILED=1; return; }
     cpu_snapshot >"$RD/cpu-before.txt"
     apiserver_metrics >"$RD/apiserver-before.txt"
+    rss_sampler "$RD/rss.txt" &
+    local rsspid=$!
     t0=$EPOCHREALTIME
     case "$c" in
         default) start_kube_scheduler "$D/sched-default.yaml" "$RD/kube-scheduler.log" ;;
@@ -1284,6 +1334,8 @@ run_one() {
     [ -n "$scraper" ] && { kill "$scraper" 2>/dev/null; wait "$scraper" 2>/dev/null; }
     cpu_snapshot >"$RD/cpu-after.txt"
     apiserver_metrics >"$RD/apiserver-after.txt"
+    kill "$rsspid" 2>/dev/null; wait "$rsspid" 2>/dev/null
+    rss_hwm "$RD/rss.txt"
     case "$c" in
         volcano|volcano-vcjob) curl -s --max-time 5 "http://127.0.0.1:$VSP/metrics" >"$RD/vc-metrics.txt" ;;
         *) curl -ks --max-time 5 "https://127.0.0.1:$SPORT/metrics" >"$RD/ks-metrics.txt" ;;
@@ -1311,7 +1363,8 @@ run_one() {
     as=$(bp metrics --kind apiserver --before "$RD/apiserver-before.txt" --after "$RD/apiserver-after.txt")
     res=$(jq -c --argjson ms "$ms" --argjson ks "$ks" --argjson api "$as" \
         --argjson cpu "$(cpu_json "$RD/cpu-before.txt" "$RD/cpu-after.txt")" \
-        --arg mr "$mready" '. + {(if (.contender | startswith("volcano")) then "volcano" else "muster" end): $ms, kube_scheduler: $ks, apiserver: $api, cpu_s: $cpu} + (if $mr == "" then {} else {muster_ready_s: ($mr|tonumber)} end)' <<<"$res")
+        --argjson rss "$(rss_json "$RD/rss.txt")" \
+        --arg mr "$mready" '. + {(if (.contender | startswith("volcano")) then "volcano" else "muster" end): $ms, kube_scheduler: $ks, apiserver: $api, cpu_s: $cpu, rss_peak_mib: $rss} + (if $mr == "" then {} else {muster_ready_s: ($mr|tonumber)} end)' <<<"$res")
     echo "$res" >>"$R/runs.jsonl"
     echo "$res"
     log "$c ($G gangs) run $i: $(jq -r '"\(.bound)/\(.expect) bound, \(.pods_per_s // 0 | floor) pods/s (first bind at \(.first_bind_s // 0 | .*10|floor/10) s), gang spread p50 \(.spread_p50_s // 0 | .*1000|floor) ms p99 \(.spread_p99_s // 0 | .*1000|floor) ms"' <<<"$res")"
@@ -1326,6 +1379,54 @@ for G in ${GROUPS_LIST//,/ }; do
         for c in $NONVOL; do run_one "$c" "$i" "$G"; done
     done
 done
+
+# ------------------------------------------- restart on a full cluster ----
+# --restart-pending P: muster (and kube-scheduler) started on a cluster
+# that already runs the largest backlog's pods (created bound, a gang a
+# node: every GPU of the NODES nodes busy) and holds P more pending pods in
+# gangs of SIZE, with room for them on P/8 new nodes: the time to ready,
+# to the first new bind and to the last one, and muster's peak RSS.
+
+if [ "$RESTART_PENDING" -gt 0 ] && want muster; then
+    RG=$(( RESTART_PENDING / SIZE )) GB=0
+    for g in ${GROUPS_LIST//,/ }; do [ "$g" -gt "$GB" ] && GB=$g; done
+    [ "$GB" -gt "$NODES" ] && GB=$NODES
+    SPARE=$(( (RG * SIZE + 7) / 8 ))
+    RD=$R/restart
+    mkdir -p "$RD"
+    log "restart: $GB gangs x $SIZE created bound, $RG gangs x $SIZE pending with room on $SPARE new nodes, then muster started"
+    bp clean --timeout 300 >"$RD/clean.log" 2>&1 || log "clean slate failed: $(tail -2 "$RD/clean.log")"
+    if bp create --kind gang --sched volcano --groups "$GB" --size "$SIZE" --bound --prefix b >"$RD/create-bound.log" 2>&1 &&
+        "$E2E/nodes.sh" "$D" "$SPARE" 8 spare >"$RD/nodes.log" 2>&1 &&
+        bp create --kind gang --sched volcano --groups "$RG" --size "$SIZE" --prefix r --label restart=1 >"$RD/create.log" 2>&1; then
+        "$PY" "$D/bench.py" watch --kubeconfig "$KUBECONFIG" --ns bench --expect "$(( RG * SIZE ))" --selector restart=1 \
+            --timeout "${MUSTER_BENCH_RUN_TIMEOUT:-$(( 300 + RG * SIZE / 10 ))}" --out "$RD/binds.txt" --ready "$RD/ready" >"$RD/watch.log" 2>&1 &
+        wpid=$!
+        for _ in $(seq 1 600); do [ -s "$RD/ready" ] && break; kill -0 $wpid 2>/dev/null || break; sleep 0.1; done
+        rss_sampler "$RD/rss.txt" &
+        rsspid=$!
+        t0=$EPOCHREALTIME mready=""
+        start_muster "$RD/muster.log"
+        start_kube_scheduler "$D/sched-muster.yaml" "$RD/kube-scheduler.log"
+        wait_http 300 "http://127.0.0.1:$MPORT/readyz" && mready=$(awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN{printf "%.2f", a-b}')
+        wait $wpid || { FAILED=1; log "restart: not every pending pod bound ($(cat "$RD/watch.log"))"; }
+        kill "$rsspid" 2>/dev/null; wait "$rsspid" 2>/dev/null
+        rss_hwm "$RD/rss.txt"
+        stop kube-scheduler; stop muster
+        res=$(bp analyze --binds "$RD/binds.txt" --t0 "$t0" --contender muster-restart --run 1 \
+            --expect "$(( RG * SIZE ))" --size "$SIZE" --groups "$RG" |
+            jq -c --argjson rss "$(rss_json "$RD/rss.txt")" --arg mr "$mready" --argjson bound "$(( GB * SIZE ))" \
+                '. + {rss_peak_mib: $rss, bound_before: $bound} + (if $mr == "" then {} else {muster_ready_s: ($mr|tonumber)} end)')
+        echo "$res" >>"$R/restart.jsonl"
+        echo "$res"
+        log "restart: $(jq -r '"ready at \(.muster_ready_s // "?") s, first new bind at \(.first_bind_s // 0 | .*100|floor/100) s, last at \(.last_bind_s // 0 | .*10|floor/10) s, \(.bound)/\(.expect) bound, muster peak RSS \(.rss_peak_mib.muster // "?") MiB"' <<<"$res")"
+    else
+        FAILED=1
+        log "restart: setting up failed: $(tail -2 "$RD"/*.log | tr '\n' ' ')"
+    fi
+    bp clean --timeout 300 >>"$RD/clean.log" 2>&1
+    kubectl delete nodes -l muster.e2e/pool=spare --wait=false >/dev/null 2>&1
+fi
 
 # ---------------------------------------------------- gang latency (muster) --
 

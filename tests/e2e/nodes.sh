@@ -61,19 +61,22 @@ if [ "$GPUS" -gt 0 ]; then
 "
 fi
 
-manifest=$(mktemp "${TMPDIR:-/tmp}/muster-nodes.XXXXXX.yaml")
-trap 'rm -f "$manifest"' EXIT
-{
-    echo "apiVersion: v1"
-    echo "kind: List"
-    echo "items:"
-    for i in $(seq "$START" "$last"); do
-        name=$(printf '%s-%0*d' "$PREFIX" "$width" "$i")
-        # kwok manages nodes annotated kwok.x-k8s.io/node=fake. No taints:
-        # the scheduler needs untainted nodes with status.allocatable, which
-        # the apiserver accepts on create; kwok's node-initialize stage keeps
-        # allocatable/capacity and fills conditions, addresses and nodeInfo.
-        cat <<EOF
+work=$(mktemp -d "${TMPDIR:-/tmp}/muster-nodes.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# One List per NODES_CHUNK nodes, applied NODES_PAR at a time (server-side
+# apply: one PATCH per node, no GET before it): thousands of nodes in about
+# a minute instead of one client walking them one by one.
+NODES_CHUNK=250 NODES_PAR=4
+for i in $(seq "$START" "$last"); do
+    name=$(printf '%s-%0*d' "$PREFIX" "$width" "$i")
+    echo "$name" >>"$work/names"
+    f=$work/chunk-$(( (i - START) / NODES_CHUNK )).yaml
+    [ -f "$f" ] || printf 'apiVersion: v1\nkind: List\nitems:\n' >"$f"
+    # kwok manages nodes annotated kwok.x-k8s.io/node=fake. No taints:
+    # the scheduler needs untainted nodes with status.allocatable, which
+    # the apiserver accepts on create; kwok's node-initialize stage keeps
+    # allocatable/capacity and fills conditions, addresses and nodeInfo.
+    cat >>"$f" <<EOF
 - apiVersion: v1
   kind: Node
   metadata:
@@ -101,15 +104,30 @@ ${gpu_res}    capacity:
       pods: "$PODS"
 ${gpu_res}
 EOF
-    done
-} >"$manifest"
+done
 
 t0=$(date +%s)
-kubectl apply -f "$manifest" >/dev/null || e2e_die "kubectl apply of $COUNT nodes failed"
-if ! kubectl wait --for=condition=Ready node -l "muster.e2e/pool=$PREFIX" \
-    --timeout="${TIMEOUT}s" >/dev/null; then
-    kubectl get nodes -l "muster.e2e/pool=$PREFIX" -o wide >&2 || true
-    log_tails "$D" kwok kube-apiserver
-    e2e_die "nodes of pool $PREFIX not Ready within ${TIMEOUT}s (kwok log: $D/logs/kwok.log)"
+# shellcheck disable=SC2016
+if ! ls "$work"/chunk-*.yaml | xargs -P "$NODES_PAR" -I{} sh -c \
+    'kubectl apply --server-side --force-conflicts --field-manager=muster-e2e -f "$1" >/dev/null 2>"$1.err" || { cat "$1.err" >&2; exit 1; }' _ {}; then
+    e2e_die "kubectl apply of $COUNT nodes failed"
 fi
+# Ready: one list of the pool per poll (kubectl wait watches node by node,
+# which at thousands of nodes outlasts any timeout).
+ready_count() {
+    kubectl get nodes -l "muster.e2e/pool=$PREFIX" --chunk-size=1000 \
+        -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' 2>/dev/null |
+        awk '$2 == "True" { print $1 }' | grep -cFxf "$work/names" || true
+}
+deadline=$(( $(date +%s) + TIMEOUT ))
+while :; do
+    n=$(ready_count)
+    [ "${n:-0}" -ge "$COUNT" ] && break
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+        kubectl get nodes -l "muster.e2e/pool=$PREFIX" -o wide 2>&1 | head -20 >&2 || true
+        log_tails "$D" kwok kube-apiserver
+        e2e_die "nodes of pool $PREFIX: ${n:-0} of $COUNT Ready within ${TIMEOUT}s (kwok log: $D/logs/kwok.log)"
+    fi
+    sleep 1
+done
 e2e_log "$COUNT nodes $(printf '%s-%0*d' "$PREFIX" "$width" "$START")..$(printf '%s-%0*d' "$PREFIX" "$width" "$last") Ready (${GPUS} GPUs each) in $(( $(date +%s) - t0 ))s"
