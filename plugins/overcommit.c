@@ -12,6 +12,7 @@
  */
 #include <math.h>
 
+#include "ahead.h"
 #include "plugins.h"
 
 #define DEFAULT_FACTOR 1.2
@@ -22,6 +23,7 @@ struct oc {
     struct mu_res limit;   /* floor(total x factor) */
     struct mu_res used;    /* Σ node used */
     struct mu_res inqueue; /* admitted, not yet running */
+    struct mu_ahead ahead; /* the jobs summed in inqueue */
 };
 
 static int64_t get0(const struct mu_res *r, int d)
@@ -29,20 +31,26 @@ static int64_t get0(const struct mu_res *r, int d)
     return mu_res_has(r, d) ? r->v[d] : 0;
 }
 
-static void add_inqueue(struct mu_res *sum, const struct mu_job *j)
+/* What j holds while admitted and waiting for room (into h), added to
+ * o's inqueue and ahead. */
+static void add_inqueue(struct oc *o, const struct mu_job *j)
 {
     const struct mu_res *min = &j->pg.min_resources;
+    struct mu_res h;
 
+    mu_res_zero(&h);
     if (j->phase == MU_PG_INQUEUE && !mu_job_ready(j)) {
-        mu_res_add(sum, min);
+        h = *min;
     } else if (j->phase == MU_PG_RUNNING) {
         for (int d = 0; d < MU_RES_MAX; d++) {
             int64_t x = mu_sub_sat(get0(min, d), get0(&j->allocated, d));
 
             if (d != MU_RES_PODS && x > 0)
-                mu_res_put(sum, d, mu_add_sat(get0(sum, d), x));
+                mu_res_put(&h, d, x);
         }
     }
+    mu_res_add(&o->inqueue, &h);
+    mu_ahead_add(&o->ahead, j, &h);
 }
 
 static void *open_oc(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
@@ -51,6 +59,7 @@ static void *open_oc(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
     struct oc *o = mu_xcalloc(1, sizeof(*o));
 
     o->c = c;
+    mu_ahead_init(&o->ahead);
     o->factor =
         mu_conf_arg_float(ssn->conf, opt, "overcommit-factor", DEFAULT_FACTOR);
     if (o->factor < 1.0) {
@@ -74,7 +83,7 @@ static void *open_oc(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
         mu_res_add(&o->used, &c->nodes[i]->used);
     for (size_t i = 0; i < c->njobs; i++)
         if (c->jobs[i]->pg.has_min_resources)
-            add_inqueue(&o->inqueue, c->jobs[i]);
+            add_inqueue(o, c->jobs[i]);
     return o;
 }
 
@@ -158,6 +167,7 @@ static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
                            (double)get0(&o->c->total, d) * o->factor
                        ? ", rounded down"
                        : "");
+        mu_ahead_why(&o->ahead, o->c, d, why);
     }
     return MU_VOTE_REJECT;
 }
@@ -166,8 +176,10 @@ static void job_enqueued(void *st, const struct mu_job *j)
 {
     struct oc *o = st;
 
-    if (j->pg.has_min_resources)
-        mu_res_add(&o->inqueue, &j->pg.min_resources);
+    if (!j->pg.has_min_resources)
+        return;
+    mu_res_add(&o->inqueue, &j->pg.min_resources);
+    mu_ahead_add(&o->ahead, j, &j->pg.min_resources);
 }
 
 const struct mu_plugin mu_plugin_overcommit = {

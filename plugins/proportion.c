@@ -10,6 +10,7 @@
  * The pods dimension takes no part: a queue's share is about what its pods
  * use, not how many there are.
  */
+#include "ahead.h"
 #include "plugins.h"
 
 __extension__ typedef __int128 i128;
@@ -19,6 +20,7 @@ __extension__ typedef __int128 i128;
 struct prop {
     struct mu_cluster *c;
     struct mu_res *elastic; /* by queue index: Σ max(allocated - min, 0) */
+    struct mu_ahead *ahead; /* by queue index: the jobs in its inqueue */
 };
 
 /* A queue taking part in the water-fill. */
@@ -207,7 +209,8 @@ static void capability_why(const struct mu_cluster *c,
                    name, q->spec.meta.name, x, l);
 }
 
-static void scan_jobs(struct mu_cqueue *q, struct wq *w, struct mu_res *el)
+static void scan_jobs(struct mu_cqueue *q, struct wq *w, struct mu_res *el,
+                      struct mu_ahead *ahead)
 {
     w->request = q->allocated;
     for (size_t i = 0; i < q->njobs; i++) {
@@ -224,8 +227,10 @@ static void scan_jobs(struct mu_cqueue *q, struct wq *w, struct mu_res *el)
                 mu_res_put(el, d, mu_add_sat(get0(el, d), x));
         }
         if (j->phase == MU_PG_INQUEUE && j->pg.has_min_resources &&
-            !mu_job_ready(j))
+            !mu_job_ready(j)) {
             mu_res_add(&q->inqueue, &j->pg.min_resources);
+            mu_ahead_add(ahead, j, &j->pg.min_resources);
+        }
     }
 }
 
@@ -240,6 +245,7 @@ static void *open_prop(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
 
     p->c = c;
     p->elastic = mu_xcalloc(c->nqueues + 1, sizeof(*p->elastic));
+    p->ahead = mu_xcalloc(c->nqueues + 1, sizeof(*p->ahead));
     mu_res_zero(&guarantees);
     for (size_t i = 0; i < c->nqueues; i++) {
         struct mu_cqueue *q = c->queues[i];
@@ -253,7 +259,7 @@ static void *open_prop(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
             continue;
         dims |= q->spec.guarantee.set;
         w[n].q = q;
-        scan_jobs(q, &w[n++], &p->elastic[q->index]);
+        scan_jobs(q, &w[n++], &p->elastic[q->index], &p->ahead[q->index]);
     }
     dims &= DIMS_ALL;
     for (int i = 0; i < n; i++) {
@@ -272,6 +278,7 @@ static void close_prop(struct mu_ssn *ssn, void *st)
     struct prop *p = st;
 
     free(p->elastic);
+    free(p->ahead);
     free(p);
 }
 
@@ -419,8 +426,10 @@ static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
         v = mu_sub_sat(mu_sub_sat(v, get0(el, d)), get0(&low, d));
         if (v <= q->real_capability.v[d])
             continue;
-        if (why)
+        if (why) {
             capability_why(p->c, q, d, v, why);
+            mu_ahead_why(&p->ahead[q->index], p->c, d, why);
+        }
         return MU_VOTE_REJECT;
     }
     return MU_VOTE_PERMIT;
@@ -428,8 +437,12 @@ static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
 
 static void job_enqueued(void *st, const struct mu_job *j)
 {
-    if (j->queue && j->queue->has_deserved && j->pg.has_min_resources)
+    struct prop *p = st;
+
+    if (j->queue && j->queue->has_deserved && j->pg.has_min_resources) {
         mu_res_add(&j->queue->inqueue, &j->pg.min_resources);
+        mu_ahead_add(&p->ahead[j->queue->index], j, &j->pg.min_resources);
+    }
 }
 
 /* Reclaim may take from a queue over its deserved share on a dimension the

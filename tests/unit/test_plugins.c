@@ -742,6 +742,31 @@ START_TEST(test_overcommit_counts_admitted_jobs)
     /* 18 admitted + 4 > 21 */
     ck_assert_int_eq(mu_plugin_overcommit.job_enqueueable(st, j[3], NULL),
                      MU_VOTE_REJECT);
+    /* the reason names the first MU_AHEAD_NAMED admitted this session, in
+     * the order they were, and counts the rest */
+    {
+        struct mu_sb why;
+        struct mu_job *big = add_job("big", "q", 1, "Pending", 8);
+
+        mu_sb_init(&why);
+        ck_assert_int_eq(mu_plugin_overcommit.job_enqueueable(st, big, &why),
+                         MU_VOTE_REJECT);
+        ck_assert_str_eq(why.buf,
+                         "insufficient nvidia.com/gpu in the cluster: in use "
+                         "or admitted 18 + 8 requested > 21 (18 × "
+                         "overcommit-factor 1.2, rounded down); admitted "
+                         "ahead of it and waiting for room: default/j0 (6 "
+                         "nvidia.com/gpu), default/j1 (6 nvidia.com/gpu), "
+                         "default/j2 (6 nvidia.com/gpu)");
+        mu_sb_release(&why);
+        mu_plugin_overcommit.job_enqueued(st, j[3]);
+        mu_sb_init(&why);
+        ck_assert_int_eq(mu_plugin_overcommit.job_enqueueable(st, big, &why),
+                         MU_VOTE_REJECT);
+        ck_assert_ptr_nonnull(strstr(why.buf, "default/j2 (6 nvidia.com/gpu) "
+                                              "and 1 more"));
+        mu_sb_release(&why);
+    }
     ck_assert_int_eq(mu_plugin_overcommit.job_enqueueable(
                          st, mu_cluster_job(&C, "default", "nomin"), NULL),
                      MU_VOTE_PERMIT);
@@ -766,9 +791,14 @@ START_TEST(test_overcommit_counts_inqueue_and_uncovered_running)
     ck_assert_int_eq(mu_plugin_overcommit.job_enqueueable(
                          state(&mu_plugin_overcommit), j, &why),
                      MU_VOTE_REJECT);
+    /* and names the jobs holding that room, with what each holds: the
+     * running one its uncovered 2, the admitted one its 3 */
     ck_assert_str_eq(why.buf, "insufficient nvidia.com/gpu in the cluster: "
                               "in use or admitted 7 + 4 requested > 10 "
-                              "(10 × overcommit-factor 1)");
+                              "(10 × overcommit-factor 1); admitted ahead of "
+                              "it and waiting for room: default/run (2 "
+                              "nvidia.com/gpu), default/wait (3 "
+                              "nvidia.com/gpu)");
     mu_sb_release(&why);
 }
 END_TEST
