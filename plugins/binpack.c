@@ -1,8 +1,19 @@
-/* binpack.c - prefer the fullest node that still fits (§8.6). */
+/*
+ * binpack.c - prefer the fullest node that still fits (§8.6).
+ *
+ * Unlike Volcano, accelerators are packed without being listed: every
+ * resource api/resource.h calls an accelerator (nvidia.com/gpu,
+ * nvidia.com/mig-*, amd.com/gpu, ...) that binpack.resources does not name
+ * weighs binpack.accelerators (default 1; 0 leaves them out, as Volcano
+ * does). So a pod fills a partly used GPU node before an empty one, and
+ * whole nodes stay whole for the gangs that need them (issue 12, item 3).
+ */
 #include "plugins.h"
 
 struct binpack {
     int64_t weight;            /* binpack.weight */
+    int64_t acc;               /* binpack.accelerators: weight of those
+                                  not listed */
     int64_t w[MU_RES_MAX];     /* per dimension; 0 = not considered */
     bool listed[MU_RES_MAX];   /* has a weight (even 0) */
 };
@@ -57,6 +68,15 @@ static void *open_binpack(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
     set_weight(b, MU_RES_MEMORY,
                mu_conf_arg_int(ssn->conf, opt, "binpack.memory", 1));
     read_resources(b, ssn, opt);
+    b->acc = mu_conf_arg_int(ssn->conf, opt, "binpack.accelerators", 1);
+    if (b->acc < 0)
+        b->acc = 1;
+    for (int d = 0; d < ssn->cluster->rn.n && d < MU_RES_MAX; d++)
+        if (!b->listed[d] &&
+            mu_resource_is_accelerator(ssn->cluster->rn.name[d])) {
+            b->w[d] = b->acc;
+            b->listed[d] = b->acc > 0;
+        }
     return b;
 }
 

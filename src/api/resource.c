@@ -227,6 +227,24 @@ void mu_resnames_release(struct mu_resnames *r)
     memset(r, 0, sizeof(*r));
 }
 
+bool mu_resource_is_accelerator(const char *name)
+{
+    static const char *const known[] = {
+        "habana.ai/gaudi",          "aws.amazon.com/neuron",
+        "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice",
+        "google.com/tpu",           NULL,
+    };
+    const char *slash = name ? strchr(name, '/') : NULL;
+
+    if (!slash || slash == name || !slash[1])
+        return false;
+    for (int i = 0; known[i]; i++)
+        if (strcmp(name, known[i]) == 0)
+            return true;
+    return strncmp(slash + 1, "gpu", 3) == 0 ||
+           strncmp(slash + 1, "mig-", 4) == 0 || strncmp(name, "gpu.", 4) == 0;
+}
+
 int mu_resnames_index(struct mu_resnames *r, const char *name, bool create)
 {
     for (int i = 0; i < r->n; i++)

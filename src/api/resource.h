@@ -65,6 +65,17 @@ enum mu_qunit mu_resource_unit(const char *name);
  */
 char *mu_quantity_format(const char *name, int64_t v, char *buf, size_t n);
 
+/*
+ * Whether an extended resource is an accelerator a node advertises, by
+ * its name: a name part (after the '/') that is or begins with "gpu"
+ * (nvidia.com/gpu, amd.com/gpu, nvidia.com/gpu.shared), one that begins
+ * with "mig-" (nvidia.com/mig-1g.10gb), a domain that begins with "gpu."
+ * (gpu.intel.com/i915, gpu.intel.com/xe), and habana.ai/gaudi,
+ * aws.amazon.com/neuron, neuroncore and neurondevice, google.com/tpu.
+ * cpu, memory, pods, hugepages and names without a domain are not.
+ */
+bool mu_resource_is_accelerator(const char *name);
+
 /* The dimension registry. */
 struct mu_resnames {
     int n;

@@ -1108,13 +1108,27 @@ static struct mu_task *score_setup(int cpu, int gpu)
                        cpu, gpu));
 }
 
-START_TEST(test_binpack_scores_cpu_and_memory_by_default)
+START_TEST(test_binpack_scores_cpu_memory_and_gpus_by_default)
 {
     struct mu_task *t = score_setup(2, 2);
     struct mu_cnode *n = mu_cluster_node(&C, "n1");
 
     open_ssn("  - name: binpack\n");
-    /* (4/8 + 8/16) / 2 x 100; GPUs not listed */
+    /* (4/8 + 8/16 + 6/8) / 3 x 100: GPUs count without being listed */
+    ck_assert_double_eq_tol(
+        mu_plugin_binpack.node_score(state(&mu_plugin_binpack), t, n),
+        175.0 / 3, 1e-9);
+}
+END_TEST
+
+START_TEST(test_binpack_accelerators_zero_is_volcanos_cpu_and_memory)
+{
+    struct mu_task *t = score_setup(2, 2);
+    struct mu_cnode *n = mu_cluster_node(&C, "n1");
+
+    open_ssn("  - name: binpack\n    arguments:\n"
+             "      binpack.accelerators: 0\n");
+    /* (4/8 + 8/16) / 2 x 100; GPUs left out */
     ck_assert_double_eq_tol(
         mu_plugin_binpack.node_score(state(&mu_plugin_binpack), t, n), 50.0,
         1e-9);
@@ -1215,7 +1229,8 @@ int main(void)
     tcase_add_test(tc, test_drf_lower_dominant_share_first);
     tcase_add_test(tc, test_predicates_selector_affinity_taints_unschedulable);
     tcase_add_test(tc, test_predicates_arguments_switch_checks_off);
-    tcase_add_test(tc, test_binpack_scores_cpu_and_memory_by_default);
+    tcase_add_test(tc, test_binpack_scores_cpu_memory_and_gpus_by_default);
+    tcase_add_test(tc, test_binpack_accelerators_zero_is_volcanos_cpu_and_memory);
     tcase_add_test(tc, test_binpack_listed_gpus_and_weights);
     tcase_add_test(tc, test_nodeorder_least_balanced_most);
     tcase_add_test(tc, test_nodeorder_weights);

@@ -197,6 +197,24 @@ static const struct {
     {"pods", 110, "110"},
 };
 
+START_TEST(test_accelerators_by_name)
+{
+    const char *yes[] = {"nvidia.com/gpu", "amd.com/gpu", "nvidia.com/mig-1g.10gb",
+                         "nvidia.com/gpu.shared", "gpu.intel.com/i915",
+                         "habana.ai/gaudi", "aws.amazon.com/neuroncore",
+                         "google.com/tpu", NULL};
+    const char *no[] = {"cpu", "memory", "pods", "ephemeral-storage",
+                        "hugepages-2Mi", "gpu", "/gpu", "nvidia.com/",
+                        "example.com/foo", "rdma/hca", "nvidia.com/vgpu", NULL};
+
+    for (int i = 0; yes[i]; i++)
+        ck_assert_msg(mu_resource_is_accelerator(yes[i]), "%s", yes[i]);
+    for (int i = 0; no[i]; i++)
+        ck_assert_msg(!mu_resource_is_accelerator(no[i]), "%s", no[i]);
+    ck_assert(!mu_resource_is_accelerator(NULL));
+}
+END_TEST
+
 START_TEST(test_quantity_format_round_trips)
 {
     char buf[32];
@@ -504,6 +522,7 @@ int main(void)
     tcase_add_loop_test(tq, test_quantity_parse_rejects_and_keeps_out, 0,
                         (int)MU_ARRAY_LEN(parse_bad));
     tcase_add_test(tq, test_resource_unit_by_name);
+    tcase_add_test(tq, test_accelerators_by_name);
     tcase_add_loop_test(tq, test_quantity_format_round_trips, 0,
                         (int)MU_ARRAY_LEN(fmt));
     tcase_add_test(tq, test_quantity_format_truncates_to_buffer);
