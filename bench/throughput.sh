@@ -504,7 +504,24 @@ def count(k, path):
     return n + (rem or 0)
 
 
+def names_of(k, path):
+    """Every object name of a collection, listed in pages."""
+    out, cont = [], ""
+    while True:
+        st, body = k.req("GET", path + "?limit=5000" + ("&continue=" + urllib.parse.quote(cont) if cont else ""))
+        if st != 200 or not isinstance(body, dict):
+            return out
+        out += [i["metadata"]["name"] for i in body.get("items") or []]
+        cont = (body.get("metadata") or {}).get("continue")
+        if not cont:
+            return out
+
+
 def cmd_clean(a):
+    """Deletes the bench namespace's vcjobs, pods, PodGroups and events and
+    waits until none is left. A collection DELETE of tens of thousands
+    outlasts its request (the apiserver stops partway), so what is left
+    after it is deleted by name, a.workers at once, until nothing is."""
     k = Kube(a.kubeconfig)
     ns = a.ns
     paths = ["/api/v1/namespaces/%s/pods" % ns,
@@ -512,31 +529,36 @@ def cmd_clean(a):
              "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups" % ns,
              "/api/v1/namespaces/%s/events" % ns,
              "/apis/events.k8s.io/v1/namespaces/%s/events" % ns]
+    opts = {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0,
+            "propagationPolicy": "Background"}
     t = time.time()
+
+    def delete(path):
+        try:
+            return k.req("DELETE", path, opts)
+        except (OSError, http.client.HTTPException) as e:
+            return 0, str(e)
+
     # vcjobs first (so that a running muster does not make their pods again)
     for p in [paths[1], paths[0], paths[2], paths[3]]:
-        try:
-            st, body = k.req("DELETE", p, {"kind": "DeleteOptions", "apiVersion": "v1",
-                                            "gracePeriodSeconds": 0, "propagationPolicy": "Background"})
-        except (OSError, http.client.HTTPException) as e:
-            # a collection of tens of thousands outlasts the request's
-            # timeout: the apiserver goes on deleting; the loop below waits
-            st, body = 0, str(e)
+        st, body = delete(p)
         if st not in (200, 404):
-            print("clean: DELETE %s: HTTP %d %s" % (p, st, str(body)[:200]), file=sys.stderr)
+            print("clean: DELETE %s: HTTP %d %s (deleting the rest by name)" % (p, st, str(body)[:200]),
+                  file=sys.stderr)
     deadline = t + a.timeout
-    while time.time() < deadline:
-        n = [count(k, paths[0]), count(k, paths[2]), count(k, paths[1])]
-        if n == [0, 0, 0] or (n[0] == 0 and n[2] <= 0 and n[1] <= 0):
-            print("clean in %.1f s" % (time.time() - t))
-            return 0
-        # pods made again by a controller, or a slow collection delete
-        for p in paths[:3]:
-            try:
-                k.req("DELETE", p, {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0})
-            except (OSError, http.client.HTTPException):
-                pass
-        time.sleep(1)
+    n = None
+    with cf.ThreadPoolExecutor(a.workers) as ex:
+        while time.time() < deadline:
+            n = [count(k, paths[0]), count(k, paths[2]), count(k, paths[1])]
+            if n[0] == 0 and n[1] <= 0 and n[2] <= 0:
+                print("clean in %.1f s" % (time.time() - t))
+                return 0
+            # what is left (a collection delete cut short, pods a controller
+            # made again) goes by name
+            for p in [paths[1], paths[0], paths[2]]:
+                left = names_of(k, p)
+                list(ex.map(lambda nm, p=p: delete(p + "/" + nm), left))
+            time.sleep(1)
     print("clean: still %s after %d s" % (n, a.timeout), file=sys.stderr)
     return 1
 
@@ -1270,7 +1292,8 @@ run_one() {
     RUN_TIMEOUT=${MUSTER_BENCH_RUN_TIMEOUT:-$(( 120 + PODS / 10 ))}
     RD=$R/$c-g$G-$i
     mkdir -p "$RD"
-    bp clean --timeout 180 >"$RD/clean.log" 2>&1 || { cat "$RD/clean.log" >&2; log "clean slate failed"; }
+    bp clean --timeout $(( 180 + PODS / 50 )) >"$RD/clean.log" 2>&1 ||
+        { tail -3 "$RD/clean.log" >&2; log "$c run $i: no clean slate: skipped"; FAILED=1; return; }
     case "$c" in
         default) kind=plain sched=default-scheduler ;;
         muster-vcjob|base-vcjob|volcano-vcjob) kind=vcjob sched=volcano ;;
@@ -1403,8 +1426,8 @@ if [ "$RESTART_PENDING" -gt 0 ] && want muster; then
     RD=$R/restart
     mkdir -p "$RD"
     log "restart: $GB gangs x $SIZE created bound, $RG gangs x $SIZE pending with room on $SPARE new nodes, then muster started"
-    bp clean --timeout 300 >"$RD/clean.log" 2>&1 || log "clean slate failed: $(tail -2 "$RD/clean.log")"
-    if bp create --kind gang --sched volcano --groups "$GB" --size "$SIZE" --bound --prefix b >"$RD/create-bound.log" 2>&1 &&
+    if bp clean --timeout $(( 300 + GB * SIZE / 50 )) >"$RD/clean.log" 2>&1 &&
+        bp create --kind gang --sched volcano --groups "$GB" --size "$SIZE" --bound --prefix b >"$RD/create-bound.log" 2>&1 &&
         "$E2E/nodes.sh" "$D" "$SPARE" 8 spare >"$RD/nodes.log" 2>&1 &&
         bp create --kind gang --sched volcano --groups "$RG" --size "$SIZE" --prefix r --label restart=1 >"$RD/create.log" 2>&1; then
         "$PY" "$D/bench.py" watch --kubeconfig "$KUBECONFIG" --ns bench --expect "$(( RG * SIZE ))" --selector restart=1 \
@@ -1432,7 +1455,7 @@ if [ "$RESTART_PENDING" -gt 0 ] && want muster; then
         FAILED=1
         log "restart: setting up failed: $(tail -2 "$RD"/*.log | tr '\n' ' ')"
     fi
-    bp clean --timeout 300 >>"$RD/clean.log" 2>&1
+    bp clean --timeout $(( 300 + GB * SIZE / 50 )) >>"$RD/clean.log" 2>&1
     kubectl delete nodes -l muster.e2e/pool=spare --wait=false >/dev/null 2>&1
 fi
 
@@ -1475,7 +1498,7 @@ fi
 
 if want volcano || want volcano-vcjob; then
     log "Volcano: applying its CRDs (they replace muster's) and starting vc-controller-manager"
-    bp clean --timeout 180 >"$R/clean-volcano.log" 2>&1
+    bp clean --timeout $(( 300 + NODES / 10 )) >"$R/clean-volcano.log" 2>&1
     kubectl apply --server-side --force-conflicts -f "$VOL_DIR/crd/volcano/" -f "$VOL_DIR/crd/jobflow/" \
         >"$R/volcano-crds.log" 2>&1 || { tail -5 "$R/volcano-crds.log" >&2; e2e_die "cannot apply Volcano's CRDs"; }
     kubectl wait --for=condition=Established crd --all --timeout=60s >/dev/null
