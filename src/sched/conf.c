@@ -441,6 +441,33 @@ static int parse_configurations(struct ctx *x, json_t *list)
     return 0;
 }
 
+/* reclaim takes from queues over their share; with no plugin that knows
+ * the shares (proportion, reclaim on), every queue is a victim of every
+ * other and evicted gangs win their GPUs back at the next cycle, for ever
+ * (issue 12: 345,484 evictions in a day). So reclaim does nothing then,
+ * and the configuration says so once. */
+static void check_reclaim(struct ctx *x)
+{
+    bool listed = false;
+
+    for (int i = 0; i < x->c->nactions; i++)
+        listed |= x->c->actions[i] == MU_ACT_RECLAIM;
+    if (!listed)
+        return;
+    for (int t = 0; t < x->c->ntiers; t++)
+        for (int i = 0; i < x->c->tiers[t].n; i++) {
+            const struct mu_plugin_opt *o = &x->c->tiers[t].plugins[i];
+
+            if (strcmp(o->name, "proportion") == 0 &&
+                mu_plugin_opt_on(o, MU_FLAG_RECLAIMABLE))
+                return;
+        }
+    x->c->reclaim_inert = true;
+    warn(x, "action reclaim: no plugin in the tiers shares the cluster "
+            "between queues (proportion, with enableReclaimable): reclaim "
+            "does nothing");
+}
+
 static int parse_root(struct ctx *x, json_t *root)
 {
     const char *key;
@@ -459,6 +486,8 @@ static int parse_root(struct ctx *x, json_t *root)
         rc = parse_tiers(x, json_object_get(root, "tiers"));
     if (!rc)
         rc = parse_configurations(x, json_object_get(root, "configurations"));
+    if (!rc)
+        check_reclaim(x);
     return rc;
 }
 

@@ -98,6 +98,10 @@ struct mu_conf {
     json_t *configurations; /* action name -> arguments object (owned) */
     size_t nwarnings;
     char **warnings;        /* owned, in the order found */
+    /* reclaim is listed but no plugin says which queue is over its share
+     * (proportion with enableReclaimable): the action does nothing, and a
+     * warning says so */
+    bool reclaim_inert;
 };
 
 /* Plugin names muster implements, NULL-terminated, in registry order (made

@@ -126,6 +126,43 @@ START_TEST(test_conf_default_text_parses_without_warnings)
 }
 END_TEST
 
+START_TEST(test_conf_reclaim_without_a_share_plugin_is_inert_and_says_so)
+{
+    static const char *const cases[] = {
+        /* no proportion */
+        "actions: \"enqueue, allocate, reclaim\"\n"
+        "tiers:\n- plugins:\n  - name: gang\n  - name: capacity\n",
+        /* proportion, but not for reclaim */
+        "actions: \"enqueue, allocate, reclaim\"\n"
+        "tiers:\n- plugins:\n  - name: gang\n  - name: proportion\n"
+        "    enableReclaimable: false\n",
+    };
+    struct mu_conf c;
+    struct mu_err err;
+
+    for (size_t i = 0; i < MU_ARRAY_LEN(cases); i++) {
+        ck_assert_int_eq(parse(cases[i], &c, &err), 0);
+        ck_assert(c.reclaim_inert);
+        ck_assert_str_eq(c.warnings[c.nwarnings - 1],
+                         "sched.conf: action reclaim: no plugin in the tiers "
+                         "shares the cluster between queues (proportion, with "
+                         "enableReclaimable): reclaim does nothing");
+        mu_conf_release(&c);
+    }
+    /* the default has proportion; a config without reclaim says nothing */
+    ck_assert_int_eq(parse(mu_conf_default_text, &c, &err), 0);
+    ck_assert(!c.reclaim_inert);
+    mu_conf_release(&c);
+    ck_assert_int_eq(parse("actions: \"enqueue, allocate\"\n"
+                           "tiers:\n- plugins:\n  - name: gang\n",
+                           &c, &err),
+                     0);
+    ck_assert(!c.reclaim_inert);
+    ck_assert_uint_eq(c.nwarnings, 0);
+    mu_conf_release(&c);
+}
+END_TEST
+
 START_TEST(test_conf_volcano_builtin_default_parses)
 {
     struct mu_conf c;
@@ -780,6 +817,7 @@ int main(void)
     suite_add_tcase(s, tc);
 
     tcase_add_test(ta, test_conf_args_typed_per_volcano);
+    tcase_add_test(ta, test_conf_reclaim_without_a_share_plugin_is_inert_and_says_so);
     tcase_add_test(ta, test_conf_args_of_wrong_type_warn_and_use_default);
     tcase_add_loop_test(ta, test_conf_bool_arg_accepts_go_parsebool_strings, 0,
                         (int)MU_ARRAY_LEN(go_bools));

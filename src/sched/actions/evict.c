@@ -555,6 +555,8 @@ out:
 
 void mu_action_reclaim(struct mu_ssn *s, struct mu_place *p)
 {
+    if (s->conf->reclaim_inert) /* no share plugin: see mu_conf */
+        return;
     evict_action(s, p, true);
 }
 
