@@ -533,15 +533,15 @@ def cmd_clean(a):
             "propagationPolicy": "Background"}
     t = time.time()
 
-    def delete(path):
+    def delete(path, tries=5):
         try:
-            return k.req("DELETE", path, opts)
+            return k.req("DELETE", path, opts, tries=tries)
         except (OSError, http.client.HTTPException) as e:
             return 0, str(e)
 
     # vcjobs first (so that a running muster does not make their pods again)
     for p in [paths[1], paths[0], paths[2], paths[3]]:
-        st, body = delete(p)
+        st, body = delete(p, tries=1)  # once: a cut-short one is not redone
         if st not in (200, 404):
             print("clean: DELETE %s: HTTP %d %s (deleting the rest by name)" % (p, st, str(body)[:200]),
                   file=sys.stderr)

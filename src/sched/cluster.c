@@ -22,6 +22,7 @@ void mu_cluster_init(struct mu_cluster *c)
     mu_map_init(&c->wait_job);
     mu_map_init(&c->wait_node);
     mu_res_zero(&c->total);
+    c->release_budget = -1;
 }
 
 /* Removes p from v[0..*n), keeping the order; false when it is not

@@ -137,6 +137,7 @@ enum mu_why_kind {
     MU_WHY_QUEUE_SHARE,     /* the queue's deserved share / capability */
     MU_WHY_NODES,           /* no node fits some task (hist, task) */
     MU_WHY_WAITING,         /* pipelined: waits for evicted pods to go */
+    MU_WHY_TURN,            /* fits, but the release window is full */
 };
 
 struct mu_why {
@@ -236,6 +237,12 @@ struct mu_cluster {
      * and clears it at session open. */
     size_t ndirty, cap_dirty;
     int *dirty;
+    /* The release window, set by the caller before a cycle (muster serve:
+     * serve/enforce.h; the simulator leaves it off): the pods a cycle may
+     * place for binding (< 0: no limit), the pods released and not yet
+     * bound and the window (for /debug and the figures). */
+    long release_budget;
+    long release_inflight, release_window;
 };
 
 void mu_cluster_init(struct mu_cluster *c);

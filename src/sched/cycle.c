@@ -163,6 +163,15 @@ static char *message(const struct mu_cluster *c, const struct mu_job *j,
         mu_sb_addf(&sb, "waiting for evicted pods to terminate "
                         "(%d terminating in the cluster)", f->releasing);
         break;
+    case MU_WHY_TURN:
+        *reason = "WaitingForRelease";
+        /* no figures that move with every bind: the condition would be
+         * written again for every waiting gang at every cycle */
+        mu_sb_add(&sb, "it fits; waiting its turn to be released: the gangs "
+                       "ahead of it fill muster's release window (the pods "
+                       "released and not yet bound, kept to the pace "
+                       "kube-scheduler binds them)");
+        break;
     case MU_WHY_NONE:
     default:
         mu_sb_add(&sb, "waiting for the next scheduling cycle");

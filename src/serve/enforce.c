@@ -44,6 +44,7 @@ void mu_enforcer_init(struct mu_enforcer *e, const struct mu_ctl *ctl,
     /* release ids stay unique across processes (a new leader's are never
      * an old one's, written on the pods): seeded from the start time */
     e->release_seq = (uint64_t)time(NULL) << 20;
+    e->window = MU_RELEASE_WINDOW_START;
     mu_map_init(&e->resv);
     mu_map_init(&e->announced);
     mu_map_init(&e->partial);
@@ -627,6 +628,18 @@ void mu_enforcer_bind_report(struct mu_enforcer *e, const char *release,
         tell_podgroup(e, release, detail);
     if (!ok)
         fail_release(e, release);
+    else if (e->window < MU_RELEASE_WINDOW_MAX)
+        e->window = MU_MIN(e->window + MU_RELEASE_WINDOW_STEP,
+                           (long)MU_RELEASE_WINDOW_MAX);
+}
+
+void mu_enforcer_pace(const struct mu_enforcer *e, struct mu_cluster *c)
+{
+    long inflight = (long)e->resv.n;
+
+    c->release_window = e->window;
+    c->release_inflight = inflight;
+    c->release_budget = inflight < e->window ? e->window - inflight : 0;
 }
 
 bool mu_enforcer_renew(struct mu_enforcer *e, const char *release)
@@ -637,6 +650,8 @@ bool mu_enforcer_renew(struct mu_enforcer *e, const char *release)
     const struct mu_job *j = NULL;
     char *id;
 
+    /* kube-scheduler did not reach the batch in time: fewer at once */
+    e->window = MU_MAX(e->window / 2, (long)MU_RELEASE_WINDOW_MIN);
     while (mu_map_next(&e->resv, &it, NULL, &v)) {
         struct mu_resv *r = v;
         struct mu_task *t;

@@ -48,6 +48,25 @@ struct mu_resv {
     int64_t since_ns;
 };
 
+/*
+ * The release window (issue 15): at most `window` pods released and not
+ * yet bound. kube-scheduler takes released pods one at a time (about 100 a
+ * second on the local control plane); a backlog of 5,000 gangs released at
+ * once queued 40,000 release patches behind the writer's cap, blocked the
+ * scheduler thread for minutes and had kube-scheduler interleave every
+ * gang. So a cycle places no more than the window has room for
+ * (mu_enforcer_pace: the cluster's release_budget; the gangs behind wait
+ * their turn, and say so), the window grows by MU_RELEASE_WINDOW_STEP pods
+ * for each batch bound whole and halves for each batch that timed out
+ * (kube-scheduler had not reached its members in time), between
+ * MU_RELEASE_WINDOW_MIN and MU_RELEASE_WINDOW_MAX (a quarter of the
+ * writer's queue, so releases never block the scheduler thread on it).
+ */
+#define MU_RELEASE_WINDOW_MIN 64
+#define MU_RELEASE_WINDOW_START 512
+#define MU_RELEASE_WINDOW_STEP 8
+#define MU_RELEASE_WINDOW_MAX 1024
+
 /* Since when a PodGroup has run below minMember (mu_enforcer_partial). */
 struct mu_partial {
     int64_t since_ns;
@@ -61,6 +80,7 @@ struct mu_enforcer {
     struct mu_map partial;    /* PodGroup key -> struct mu_partial */
     struct mu_map remake;     /* pod uid -> struct mu_remake (recover) */
     uint64_t release_seq;     /* names release batches */
+    long window;              /* the release window, in pods (above) */
     atomic_ullong evictions, releases; /* for /metrics */
     atomic_ullong evicted_reclaim, evicted_preempt; /* evictions by action */
     struct mu_recent recent;  /* the last releases and evictions (/ui) */
@@ -148,6 +168,10 @@ bool mu_enforcer_renew(struct mu_enforcer *e, const char *release);
 /* Releases whose pods never reached /bind in time are recovered (one
  * batch per call). */
 void mu_enforcer_expire(struct mu_enforcer *e);
+/* Sets c's release_budget (window less the pods released and not yet
+ * bound, never below 0), release_inflight and release_window for the next
+ * cycle. */
+void mu_enforcer_pace(const struct mu_enforcer *e, struct mu_cluster *c);
 /* Nothing in flight: no reservation in the ledger, no pod being made
  * again. Then nothing the enforcer holds can change with time alone. */
 bool mu_enforcer_idle(const struct mu_enforcer *e);

@@ -622,6 +622,7 @@ static void cycle(struct mu_serve *sv)
 
     mu_pgctl_sync(sv->pgctl);
     mu_cluster_link(&sv->cluster);
+    mu_enforcer_pace(&sv->enf, &sv->cluster);
     mu_cycle_run(&sv->cluster, &sv->conf, t0 / 1000000, &out);
     atomic_store(&sv->last_cycle_ns, mu_now_ns() - t0);
     mu_hist_observe_ns(&sv->cycle_hist, mu_now_ns() - t0);

@@ -128,6 +128,47 @@ START_TEST(test_first_gang_wins_and_second_waits_whole)
 }
 END_TEST
 
+START_TEST(test_release_budget_places_gangs_in_turn)
+{
+    /* room for all three 4-pod gangs; a budget of 6 pods takes the first
+     * whole (4), then not the second (4 + 4 > 6); the rest wait their turn */
+    load(NODE("n1", "8") NODE("n2", "8") GANG("a", "default", "4", "4", "1", "")
+             GANG("b", "default", "4", "4", "1", "")
+                 GANG("c", "default", "4", "4", "1", ""));
+    sim.cluster.release_budget = 6;
+    cycle();
+    ck_assert_uint_eq(out.nbinds, 4);
+    ck_assert_int_eq(mu_job_ready_num(job("a-")), 4);
+    ck_assert_int_eq(job("b-")->why.kind, MU_WHY_TURN);
+    ck_assert_str_eq(job("b-")->cond.reason, "WaitingForRelease");
+    ck_assert_str_eq(job("b-")->cond.message,
+                     "4/4 tasks in gang unschedulable: it fits; waiting its "
+                     "turn to be released: the gangs ahead of it fill "
+                     "muster's release window (the pods released and not yet "
+                     "bound, kept to the pace kube-scheduler binds them)");
+    ck_assert_int_eq(job("c-")->why.kind, MU_WHY_TURN);
+    /* a full window places nothing */
+    run_binds();
+    sim.cluster.release_budget = 0;
+    cycle();
+    ck_assert_uint_eq(out.nbinds, 0);
+    ck_assert_int_eq(job("b-")->why.kind, MU_WHY_TURN);
+    /* the first gang of a cycle goes whatever its size while any room is
+     * left: a budget of 1 still takes b whole, and not c after it */
+    sim.cluster.release_budget = 1;
+    cycle();
+    ck_assert_uint_eq(out.nbinds, 4);
+    ck_assert_int_eq(mu_job_ready_num(job("b-")), 4);
+    ck_assert_int_eq(job("c-")->why.kind, MU_WHY_TURN);
+    /* no budget (the simulator's): everything that fits */
+    run_binds();
+    sim.cluster.release_budget = -1;
+    cycle();
+    ck_assert_uint_eq(out.nbinds, 4);
+    ck_assert_int_eq(mu_job_ready_num(job("c-")), 4);
+}
+END_TEST
+
 START_TEST(test_elastic_job_grows_to_what_fits)
 {
     load(NODE("n1", "3") GANG("e", "default", "5", "2", "1", ""));
@@ -637,6 +678,7 @@ int main(void)
     tcase_add_test(tc, test_gang_larger_than_the_cluster_is_not_admitted);
     tcase_add_test(tc, test_gang_that_fits_binds_whole);
     tcase_add_test(tc, test_first_gang_wins_and_second_waits_whole);
+    tcase_add_test(tc, test_release_budget_places_gangs_in_turn);
     tcase_add_test(tc, test_elastic_job_grows_to_what_fits);
     tcase_add_test(tc, test_same_input_same_decisions);
     tcase_add_test(tc, test_reclaim_evicts_a_minimal_set_of_whole_gangs);

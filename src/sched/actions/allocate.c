@@ -37,6 +37,21 @@ static bool candidate(struct mu_ssn *s, struct mu_job *j)
     return mu_job_schedulable(s, j);
 }
 
+/* The release window is full (cluster.h): the job would place more pods
+ * than the cycle may still release. The first job of a cycle goes whatever
+ * its size while any room is left, so a gang larger than the window is
+ * not kept out for ever. */
+static bool no_turn(const struct mu_ssn *s, const struct mu_job *j,
+                    bool ready)
+{
+    long budget = s->cluster->release_budget;
+    long need = ready ? 1 : j->count[MU_TASK_PENDING];
+
+    if (budget < 0)
+        return false;
+    return budget == 0 || (s->nbinds > 0 && (long)s->nbinds + need > budget);
+}
+
 /*
  * Queues in fair-share order, jobs in job order: each job's tasks are
  * placed in a statement that is committed only when the gang is ready, kept
@@ -61,6 +76,10 @@ void mu_action_allocate(struct mu_ssn *s, struct mu_place *p)
         if (!e)
             break;
         j = e->jobs[e->head++];
+        if (no_turn(s, j, mu_ssn_job_ready(s, j))) {
+            mu_why_set(j, MU_WHY_TURN, NULL);
+            continue;
+        }
         mark = mu_stmt_mark(&s->stmt);
         placed = mu_place_job(p, j,
                               mu_ssn_job_ready(s, j) ? MU_PLACE_ONE

@@ -459,9 +459,16 @@ out:
     return ok;
 }
 
+/* A gang that waits for evicted pods, or only for its turn to be
+ * released (it fits), starves for nothing eviction would give it. */
+static bool waits(const struct mu_job *j)
+{
+    return j->why.kind == MU_WHY_WAITING || j->why.kind == MU_WHY_TURN;
+}
+
 static bool starving(struct mu_ssn *s, struct mu_job *j)
 {
-    return j->why.kind != MU_WHY_WAITING && mu_job_schedulable(s, j) &&
+    return !waits(j) && mu_job_schedulable(s, j) &&
            mu_ssn_job_starving(s, j);
 }
 
@@ -473,8 +480,7 @@ static bool starving(struct mu_ssn *s, struct mu_job *j)
 static bool starving_reclaim(struct mu_ssn *s, struct mu_job *j)
 {
     return starving(s, j) ||
-           (j->why.kind != MU_WHY_WAITING && mu_job_schedulable(s, j) &&
-            first_pending(j) &&
+           (!waits(j) && mu_job_schedulable(s, j) && first_pending(j) &&
             (size_t)(mu_job_ready_num(j) + mu_job_waiting_num(j)) < j->ntasks);
 }
 
