@@ -522,6 +522,16 @@ int mu_writer_flush(struct mu_writer *w, long timeout_ms)
     return rc;
 }
 
+size_t mu_writer_room(struct mu_writer *w)
+{
+    size_t room;
+
+    pthread_mutex_lock(&w->lock);
+    room = w->nqueued < w->o.cap ? w->o.cap - w->nqueued : 0;
+    pthread_mutex_unlock(&w->lock);
+    return room;
+}
+
 void mu_writer_stats(struct mu_writer *w, struct mu_writer_stats *out)
 {
     pthread_mutex_lock(&w->lock);

@@ -165,6 +165,11 @@ struct mu_writer_opts {
     void *log_ctx;
 };
 
+/* How many more writes may queue before mu_writer_submit() blocks (cap
+ * less those waiting to start; 0 when full). For an owner that writes
+ * what can wait (status) only while releases still find room. */
+size_t mu_writer_room(struct mu_writer *w);
+
 /* Figures for /metrics (a consistent snapshot). */
 struct mu_writer_stats {
     size_t queued;      /* waiting to start */

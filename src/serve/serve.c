@@ -632,19 +632,22 @@ static void cycle(struct mu_serve *sv)
     if (mu_enforcer_reserve(&sv->enf, &out))
         publish(sv);
     mu_enforcer_release_pods(&sv->enf, &out);
-    mu_status_write(&sv->status);
+    (void)mu_status_write(&sv->status); /* what it holds back: idle_tick */
     mu_queuectl_sync(sv->qc, mu_now_ns() / 1000000);
     mu_cycle_out_release(&out);
     queue_metrics(sv);
     report(sv);
 }
 
-/* A tick with nothing new (see settled in serve_int.h): the queue
- * figures deferred by MU_QUEUE_FIGURES_MS still go out, and a /debug
- * snapshot asked for is built on the cache as it stands. */
+/* A tick with nothing new (see settled in serve_int.h): PodGroup statuses
+ * held back for room in the writer and the queue figures deferred by
+ * MU_QUEUE_FIGURES_MS still go out, and a /debug snapshot asked for is
+ * built on the cache as it stands. */
 static void idle_tick(struct mu_serve *sv)
 {
     atomic_fetch_add(&sv->cycles_skipped, 1);
+    /* statuses held back for room in the writer (status.h) go now */
+    (void)mu_status_write(&sv->status);
     mu_queuectl_sync(sv->qc, mu_now_ns() / 1000000);
     if (atomic_load(&sv->report_wanted))
         mu_cluster_link(&sv->cluster);

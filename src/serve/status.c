@@ -82,8 +82,10 @@ static bool remember(char **slot, const char *text)
 }
 
 /* Writes a PodGroup's status when what it says changed, and an event when
- * its condition's type or reason changed. */
-static void write_pg(struct mu_status *s, const struct mu_job *j)
+ * its condition's type or reason changed; *room is what the writer may
+ * still take (false, nothing sent, when that is not enough). */
+static bool write_pg(struct mu_status *s, const struct mu_job *j,
+                     size_t *room)
 {
     char *sig = mu_xasprintf("%s|%d|%d|%d|%s|%s", mu_pg_phase_name(j->phase),
                              j->running, j->succeeded, j->failed,
@@ -97,9 +99,15 @@ static void write_pg(struct mu_status *s, const struct mu_job *j)
     struct mu_pg_written *wr = mu_map_get(&s->pgs, j->key);
     char *path, *key;
     struct pg_done *d;
+    bool ok = true;
 
     if (wr && wr->sig && !strcmp(wr->sig, sig))
         goto out;
+    if (*room < 2) {
+        ok = false;
+        goto out;
+    }
+    *room -= 2;
     if (!wr) {
         wr = mu_xcalloc(1, sizeof(*wr));
         mu_map_put(&s->pgs, j->key, wr);
@@ -142,13 +150,17 @@ static void write_pg(struct mu_status *s, const struct mu_job *j)
 out:
     free(sig);
     free(cond);
+    return ok;
 }
 
-void mu_status_write(struct mu_status *s)
+bool mu_status_write(struct mu_status *s)
 {
     const struct mu_cluster *c = s->ctl->cluster;
+    size_t room = s->ctl->writer ? mu_writer_room(s->ctl->writer) / 2 : 0;
+    bool held = false;
 
     for (size_t i = 0; i < c->njobs; i++)
         if (!c->jobs[i]->implicit)
-            write_pg(s, c->jobs[i]);
+            held |= !write_pg(s, c->jobs[i], &room);
+    return held;
 }

@@ -34,7 +34,16 @@ struct mu_status {
 void mu_status_init(struct mu_status *s, const struct mu_ctl *ctl);
 void mu_status_release(struct mu_status *s);
 
-/* Writes the status of every PodGroup that is not implicit (see above). */
-void mu_status_write(struct mu_status *s);
+/*
+ * Writes the status of every PodGroup that is not implicit (see above),
+ * while the writer has room for them: status is what can wait, so it
+ * takes at most the half of the writer's queue that is free
+ * (mu_writer_room / 2; a status and its event count two), leaving the rest
+ * to releases and deletes, and never blocks the scheduler thread on a
+ * full queue (5,000 PodGroups changed in one cycle of a backlog). Returns
+ * true when some were held back: the caller calls again at a later cycle
+ * (they are not taken as written).
+ */
+bool mu_status_write(struct mu_status *s);
 
 #endif

@@ -15,8 +15,13 @@ static void log_line(void *ctx, const char *line)
 
 void th_start(const char *token)
 {
+    th_start_cap(token, 0);
+}
+
+void th_start_cap(const char *token, size_t cap)
+{
     struct mu_kube_config cfg;
-    struct mu_writer_opts o = {.threads = 1};
+    struct mu_writer_opts o = {.threads = 1, .cap = cap};
     struct mu_err err = {{0}};
 
     ck_assert_int_eq(kf_start(&th.srv), 0);

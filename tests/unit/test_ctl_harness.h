@@ -27,6 +27,8 @@ extern struct th th;
 /* Starts the fake server and the writer (token may be NULL: none sent),
  * inits the cluster and th.ctl, empties th.logged. */
 void th_start(const char *token);
+/* The same with a writer that queues at most cap writes (0: its default). */
+void th_start_cap(const char *token, size_t cap);
 /* Frees the writer: its last done calls run here, so call it while the
  * controller they reach still exists. */
 void th_stop_writer(void);

@@ -635,9 +635,12 @@ START_TEST(test_writer_submit_blocks_while_the_queue_is_full)
 
     rec_init();
     s.w = writer(1, 2, NULL, NULL);
+    ck_assert_uint_eq(mu_writer_room(s.w), 2);
     ck_assert_int_eq(submit_tw(s.w, 0, "k/0", 0, true, 0, 0), 0);
     wait_started(1); /* the worker holds 0; the queue is empty */
+    ck_assert_uint_eq(mu_writer_room(s.w), 2); /* being sent is not queued */
     ck_assert_int_eq(submit_tw(s.w, 1, "k/1", 0, false, 0, 0), 0);
+    ck_assert_uint_eq(mu_writer_room(s.w), 1);
     ck_assert_int_eq(submit_tw(s.w, 2, "k/2", 0, false, 0, 0), 0);
     atomic_init(&s.done, false);
     ck_assert_int_eq(pthread_create(&th, NULL, submit_main, &s), 0);
@@ -646,6 +649,7 @@ START_TEST(test_writer_submit_blocks_while_the_queue_is_full)
     mu_writer_stats(s.w, &st);
     ck_assert_uint_eq(st.queued, 2);
     ck_assert_uint_eq(st.running, 1);
+    ck_assert_uint_eq(mu_writer_room(s.w), 0); /* what status reads */
     open_gate();
     pthread_join(th, NULL);
     ck_assert_int_eq(s.rc, 0);

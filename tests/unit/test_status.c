@@ -1,0 +1,115 @@
+/* PodGroup status (src/serve/status.h) with a real th.writer on the fake
+ * API server: what can wait takes at most half the room the writer has
+ * left, is held back past it, and goes at a later call. */
+#include <check.h>
+#include <stdlib.h>
+
+#include "serve/status.h"
+#include "test_ctl_harness.h"
+
+static void teardown(void)
+{
+    th_stop_writer();
+    th_stop();
+}
+
+static struct mu_job *add_pg(const char *name)
+{
+    char buf[256];
+    json_t *j;
+    struct mu_podgroup pg;
+    struct mu_err err;
+    struct mu_job *jb;
+
+    snprintf(buf, sizeof(buf),
+             "{\"metadata\":{\"namespace\":\"t\",\"name\":\"%s\",\"uid\":"
+             "\"u-%s\"},\"spec\":{\"minMember\":1,\"queue\":\"default\"}}",
+             name, name);
+    j = json_loads(buf, 0, NULL);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_int_eq(mu_podgroup_decode(j, &th.cluster.rn, &pg, &err), 0);
+    json_decref(j);
+    jb = mu_cluster_add_job(&th.cluster, &pg, &err);
+    ck_assert_ptr_nonnull(jb);
+    jb->phase = MU_PG_PENDING;
+    jb->cond.type = mu_xstrdup("Unschedulable");
+    jb->cond.reason = mu_xstrdup("NotEnoughResources");
+    jb->cond.message = mu_xstrdup("waiting");
+    return jb;
+}
+
+START_TEST(test_status_takes_half_the_room_and_holds_back_the_rest)
+{
+    struct mu_status s;
+    struct mu_writer_stats st;
+
+    /* queue of 8: room 4, a status and its event are two: two PodGroups a
+     * call. The worker hangs on the first request, so nothing drains. */
+    th_start_cap(NULL, 8);
+    kf_reply(&th.srv, (struct kf_reply){.status = 200, .body = "{}",
+                                        .hang = true});
+    for (int i = 0; i < 5; i++) {
+        char n[8];
+
+        snprintf(n, sizeof(n), "pg%d", i);
+        add_pg(n);
+    }
+    mu_status_init(&s, &th.ctl);
+    ck_assert(mu_status_write(&s)); /* three held back */
+    mu_writer_stats(th.writer, &st);
+    ck_assert_uint_eq(st.submitted, 4);
+    /* 3 or 4 still queued (the worker may have taken the first): room 5
+     * or 4, half of it 2: one more PodGroup, two held back */
+    ck_assert(mu_status_write(&s));
+    mu_writer_stats(th.writer, &st);
+    ck_assert_uint_eq(st.submitted, 6);
+    /* never blocked, and room is left for releases */
+    ck_assert_uint_ge(mu_writer_room(th.writer), 2);
+    th_stop_writer();
+    mu_status_release(&s);
+}
+END_TEST
+
+START_TEST(test_status_with_room_writes_all_once)
+{
+    struct mu_status s;
+
+    th_start_cap(NULL, 0);
+    for (int i = 0; i < 3; i++) {
+        kf_reply_body(&th.srv, 200, "{}"); /* the PATCH */
+        kf_reply_body(&th.srv, 201, "{}"); /* the event */
+    }
+    add_pg("a");
+    add_pg("b");
+    add_pg("c");
+    mu_status_init(&s, &th.ctl);
+    ck_assert(!mu_status_write(&s));
+    th_settle(2, 5000);
+    ck_assert_uint_eq(kf_count(&th.srv), 6);
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "PATCH");
+    ck_assert(!mu_status_write(&s)); /* nothing changed: nothing sent */
+    th_settle(2, 5000);
+    ck_assert_uint_eq(kf_count(&th.srv), 6);
+    th_stop_writer();
+    mu_status_release(&s);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("status");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_checked_fixture(tc, NULL, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_status_takes_half_the_room_and_holds_back_the_rest);
+    tcase_add_test(tc, test_status_with_room_writes_all_once);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
