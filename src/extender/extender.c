@@ -38,7 +38,9 @@ enum verdict_kind {
 struct verdict {
     enum verdict_kind kind;
     const char *node; /* ONLY_NODE: borrowed from the view */
-    const char *uid;  /* ONLY_NODE: the pod's, borrowed from the request */
+    const char *uid;  /* ONLY_NODE, unseen: the pod's, borrowed from the
+                         request */
+    bool unseen;      /* answered before muster's view had the pod */
     char reason[REASON_MAX];
 };
 
@@ -120,24 +122,33 @@ static int decide(const struct mu_view *v, const struct pod_ref *p,
 
     out->node = NULL;
     out->uid = NULL;
+    out->unseen = false;
     out->reason[0] = '\0';
     if (!mu_view_serves(v, p->sched)) {
         out->kind = PASS_ALL;
         return 0;
     }
     out->kind = REJECT_ALL;
-    if (!v || !v->synced) {
-        set_msg(out->reason, "%s", R_STARTING);
-        return 0;
-    }
     if (!p->uid || !*p->uid) {
+        if (!v || !v->synced) {
+            set_msg(out->reason, "%s", R_STARTING);
+            return 0;
+        }
         set_msg(err, "Pod %s/%s has no metadata.uid", p->ns ? p->ns : "",
                 p->name ? p->name : "");
         return -EINVAL;
     }
+    if (!v || !v->synced) {
+        set_msg(out->reason, "%s", R_STARTING);
+        out->unseen = true;
+        out->uid = p->uid;
+        return 0;
+    }
     vp = mu_view_pod(v, p->uid);
     if (!vp) {
         set_msg(out->reason, "%s", R_UNKNOWN);
+        out->unseen = true;
+        out->uid = p->uid;
     } else if (vp->node) {
         out->kind = ONLY_NODE;
         out->node = vp->node;
@@ -494,7 +505,7 @@ char *mu_ext_filter_body(const struct mu_view *v, const char *body, size_t len,
     bool first = true;
 
     if (miss)
-        miss->missed = false;
+        miss->missed = miss->unseen = false;
     *bad = body_decide(v, body, len, &a, &vd, &arena, err) != 0;
     if (*bad) {
         s = filter_error_body(err, out_len);
@@ -561,6 +572,10 @@ char *mu_ext_filter_body(const struct mu_view *v, const char *body, size_t len,
     OUT_LIT(&o, "]");
     OUT_LIT(&o, ",\"Error\":\"\"}");
     s = out_done(&o, out_len);
+    if (vd.unseen && miss && strlen(vd.uid) < sizeof(miss->uid)) {
+        miss->unseen = true;
+        memcpy(miss->uid, vd.uid, strlen(vd.uid) + 1);
+    }
 out:
     free(reason.buf);
     free(arena);

@@ -86,6 +86,11 @@ json_t *mu_ext_prioritize(const struct mu_view *v, const json_t *args);
  */
 struct mu_ext_miss {
     bool missed;
+    /* or: the pod was answered before muster's view had it (starting, or
+     * not yet seen), so kube-scheduler set it aside with that reason; the
+     * miss callback is told too (unseen set), and muster nudges it once
+     * when its view explains why it waits (serve/enforce.h) */
+    bool unseen;
     char uid[MU_EXT_UID_MAX];
 };
 

@@ -335,8 +335,8 @@ static enum MHD_Result serve_filter(struct mu_ext_server *s,
                      : mu_ext_filter_body(v, in, r->len, &len, &bad, &miss);
 
     mu_view_put(v);
-    if (miss.missed && s->miss)
-        s->miss(s->miss_ctx, miss.uid);
+    if ((miss.missed || miss.unseen) && s->miss)
+        s->miss(s->miss_ctx, miss.uid, miss.unseen);
     if (!prioritize) {
         dt = (uint64_t)mu_now_ns() - t0;
         atomic_fetch_add(&s->stats.filter_calls, 1);

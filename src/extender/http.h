@@ -123,9 +123,10 @@ typedef char *(*mu_metrics_fn)(void *ctx);
  * must not block. */
 typedef char *(*mu_debug_fn)(void *ctx, const char *path, bool fresh,
                              int *status);
-/* A /filter miss (struct mu_ext_miss), called on the HTTP thread that
- * served it: must be thread-safe and must not block. */
-typedef void (*mu_miss_fn)(void *ctx, const char *uid);
+/* A /filter miss (struct mu_ext_miss: unseen false) or a pod answered
+ * before muster's view had it (unseen true), called on the HTTP thread
+ * that served it: must be thread-safe and must not block. */
+typedef void (*mu_miss_fn)(void *ctx, const char *uid, bool unseen);
 
 struct mu_ext_server;
 

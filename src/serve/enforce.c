@@ -47,6 +47,7 @@ void mu_enforcer_init(struct mu_enforcer *e, const struct mu_ctl *ctl,
     e->window = MU_RELEASE_WINDOW_START;
     mu_map_init(&e->resv);
     mu_map_init(&e->announced);
+    mu_map_init(&e->unseen);
     mu_map_init(&e->partial);
     mu_map_init(&e->remake);
 }
@@ -80,6 +81,7 @@ void mu_enforcer_release(struct mu_enforcer *e)
     mu_map_release(&e->remake);
     mu_map_release(&e->resv);
     mu_map_release(&e->announced);
+    mu_map_release(&e->unseen);
     mu_map_release(&e->partial);
     mu_recent_release(&e->recent);
 }
@@ -113,8 +115,10 @@ void mu_enforcer_pod_gone(struct mu_enforcer *e, const char *key,
     struct mu_remake *m = uid ? mu_map_get(&e->remake, uid) : NULL;
 
     resv_free(mu_map_del(&e->resv, key));
-    if (uid)
+    if (uid) {
         mu_map_del(&e->announced, uid);
+        mu_map_del(&e->unseen, uid);
+    }
     if (m && m->deleted_only) /* a remake being made stays till it is */
         remake_free(mu_map_del(&e->remake, uid));
 }
@@ -944,22 +948,40 @@ void mu_enforcer_recover(struct mu_enforcer *e)
  * pod's FailedScheduling event. Only pods kube-scheduler can see (not held
  * by muster's gate).
  */
+void mu_enforcer_unseen(struct mu_enforcer *e, const char *uid)
+{
+    if (uid && *uid && e->unseen.n < MU_UNSEEN_CAP &&
+        !mu_map_get(&e->announced, uid))
+        mu_map_put(&e->unseen, uid, (void *)1);
+}
+
 void mu_enforcer_announce(struct mu_enforcer *e)
 {
     struct mu_cluster *c = e->ctl->cluster;
+    size_t room;
 
-    for (size_t i = 0; i < c->ntasks; i++) {
+    if (!e->unseen.n)
+        return;
+    room = e->ctl->writer ? mu_writer_room(e->ctl->writer) / 2 : 0;
+    for (size_t i = 0; i < c->ntasks && room > 0; i++) {
         struct mu_task *t = c->tasks[i];
         char *path;
         struct mu_write w = {.method = "PATCH",
                              .content_type = MU_KUBE_MERGE_PATCH};
 
-        if (t->status != MU_TASK_PENDING || t->pod.muster_gate ||
-            t->pod.ngates || !t->job || !t->pod.meta.uid ||
-            strcmp(t->pod.scheduler_name, "volcano") ||
-            mu_map_get(&e->announced, t->pod.meta.uid))
+        if (!t->pod.meta.uid || !mu_map_get(&e->unseen, t->pod.meta.uid))
             continue;
+        if (t->status != MU_TASK_PENDING || t->pod.muster_gate ||
+            t->pod.ngates || !t->job ||
+            strcmp(t->pod.scheduler_name, "volcano") ||
+            mu_map_get(&e->announced, t->pod.meta.uid)) {
+            /* bound, gated, or nudged: nothing to tell it */
+            mu_map_del(&e->unseen, t->pod.meta.uid);
+            continue;
+        }
+        mu_map_del(&e->unseen, t->pod.meta.uid);
         mu_map_put(&e->announced, t->pod.meta.uid, (void *)1);
+        room--;
         path = pod_path(t);
         w.path = path;
         w.body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations",

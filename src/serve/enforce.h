@@ -77,6 +77,7 @@ struct mu_enforcer {
     int64_t bind_timeout_ms;  /* the barrier's; releases expire later */
     struct mu_map resv;       /* the ledger: pod key -> struct mu_resv */
     struct mu_map announced;  /* uids of waiting pods nudged once -> 1 */
+    struct mu_map unseen;     /* uids /filter answered unseen -> 1 */
     struct mu_map partial;    /* PodGroup key -> struct mu_partial */
     struct mu_map remake;     /* pod uid -> struct mu_remake (recover) */
     uint64_t release_seq;     /* names release batches */
@@ -228,7 +229,18 @@ void mu_enforcer_partial(struct mu_enforcer *e);
  * muster did not gate is woken again (mu_serve_wake_patch), at most a few
  * times per reservation. */
 void mu_enforcer_filter_miss(struct mu_enforcer *e, const char *uid);
-/* Nudges waiting pods once so their events carry the gang's reason. */
+/* Pod uid was answered by /filter before muster's view had it (starting,
+ * or not seen yet): kube-scheduler set it aside with that reason. Kept
+ * for mu_enforcer_announce, at most MU_UNSEEN_CAP (one beyond is
+ * forgotten: its next attempt, at a release or kube-scheduler's own
+ * retry, gets the real reason anyway). */
+#define MU_UNSEEN_CAP 65536
+void mu_enforcer_unseen(struct mu_enforcer *e, const char *uid);
+/* Nudges each pod kept by mu_enforcer_unseen once, with an annotation, so
+ * its next attempt and event carry the gang's reason: only pods the view
+ * now explains, kube-scheduler can see (not held by muster's gate), and
+ * while half the writer's room lasts (a backlog of 40,000 pods must not
+ * fill the queue releases need; the rest go at a later call). */
 void mu_enforcer_announce(struct mu_enforcer *e);
 
 /*

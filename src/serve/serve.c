@@ -349,12 +349,13 @@ static void report_fn(void *ctx, const struct mu_bind_report *r)
     mu_evq_push(&sv->q, ev);
 }
 
-static void miss_fn(void *ctx, const char *uid)
+static void miss_fn(void *ctx, const char *uid, bool unseen)
 {
     struct mu_serve *sv = ctx;
     struct mu_ev *ev = mu_xcalloc(1, sizeof(*ev));
 
     ev->src = MU_SRC_FILTER_MISS;
+    ev->ok = unseen; /* a pod answered before the view had it */
     ev->detail = mu_xstrdup(uid);
     mu_evq_push(&sv->q, ev);
 }
@@ -846,6 +847,8 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
                 dirty = true;
             } else if (e->src == MU_SRC_LEASE) {
                 dirty = true; /* leadership changed: look now */
+            } else if (e->src == MU_SRC_FILTER_MISS && e->ok) {
+                mu_enforcer_unseen(&sv.enf, e->detail);
             } else if (e->src == MU_SRC_FILTER_MISS) {
                 if (was_synced && sv.leads)
                     mu_enforcer_filter_miss(&sv.enf, e->detail);

@@ -282,6 +282,53 @@ START_TEST(test_filter_notes_a_miss_only_for_a_reserved_node_left_out)
 }
 END_TEST
 
+/* The byte path's unseen note: the uid of a pod answered before the view
+ * had it, "" otherwise. */
+static char *unseen_of(const struct mu_view *v, const char *sched,
+                       const char *uid)
+{
+    json_t *a = args(sched, uid, nodes);
+    char *body = json_dumps(a, JSON_COMPACT), *raw;
+    struct mu_ext_miss miss = {.unseen = true, .uid = "stale"};
+    size_t n;
+    bool bad;
+
+    raw = mu_ext_filter_body(v, body, strlen(body), &n, &bad, &miss);
+    ck_assert(!bad);
+    free(raw);
+    free(body);
+    json_decref(a);
+    ck_assert(!(miss.unseen && miss.missed));
+    return strdup(miss.unseen ? miss.uid : "");
+}
+
+START_TEST(test_filter_notes_pods_answered_before_the_view_had_them)
+{
+    struct mu_view *v = view(true), *cold = view(false);
+    const struct {
+        const struct mu_view *v;
+        const char *sched, *uid, *want;
+    } cases[] = {
+        {v, "volcano", "u-nobody", "u-nobody"}, /* not seen yet */
+        {cold, "volcano", "u-res", "u-res"},    /* muster is starting */
+        {cold, "volcano", "u-wait", "u-wait"},
+        {v, "volcano", "u-wait", ""},           /* the view explains it */
+        {v, "volcano", "u-res", ""},
+        {v, "default-scheduler", "u-nobody", ""}, /* not muster's */
+    };
+
+    for (size_t i = 0; i < MU_ARRAY_LEN(cases); i++) {
+        char *m = unseen_of(cases[i].v, cases[i].sched, cases[i].uid);
+
+        ck_assert_msg(!strcmp(m, cases[i].want), "case %zu: '%s', not '%s'",
+                      i, m, cases[i].want);
+        free(m);
+    }
+    mu_view_put(v);
+    mu_view_put(cold);
+}
+END_TEST
+
 START_TEST(test_filter_waiting_pod_is_rejected_everywhere_with_its_reason)
 {
     struct mu_view *v = view(true);
@@ -953,6 +1000,7 @@ int main(void)
         tc, test_filter_reserved_node_absent_from_the_list_rejects_every_node);
     tcase_add_test(tc,
                    test_filter_notes_a_miss_only_for_a_reserved_node_left_out);
+    tcase_add_test(tc, test_filter_notes_pods_answered_before_the_view_had_them);
     tcase_add_test(
         tc, test_filter_waiting_pod_is_rejected_everywhere_with_its_reason);
     tcase_add_test(tc, test_filter_long_view_reasons_are_cut_short);
