@@ -430,7 +430,7 @@ metrics_ok() {
              muster_queue_allocated muster_queue_deserved muster_evictions_total \
              muster_gang_wait_seconds_count muster_extender_bind_barrier_seconds_bucket \
              muster_extender_binds_total muster_extender_filter_requests_total; do
-        echo "$m" | grep -q "^$k" || { echo "no $k"; return 1; }
+        grep -q "^$k" <<<"$m" || { echo "no $k"; return 1; }
     done
 }
 check "/metrics has cycle duration, pending gangs, queue shares, binds and evictions" metrics_ok

@@ -248,13 +248,13 @@ check "muster_gang_wait_seconds: per queue, each gang that started counted once,
 hist_ok() {
     local m
     m=$(curl -sf "$URL/metrics") || return 1
-    echo "$m" | grep -q '^muster_cycle_duration_seconds_bucket{le="+Inf"} [1-9]' &&
-        echo "$m" | grep -q '^muster_extender_bind_barrier_seconds_count [1-9]' &&
-        echo "$m" | grep -q '^muster_extender_filter_duration_seconds_count [1-9]' &&
-        echo "$m" | grep -q '^muster_cycle_last_duration_seconds ' &&
-        echo "$m" | grep -q '^muster_evictions_total{action="reclaim"} ' &&
-        echo "$m" | grep -q '^muster_queue_capability{queue="team-a",resource="nvidia.com/gpu"} 16$' &&
-        echo "$m" | grep -q '^muster_queue_running_gangs{queue="team-a"} 8$' || { echo "$m" | grep -v '^#' | head -80; return 1; }
+    grep -q '^muster_cycle_duration_seconds_bucket{le="+Inf"} [1-9]' <<<"$m" &&
+        grep -q '^muster_extender_bind_barrier_seconds_count [1-9]' <<<"$m" &&
+        grep -q '^muster_extender_filter_duration_seconds_count [1-9]' <<<"$m" &&
+        grep -q '^muster_cycle_last_duration_seconds ' <<<"$m" &&
+        grep -q '^muster_evictions_total{action="reclaim"} ' <<<"$m" &&
+        grep -q '^muster_queue_capability{queue="team-a",resource="nvidia.com/gpu"} 16$' <<<"$m" &&
+        grep -q '^muster_queue_running_gangs{queue="team-a"} 8$' <<<"$m" || { echo "$m" | grep -v '^#' | head -80; return 1; }
 }
 check "histograms for cycles, the bind barrier and /filter; evictions by action; capability and running gangs per queue" hist_ok
 grafana_ok() {
