@@ -640,10 +640,14 @@ void mu_enforcer_bind_report(struct mu_enforcer *e, const char *release,
 void mu_enforcer_pace(const struct mu_enforcer *e, struct mu_cluster *c)
 {
     long inflight = (long)e->resv.n;
+    long room = e->ctl->writer ? (long)(mu_writer_room(e->ctl->writer) / 2)
+                               : 0;
 
     c->release_window = e->window;
     c->release_inflight = inflight;
     c->release_budget = inflight < e->window ? e->window - inflight : 0;
+    if (c->release_budget > room)
+        c->release_budget = room;
 }
 
 bool mu_enforcer_renew(struct mu_enforcer *e, const char *release)

@@ -50,22 +50,23 @@ struct mu_resv {
 
 /*
  * The release window (issue 15): at most `window` pods released and not
- * yet bound. kube-scheduler takes released pods one at a time (about 100 a
- * second on the local control plane); a backlog of 5,000 gangs released at
- * once queued 40,000 release patches behind the writer's cap, blocked the
- * scheduler thread for minutes and had kube-scheduler interleave every
- * gang. So a cycle places no more than the window has room for
- * (mu_enforcer_pace: the cluster's release_budget; the gangs behind wait
- * their turn, and say so), the window grows by MU_RELEASE_WINDOW_STEP pods
- * for each batch bound whole and halves for each batch that timed out
- * (kube-scheduler had not reached its members in time), between
- * MU_RELEASE_WINDOW_MIN and MU_RELEASE_WINDOW_MAX (a quarter of the
- * writer's queue, so releases never block the scheduler thread on it).
+ * yet bound, and no more a cycle than half the room left in the writer's
+ * queue. A backlog of 5,000 gangs released at once queued 40,000 release
+ * patches behind the writer's cap and blocked the scheduler thread for
+ * minutes. So a cycle places no more than both allow (mu_enforcer_pace:
+ * the cluster's release_budget; the gangs behind wait their turn, and say
+ * so): releases go out at the writer's pace, in job order (priority,
+ * creation, name), which is the order kube-scheduler's queue takes the
+ * pods in, so it finds each released when it reaches it. The window
+ * grows by MU_RELEASE_WINDOW_STEP pods for each batch bound whole and
+ * halves for each batch that timed out (kube-scheduler had not reached
+ * its members in time), between MU_RELEASE_WINDOW_MIN and
+ * MU_RELEASE_WINDOW_MAX.
  */
 #define MU_RELEASE_WINDOW_MIN 64
-#define MU_RELEASE_WINDOW_START 512
+#define MU_RELEASE_WINDOW_START 16384
 #define MU_RELEASE_WINDOW_STEP 8
-#define MU_RELEASE_WINDOW_MAX 1024
+#define MU_RELEASE_WINDOW_MAX 65536
 
 /* Since when a PodGroup has run below minMember (mu_enforcer_partial). */
 struct mu_partial {
@@ -169,9 +170,9 @@ bool mu_enforcer_renew(struct mu_enforcer *e, const char *release);
 /* Releases whose pods never reached /bind in time are recovered (one
  * batch per call). */
 void mu_enforcer_expire(struct mu_enforcer *e);
-/* Sets c's release_budget (window less the pods released and not yet
- * bound, never below 0), release_inflight and release_window for the next
- * cycle. */
+/* Sets c's release_budget (the window less the pods released and not yet
+ * bound, at most half the writer's room, never below 0), release_inflight
+ * and release_window for the next cycle. */
 void mu_enforcer_pace(const struct mu_enforcer *e, struct mu_cluster *c);
 /* Nothing in flight: no reservation in the ledger, no pod being made
  * again. Then nothing the enforcer holds can change with time alone. */
