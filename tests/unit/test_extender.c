@@ -227,23 +227,32 @@ START_TEST(test_filter_reserved_node_absent_from_the_list_rejects_every_node)
 }
 END_TEST
 
-/* The byte path's miss note for one request: "" when not missed, else the
- * uid it names. */
-static char *miss_of(const struct mu_view *v, const char *sched,
-                     const char *uid, const char *const *names)
+/* The byte path's miss note for one request, filled over a stale one. */
+static struct mu_ext_miss note_of(const struct mu_view *v, const char *sched,
+                                  const char *uid, const char *const *names)
 {
     json_t *a = args(sched, uid, names);
     char *body = json_dumps(a, JSON_COMPACT), *raw;
-    struct mu_ext_miss miss = {.missed = true, .uid = "stale"};
+    struct mu_ext_miss miss = {.missed = true, .unseen = true, .uid = "stale"};
     size_t n;
     bool bad;
 
     raw = mu_ext_filter_body(v, body, strlen(body), &n, &bad, &miss);
     ck_assert(!bad);
+    ck_assert(!(miss.unseen && miss.missed));
     free(raw);
     free(body);
     json_decref(a);
-    return strdup(miss.missed ? miss.uid : "");
+    return miss;
+}
+
+/* "" when not missed, else the uid it names. */
+static char *miss_of(const struct mu_view *v, const char *sched,
+                     const char *uid, const char *const *names)
+{
+    struct mu_ext_miss m = note_of(v, sched, uid, names);
+
+    return strdup(m.missed ? m.uid : "");
 }
 
 START_TEST(test_filter_notes_a_miss_only_for_a_reserved_node_left_out)
@@ -282,24 +291,13 @@ START_TEST(test_filter_notes_a_miss_only_for_a_reserved_node_left_out)
 }
 END_TEST
 
-/* The byte path's unseen note: the uid of a pod answered before the view
- * had it, "" otherwise. */
+/* The uid of a pod answered before the view had it, "" otherwise. */
 static char *unseen_of(const struct mu_view *v, const char *sched,
                        const char *uid)
 {
-    json_t *a = args(sched, uid, nodes);
-    char *body = json_dumps(a, JSON_COMPACT), *raw;
-    struct mu_ext_miss miss = {.unseen = true, .uid = "stale"};
-    size_t n;
-    bool bad;
+    struct mu_ext_miss m = note_of(v, sched, uid, nodes);
 
-    raw = mu_ext_filter_body(v, body, strlen(body), &n, &bad, &miss);
-    ck_assert(!bad);
-    free(raw);
-    free(body);
-    json_decref(a);
-    ck_assert(!(miss.unseen && miss.missed));
-    return strdup(miss.unseen ? miss.uid : "");
+    return strdup(m.unseen ? m.uid : "");
 }
 
 START_TEST(test_filter_notes_pods_answered_before_the_view_had_them)
