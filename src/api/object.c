@@ -247,9 +247,9 @@ void mu_node_release(struct mu_node *n)
 
 /* The decoders share this head: j must be an object; metadata, spec and
  * status are looked up. */
-static int object_head(const json_t *j, bool namespaced, struct mu_meta *meta,
-                       const json_t **spec, const json_t **status,
-                       struct mu_err *err)
+int mu_object_head(const json_t *j, bool namespaced, struct mu_meta *meta,
+                   const json_t **spec, const json_t **status,
+                   struct mu_err *err)
 {
     const json_t *m;
     int rc;
@@ -273,7 +273,7 @@ int mu_node_decode(const json_t *j, struct mu_resnames *rn, struct mu_node *out,
     int rc;
 
     memset(out, 0, sizeof(*out));
-    rc = object_head(j, false, &out->meta, &spec, &status, err);
+    rc = mu_object_head(j, false, &out->meta, &spec, &status, err);
     if (rc)
         goto fail;
     rc = mu_json_member(status, "status", "allocatable", JSON_OBJECT, &alloc,
@@ -308,6 +308,12 @@ void mu_pod_release(struct mu_pod *p)
     mu_tolerations_release(p->tol, p->ntol);
     free(p->group);
     free(p->task_spec);
+    for (size_t i = 0; i < p->nclaims; i++) {
+        free(p->claims[i].name);
+        free(p->claims[i].claim);
+        free(p->claims[i].tmpl);
+    }
+    free(p->claims);
     memset(p, 0, sizeof(*p));
 }
 
@@ -553,6 +559,55 @@ static int pod_annotations(struct mu_pod *out, struct mu_err *err)
     return rc;
 }
 
+/* The claims a pod asks for in the DRA API (spec.resourceClaims: at most
+ * one of a claim name or a template each) and the names of the claims made
+ * for its templates (status.resourceClaimStatuses). */
+static int pod_claims(const json_t *spec, const json_t *status,
+                      struct mu_pod *out, struct mu_err *err)
+{
+    char p[MU_JSON_PATH_LEN];
+    const json_t *a, *st, *v;
+    size_t i;
+    int rc = mu_json_member(spec, "spec", "resourceClaims", JSON_ARRAY, &a,
+                            err);
+
+    if (!rc)
+        rc = mu_json_member(status, "status", "resourceClaimStatuses",
+                            JSON_ARRAY, &st, err);
+    if (rc || !json_array_size(a))
+        return rc;
+    out->claims = mu_xcalloc(json_array_size(a), sizeof(*out->claims));
+    json_array_foreach(a, i, v) {
+        struct mu_pod_claim *c = &out->claims[out->nclaims++];
+        const json_t *s;
+        size_t k;
+
+        mu_json_path_at(p, "spec", "resourceClaims", i);
+        rc = mu_json_member_dup(v, p, "name", &c->name, err);
+        if (!rc && !c->name)
+            rc = mu_err_set(err, -EINVAL, "%s.name: Required value", p);
+        if (!rc)
+            rc = mu_json_member_dup(v, p, "resourceClaimName", &c->claim, err);
+        if (!rc)
+            rc = mu_json_member_dup(v, p, "resourceClaimTemplateName",
+                                    &c->tmpl, err);
+        if (!rc && !c->claim == !c->tmpl)
+            rc = mu_err_set(err, -EINVAL, "%s: must specify one of: "
+                            "`resourceClaimName`, "
+                            "`resourceClaimTemplateName`", p);
+        if (rc)
+            return rc;
+        json_array_foreach(st, k, s) {
+            const char *made = mu_json_str(s, "resourceClaimName");
+
+            if (c->tmpl && made && *made &&
+                !mu_strcmp0(mu_json_str(s, "name"), c->name))
+                c->claim = mu_xstrdup(made);
+        }
+    }
+    return 0;
+}
+
 int mu_pod_decode(const json_t *j, struct mu_resnames *rn, struct mu_pod *out,
                   struct mu_err *err)
 {
@@ -561,7 +616,7 @@ int mu_pod_decode(const json_t *j, struct mu_resnames *rn, struct mu_pod *out,
     int rc;
 
     memset(out, 0, sizeof(*out));
-    rc = object_head(j, true, &out->meta, &spec, &status, err);
+    rc = mu_object_head(j, true, &out->meta, &spec, &status, err);
     if (!rc)
         rc = pod_spec(spec, rn, out, err);
     if (!rc)
@@ -569,6 +624,8 @@ int mu_pod_decode(const json_t *j, struct mu_resnames *rn, struct mu_pod *out,
                                  MU_ARRAY_LEN(pod_phases), &phase, err);
     if (!rc)
         rc = pod_annotations(out, err);
+    if (!rc)
+        rc = pod_claims(spec, status, out, err);
     if (rc)
         goto fail;
     out->phase = (enum mu_pod_phase)phase;
@@ -644,7 +701,7 @@ int mu_podgroup_decode(const json_t *j, struct mu_resnames *rn,
     int rc;
 
     memset(out, 0, sizeof(*out));
-    rc = object_head(j, true, &out->meta, &spec, &status, err);
+    rc = mu_object_head(j, true, &out->meta, &spec, &status, err);
     if (!rc)
         rc = opt_int32(spec, "spec", "minMember", &out->min_member, err);
     if (!rc && out->min_member < 0)
@@ -732,7 +789,7 @@ int mu_queue_decode(const json_t *j, struct mu_resnames *rn,
     int rc;
 
     memset(out, 0, sizeof(*out));
-    rc = object_head(j, false, &out->meta, &spec, &status, err);
+    rc = mu_object_head(j, false, &out->meta, &spec, &status, err);
     if (!rc)
         rc = mu_json_member(spec, "spec", "weight", JSON_INTEGER, &w, err);
     if (rc)

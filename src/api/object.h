@@ -66,6 +66,11 @@ void mu_meta_release(struct mu_meta *m);
 /* Decodes metadata. namespaced: default ns to "default" when absent. */
 int mu_meta_decode(const json_t *j, bool namespaced, struct mu_meta *out,
                    struct mu_err *err);
+/* The head every object shares: j must be an object; metadata decoded
+ * into meta, spec and status borrowed (NULL when absent). */
+int mu_object_head(const json_t *j, bool namespaced, struct mu_meta *meta,
+                   const json_t **spec, const json_t **status,
+                   struct mu_err *err);
 
 struct mu_node {
     struct mu_meta meta;
@@ -125,6 +130,14 @@ struct mu_pod {
                                resourceClaims, pod affinity or
                                anti-affinity, topologySpreadConstraints, a
                                container hostPort, spec.overhead */
+    size_t nclaims;         /* spec.resourceClaims, in spec order */
+    struct mu_pod_claim {
+        char *name;         /* the entry's name */
+        char *claim;        /* resourceClaimName, or the claim made from
+                               the template (status.resourceClaimStatuses);
+                               NULL while not made yet */
+        char *tmpl;         /* resourceClaimTemplateName or NULL */
+    } *claims;
 };
 int mu_pod_decode(const json_t *j, struct mu_resnames *rn, struct mu_pod *out,
                   struct mu_err *err);

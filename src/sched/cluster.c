@@ -21,6 +21,8 @@ void mu_cluster_init(struct mu_cluster *c)
     mu_map_init(&c->shapes);
     mu_map_init(&c->wait_job);
     mu_map_init(&c->wait_node);
+    mu_map_init(&c->claim_users);
+    mu_devices_init(&c->dev);
     mu_res_zero(&c->total);
     c->release_budget = -1;
 }
@@ -105,6 +107,10 @@ static void why_free(struct mu_why *w)
 
 static void task_free(struct mu_task *t)
 {
+    if (t->dd) {
+        mu_devdemand_release(t->dd);
+        free(t->dd);
+    }
     mu_pod_release(&t->pod);
     free(t->key);
     free(t);
@@ -161,6 +167,8 @@ void mu_cluster_release(struct mu_cluster *c)
     mu_map_release(&c->shapes);
     wait_release(&c->wait_job);
     wait_release(&c->wait_node);
+    wait_release(&c->claim_users);
+    mu_devices_release(&c->dev); /* after the tasks: they held devices */
     mu_resnames_release(&c->rn);
     memset(c, 0, sizeof(*c));
 }
@@ -219,6 +227,11 @@ static void touch(struct mu_cluster *c, struct mu_cnode *n)
     c->dirty[c->ndirty++] = n->index;
 }
 
+void mu_cluster_touch_node(struct mu_cluster *c, struct mu_cnode *n)
+{
+    touch(c, n);
+}
+
 static void node_link_task(struct mu_cnode *n, struct mu_task *t)
 {
     mu_xgrow((void **)&n->tasks, &n->cap_tasks, n->ntasks + 1,
@@ -269,6 +282,8 @@ struct mu_cnode *mu_cluster_add_node(struct mu_cluster *c, struct mu_node *n,
     reindex_nodes(c);
     mu_map_put(&c->node_by_name, cn->spec.meta.name, cn);
     mu_res_add(&c->total, &cn->spec.allocatable);
+    mu_devices_node_quota(&c->dev, cn->spec.meta.name, &c->rn, &cn->devq);
+    mu_res_add(&c->total, &cn->devq);
     c->node_gen++;
     /* adopt tasks already bound to this node */
     {
@@ -317,9 +332,9 @@ static void job_attach_task(struct mu_job *j, struct mu_task *t)
     t->job = j;
     j->count[t->status]++;
     if (mu_status_allocated(t->status) && t->node) {
-        mu_res_add(&j->allocated, &t->pod.req);
+        mu_res_add(&j->allocated, &t->qreq);
         if (j->queue)
-            mu_res_add(&j->queue->allocated, &t->pod.req);
+            mu_res_add(&j->queue->allocated, &t->qreq);
     }
 }
 
@@ -328,9 +343,9 @@ static void job_detach_task(struct mu_job *j, struct mu_task *t)
     ptr_remove((void **)j->tasks, &j->ntasks, t);
     j->count[t->status]--;
     if (mu_status_allocated(t->status) && t->node) {
-        mu_res_sub(&j->allocated, &t->pod.req);
+        mu_res_sub(&j->allocated, &t->qreq);
         if (j->queue)
-            mu_res_sub(&j->queue->allocated, &t->pod.req);
+            mu_res_sub(&j->queue->allocated, &t->qreq);
     }
     t->job = NULL;
 }
@@ -366,7 +381,8 @@ struct mu_job *mu_cluster_add_job(struct mu_cluster *c, struct mu_podgroup *pg,
 }
 
 /* The shape signature: what static predicates and resource fit depend on. */
-static int task_shape(struct mu_cluster *c, const struct mu_pod *p)
+static int task_shape(struct mu_cluster *c, const struct mu_pod *p,
+                      const struct mu_devdemand *dd)
 {
     struct mu_sb sb;
     void *v;
@@ -403,6 +419,8 @@ static int task_shape(struct mu_cluster *c, const struct mu_pod *p)
         mu_sb_addf(&sb, "%s %d %s %d,", p->tol[i].key ? p->tol[i].key : "",
                    p->tol[i].exists, p->tol[i].value ? p->tol[i].value : "",
                    p->tol[i].effect);
+    if (dd)
+        mu_sb_addf(&sb, "|%s/%s", p->meta.ns, dd->sig);
     v = mu_map_get(&c->shapes, sb.buf);
     if (v) {
         id = (int)((intptr_t)v - 1);
@@ -412,6 +430,59 @@ static int task_shape(struct mu_cluster *c, const struct mu_pod *p)
     }
     mu_sb_release(&sb);
     return id;
+}
+
+/* t under the claims ("ns/claim") and templates ("ns/template@") its pod
+ * names, in claim_users. */
+static void claim_users_edit(struct mu_cluster *c, struct mu_task *t, bool add)
+{
+    for (size_t i = 0; i < t->pod.nclaims; i++) {
+        const struct mu_pod_claim *pc = &t->pod.claims[i];
+
+        for (int k = 0; k < 2; k++) {
+            const char *name = k ? pc->tmpl : pc->claim;
+            char *key;
+
+            if (!name)
+                continue;
+            key = mu_xasprintf("%s/%s%s", t->pod.meta.ns, name,
+                               k ? "@" : "");
+            if (add)
+                wait_add(&c->claim_users, key, t);
+            else
+                wait_del(&c->claim_users, key, t);
+            free(key);
+        }
+    }
+}
+
+/* Resolves t's claims, its queue-side request and its shape. */
+static void task_demand(struct mu_cluster *c, struct mu_task *t)
+{
+    if (t->dd) {
+        mu_devdemand_release(t->dd);
+        free(t->dd);
+        t->dd = NULL;
+    }
+    t->qreq = t->pod.req;
+    if (t->pod.nclaims) {
+        t->dd = mu_xcalloc(1, sizeof(*t->dd));
+        mu_devdemand_resolve(&c->dev, &t->pod, &c->rn, t->dd);
+        mu_res_add(&t->qreq, &t->dd->quota);
+    }
+    t->shape = task_shape(c, &t->pod, t->dd);
+}
+
+void mu_cluster_redemand_task(struct mu_cluster *c, struct mu_task *t)
+{
+    struct mu_cnode *n = t->node;
+    enum mu_task_status st = t->status;
+
+    if (n)
+        mu_task_unplace(c, t);
+    task_demand(c, t);
+    if (n)
+        mu_task_place(c, t, n, st);
 }
 
 static enum mu_task_status status_of_pod(const struct mu_pod *p)
@@ -450,10 +521,11 @@ struct mu_task *mu_cluster_add_task(struct mu_cluster *c, struct mu_pod *p,
     memset(p, 0, sizeof(*p));
     t->key = key;
     t->node_slot = -1;
-    t->shape = task_shape(c, &t->pod);
+    task_demand(c, t);
     st = status_of_pod(&t->pod);
     sorted_insert((void ***)&c->tasks, &c->ntasks, &c->cap_tasks, t, task_cmp);
     mu_map_put(&c->task_by_key, key, t);
+    claim_users_edit(c, t, true);
     if (t->pod.group) {
         char *gk = group_key(t);
         struct mu_job *j = mu_map_get(&c->job_by_key, gk);
@@ -493,6 +565,7 @@ void mu_cluster_remove_task(struct mu_cluster *c, struct mu_task *t)
         mu_task_unplace(c, t);
     if (t->job)
         job_detach_task(t->job, t);
+    claim_users_edit(c, t, false);
     ptr_remove((void **)c->tasks, &c->ntasks, t);
     mu_map_del(&c->task_by_key, t->key);
     task_free(t);
@@ -587,6 +660,7 @@ void mu_cluster_remove_node(struct mu_cluster *c, struct mu_cnode *n)
     reindex_nodes(c);
     mu_map_del(&c->node_by_name, n->spec.meta.name);
     mu_res_sub(&c->total, &n->spec.allocatable);
+    mu_res_sub(&c->total, &n->devq);
     node_free(n);
     c->node_gen++;
 }
@@ -785,10 +859,15 @@ void mu_task_place(struct mu_cluster *c, struct mu_task *t, struct mu_cnode *n,
         t->job->count[t->status]--;
         t->job->count[st]++;
         if (mu_status_allocated(st)) {
-            mu_res_add(&t->job->allocated, &t->pod.req);
+            mu_res_add(&t->job->allocated, &t->qreq);
             if (t->job->queue)
-                mu_res_add(&t->job->queue->allocated, &t->pod.req);
+                mu_res_add(&t->job->queue->allocated, &t->qreq);
         }
+    }
+    if (t->dd && st != MU_TASK_PIPELINED) {
+        mu_devices_take(&c->dev, t->dd, n->spec.meta.name);
+        if (st == MU_TASK_RELEASING)
+            mu_devices_leaving(&c->dev, t->dd, true);
     }
     t->status = st;
 }
@@ -809,8 +888,15 @@ void mu_task_set_status(struct mu_cluster *c, struct mu_task *t,
         return;
     if (n)
         touch(c, n);
+    if (t->dd && n && old != MU_TASK_PIPELINED &&
+        (old == MU_TASK_RELEASING) != (st == MU_TASK_RELEASING))
+        mu_devices_leaving(&c->dev, t->dd, st == MU_TASK_RELEASING);
+    if (t->dd && n && old == MU_TASK_PIPELINED && mu_status_on_node(st))
+        mu_devices_take(&c->dev, t->dd, n->spec.meta.name);
     /* leaving the node (pending, finished) */
     if (n && !mu_status_on_node(st) && st != MU_TASK_PIPELINED) {
+        if (t->dd && old != MU_TASK_PIPELINED)
+            mu_devices_give(&c->dev, t->dd);
         if (old == MU_TASK_PIPELINED) {
             mu_res_sub(&n->pipelined, &t->pod.req);
         } else {
@@ -835,9 +921,9 @@ void mu_task_set_status(struct mu_cluster *c, struct mu_task *t,
             void (*op)(struct mu_res *, const struct mu_res *) =
                 now_alloc ? mu_res_add : mu_res_sub;
 
-            op(&t->job->allocated, &t->pod.req);
+            op(&t->job->allocated, &t->qreq);
             if (t->job->queue)
-                op(&t->job->queue->allocated, &t->pod.req);
+                op(&t->job->queue->allocated, &t->qreq);
         }
     }
     t->status = st;

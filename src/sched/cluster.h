@@ -29,6 +29,7 @@
 #include "api/resource.h"
 #include "common/map.h"
 #include "common/mu.h"
+#include "sched/devices.h"
 
 enum mu_task_status {
     MU_TASK_PENDING,
@@ -72,6 +73,9 @@ struct mu_task {
                                   affinity, tolerations); see mu_cluster */
     int node_slot;             /* index in node->tasks, or -1 */
     int64_t started_ms;        /* simulated time the task started running */
+    struct mu_devdemand *dd;   /* its DRA claims resolved, NULL without */
+    struct mu_res qreq;        /* what its queue counts: pod.req plus the
+                                  devices of mapped classes (devices.h) */
 };
 
 /* A scheduling gate that is not muster's keeps the pod out of muster's
@@ -89,6 +93,7 @@ struct mu_cnode {
     struct mu_res used;
     struct mu_res releasing;
     struct mu_res pipelined;
+    struct mu_res devq;        /* its DRA devices by quota name, in total */
     size_t ntasks, cap_tasks;
     struct mu_task **tasks;    /* tasks using this node (any on-node status,
                                   plus pipelined) */
@@ -112,6 +117,7 @@ enum mu_fit_code {
     MU_FIT_SELECTOR,      /* didn't match Pod's node affinity/selector */
     MU_FIT_TAINT,         /* had untolerated taint */
     MU_FIT_UNSCHEDULABLE, /* were unschedulable */
+    MU_FIT_DEVICES,       /* cannot allocate all claims */
     MU_FIT__COUNT,
 };
 
@@ -230,7 +236,13 @@ struct mu_cluster {
      * deliver objects in any order; these keep adoption O(1) per object. */
     struct mu_map wait_job, wait_node;
     int nshapes;
-    struct mu_res total;       /* sum of node allocatable */
+    struct mu_res total;       /* sum of node allocatable and devq */
+    struct mu_devices dev;     /* DRA devices and claims (devices.h) */
+    uint64_t dev_gen;          /* dev.gen the tasks' demands were made at */
+    /* Tasks by the claims and templates they name ("ns/claim" and
+     * "ns/template@" -> struct mu_tlist *, owned): a claim's or template's
+     * change re-resolves its users only. */
+    struct mu_map claim_users;
     uint64_t node_gen;         /* bumped when nodes change (caches key on it) */
     /* Indexes of nodes whose resources changed, in order (a node may
      * appear more than once); a cycle's node index reads it to catch up,
@@ -341,6 +353,14 @@ static inline int64_t mu_node_future_idle(const struct mu_cnode *n, int d)
 {
     return n->idle.v[d] + n->releasing.v[d] - n->pipelined.v[d];
 }
+
+/* Moves n's generation and logs it dirty (its resources or devices
+ * changed outside mu_task_place and friends). */
+void mu_cluster_touch_node(struct mu_cluster *c, struct mu_cnode *n);
+/* Resolves t's claims again (the inventory changed): a placed task is
+ * taken off its node and put back with the same status, so every sum
+ * follows the new demand. */
+void mu_cluster_redemand_task(struct mu_cluster *c, struct mu_task *t);
 
 /* A deterministic UID for an object that has none: a UUID-shaped hex
  * string derived from kind/namespace/name. Writes 37 bytes into buf. */

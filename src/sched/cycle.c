@@ -65,6 +65,7 @@ static void fit_text(const struct mu_cluster *c, const struct mu_fit_hist *h,
         [MU_FIT_SELECTOR] = "node(s) didn't match Pod's node affinity/selector",
         [MU_FIT_TAINT] = "node(s) had untolerated taint",
         [MU_FIT_UNSCHEDULABLE] = "node(s) were unschedulable",
+        [MU_FIT_DEVICES] = "cannot allocate all claims",
     };
 
     for (int d = 0; d < c->rn.n; d++)
@@ -81,6 +82,31 @@ static void fit_text(const struct mu_cluster *c, const struct mu_fit_hist *h,
         free(items[i]);
     }
     mu_sb_add(sb, ".");
+}
+
+/* The devices the failing pod's claims need and what is free, or why its
+ * claims cannot be planned at all. */
+static void devices_text(const struct mu_cluster *c, const struct mu_job *j,
+                         int pods, struct mu_sb *sb)
+{
+    const struct mu_task *t = j->why.task;
+    int64_t total, nodes, best, per;
+    const char *cls;
+
+    if (!t || !t->dd || !j->why.hist.code[MU_FIT_DEVICES])
+        return;
+    if (t->dd->why) {
+        mu_sb_addf(sb, "; pod %s: %s", t->pod.meta.name, t->dd->why);
+        return;
+    }
+    mu_devices_free_count(&c->dev, t->dd, &total, &nodes, &best, &per, &cls);
+    if (!cls)
+        return;
+    mu_sb_addf(sb, "; needs %lld device%s of class %s (%lld per pod); free: "
+                   "%lld on %lld node%s, at most %lld on one node",
+               (long long)(per * pods), per * pods == 1 ? "" : "s", cls,
+               (long long)per, (long long)total, (long long)nodes,
+               nodes == 1 ? "" : "s", (long long)best);
 }
 
 static void nodes_text(const struct mu_cluster *c, const struct mu_job *j,
@@ -121,6 +147,7 @@ static void nodes_text(const struct mu_cluster *c, const struct mu_job *j,
     mu_sb_add(sb, " on one node");
     if (bn)
         mu_sb_addf(sb, " (%s)", bn->spec.meta.name);
+    devices_text(c, j, pods, sb);
     if (j->why.task) {
         mu_sb_addf(sb, "; pod %s does not fit: ", j->why.task->pod.meta.name);
         fit_text(c, &j->why.hist, sb);

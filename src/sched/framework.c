@@ -380,7 +380,6 @@ bool mu_ssn_fits(const struct mu_ssn *s, const struct mu_task *t,
     const struct mu_res *req = &t->pod.req;
     uint32_t set = req->set;
 
-    (void)s;
     for (int d = 0; set; d++, set >>= 1) {
         int64_t have;
 
@@ -407,6 +406,14 @@ bool mu_ssn_fits(const struct mu_ssn *s, const struct mu_task *t,
             }
             return false;
         }
+    }
+    if (t->dd && !mu_devices_fit(&s->cluster->dev, t->dd, n->spec.meta.name,
+                                 future, NULL)) {
+        if (fit) {
+            fit->code = MU_FIT_DEVICES;
+            fit->dim = -1;
+        }
+        return false;
     }
     return true;
 }

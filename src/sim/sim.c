@@ -10,9 +10,21 @@
 #include "api/json.h"
 #include "api/vcjob_expand.h"
 #include "api/yaml.h"
+#include "sched/cluster_dra.h"
 #include "sched/cycle.h"
 
-enum arr_kind { ARR_NODE, ARR_QUEUE, ARR_PC, ARR_PODGROUP, ARR_POD, ARR_JOB };
+enum arr_kind {
+    ARR_NODE,
+    ARR_CLASS,
+    ARR_SLICE,
+    ARR_QUEUE,
+    ARR_PC,
+    ARR_TEMPLATE,
+    ARR_CLAIM,
+    ARR_PODGROUP,
+    ARR_POD,
+    ARR_JOB,
+};
 
 struct mu_arrival {
     int64_t at_ms;
@@ -262,6 +274,10 @@ static int classify(struct mu_sim *s, json_t *o, const char *where,
         {"scheduling.volcano.sh/v1beta1", "Queue", ARR_QUEUE},
         {"scheduling.k8s.io/v1", "PriorityClass", ARR_PC},
         {"batch.volcano.sh/v1alpha1", "Job", ARR_JOB},
+        {"resource.k8s.io/v1", "DeviceClass", ARR_CLASS},
+        {"resource.k8s.io/v1", "ResourceSlice", ARR_SLICE},
+        {"resource.k8s.io/v1", "ResourceClaimTemplate", ARR_TEMPLATE},
+        {"resource.k8s.io/v1", "ResourceClaim", ARR_CLAIM},
     };
     static const char *const owners[] = {"ReplicaSet", "StatefulSet",
                                          "Deployment"};
@@ -325,8 +341,10 @@ static int classify(struct mu_sim *s, json_t *o, const char *where,
         return 0;
     }
     logf_(s, "%s: %s%s%s: muster simulate reads Node, Pod, PodGroup, Queue, "
-             "PriorityClass, Job (batch.volcano.sh/v1alpha1) and "
-             "ReplicaSet, StatefulSet, Deployment (apps/v1); skipped",
+             "PriorityClass, Job (batch.volcano.sh/v1alpha1), DeviceClass, "
+             "ResourceSlice, ResourceClaim, ResourceClaimTemplate "
+             "(resource.k8s.io/v1) and ReplicaSet, StatefulSet, Deployment "
+             "(apps/v1); skipped",
           where, api ? api : "(no apiVersion)", kind ? " " : "",
           kind ? kind : " (no kind)");
     s->errors++;
@@ -727,6 +745,38 @@ static void arrive(struct mu_sim *s, struct mu_arrival *a)
             mu_podgroup_release(&pg);
             r = -EEXIST;
         }
+        break;
+    }
+    case ARR_CLASS: {
+        struct mu_devclass dc;
+
+        if ((r = mu_devclass_decode(a->obj, &dc, &err)) < 0)
+            break;
+        mu_cluster_put_class(&s->cluster, &dc);
+        break;
+    }
+    case ARR_SLICE: {
+        struct mu_slice sl;
+
+        if ((r = mu_slice_decode(a->obj, &sl, &err)) < 0)
+            break;
+        mu_cluster_put_slice(&s->cluster, &sl);
+        break;
+    }
+    case ARR_TEMPLATE: {
+        struct mu_claimtemplate t;
+
+        if ((r = mu_claimtemplate_decode(a->obj, &t, &err)) < 0)
+            break;
+        mu_cluster_put_template(&s->cluster, &t);
+        break;
+    }
+    case ARR_CLAIM: {
+        struct mu_claim cl;
+
+        if ((r = mu_claim_decode(a->obj, &cl, &err)) < 0)
+            break;
+        mu_cluster_put_claim(&s->cluster, &cl);
         break;
     }
     case ARR_POD:

@@ -1,0 +1,844 @@
+/*
+ * devices.c - the DRA device inventory and device placement (devices.h).
+ */
+#include "sched/devices.h"
+
+/* Most devices one fit check may pick (the API allows 32 requests of up
+ * to 1024 devices each; beyond this a demand does not fit). */
+#define MU_DEV_PICK_MAX 1024
+
+void mu_devices_init(struct mu_devices *d)
+{
+    memset(d, 0, sizeof(*d));
+    mu_map_init(&d->classes);
+    mu_map_init(&d->slices);
+    mu_map_init(&d->devs);
+    mu_map_init(&d->nodes);
+    mu_map_init(&d->claims);
+    mu_map_init(&d->templates);
+    mu_map_init(&d->pools);
+}
+
+/* ---- holds ---- */
+
+static void hold_drop(struct mu_dclaim *c, struct mu_cdev *dev)
+{
+    for (size_t i = 0; i < c->nheld; i++)
+        if (c->held[i] == dev) {
+            memmove(&c->held[i], &c->held[i + 1],
+                    (c->nheld - i - 1) * sizeof(*c->held));
+            c->nheld--;
+            break;
+        }
+    if (!c->nheld)
+        c->node = NULL;
+    dev->holder = NULL;
+}
+
+static void hold_add(struct mu_dclaim *c, struct mu_cdev *dev)
+{
+    if (dev->holder)
+        hold_drop(dev->holder, dev);
+    mu_xgrow((void **)&c->held, &c->cap_held, c->nheld + 1,
+             sizeof(*c->held));
+    c->held[c->nheld++] = dev;
+    c->node = dev->slice->node;
+    dev->holder = c;
+}
+
+static void holds_clear(struct mu_dclaim *c)
+{
+    while (c->nheld)
+        hold_drop(c, c->held[c->nheld - 1]);
+}
+
+static void note_node(struct mu_devices *d, const char *node)
+{
+    if (!node)
+        return;
+    for (size_t i = 0; i < d->nchanged; i++)
+        if (!strcmp(d->changed[i], node))
+            return;
+    mu_xgrow((void **)&d->changed, &d->cap_changed, d->nchanged + 1,
+             sizeof(*d->changed));
+    d->changed[d->nchanged++] = mu_xstrdup(node);
+}
+
+void mu_devices_clear_changed(struct mu_devices *d)
+{
+    for (size_t i = 0; i < d->nchanged; i++)
+        free(d->changed[i]);
+    d->nchanged = 0;
+    d->quota_stale = false;
+}
+
+static void dclaim_free(struct mu_dclaim *c)
+{
+    if (!c)
+        return;
+    holds_clear(c);
+    free(c->held);
+    free(c->key);
+    mu_claim_release(&c->api);
+    free(c);
+}
+
+/* ---- slices ---- */
+
+static void list_add(struct mu_devnode *l, struct mu_devslice *s)
+{
+    size_t i;
+
+    mu_xgrow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v));
+    for (i = l->n; i > 0 && strcmp(l->v[i - 1]->s.meta.name,
+                                   s->s.meta.name) > 0; i--)
+        l->v[i] = l->v[i - 1];
+    l->v[i] = s;
+    l->n++;
+}
+
+static void list_del(struct mu_devnode *l, struct mu_devslice *s)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i] == s) {
+            memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof(*l->v));
+            l->n--;
+            return;
+        }
+}
+
+static struct mu_devnode *list_at(struct mu_map *m, const char *key)
+{
+    struct mu_devnode *l = mu_map_get(m, key);
+
+    if (!l) {
+        l = mu_xcalloc(1, sizeof(*l));
+        mu_map_put(m, key, l);
+    }
+    return l;
+}
+
+/* A pool's devices are usable when every slice of its newest generation
+ * is there. */
+static void pool_update(struct mu_devices *d, const char *key)
+{
+    struct mu_devnode *p = mu_map_get(&d->pools, key);
+    int64_t gen = -1, want = 0, have = 0;
+
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->v[i]->s.generation > gen)
+            gen = p->v[i]->s.generation;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->v[i]->s.generation == gen) {
+            have++;
+            want = p->v[i]->s.slice_count;
+        }
+    for (size_t i = 0; i < p->n; i++) {
+        struct mu_devslice *s = p->v[i];
+        bool ok = s->s.generation == gen && have >= want;
+
+        for (size_t k = 0; k < s->s.ndevs; k++)
+            if (s->devs[k].usable != ok) {
+                s->devs[k].usable = ok;
+                note_node(d, s->s.node);
+            }
+    }
+}
+
+/* Takes slice s out of every index; its devices' holders are returned in
+ * keys/holders (the caller gives them back to the devices that replace
+ * them). */
+static void slice_unlink(struct mu_devices *d, struct mu_devslice *s,
+                         struct mu_map *held)
+{
+    for (size_t k = 0; k < s->s.ndevs; k++) {
+        struct mu_cdev *dev = &s->devs[k];
+
+        if (dev->holder) {
+            if (held)
+                mu_map_put(held, dev->key, dev->holder);
+            hold_drop(dev->holder, dev);
+        }
+        mu_map_del(&d->devs, dev->key);
+    }
+    if (s->s.node)
+        list_del(list_at(&d->nodes, s->s.node), s);
+    list_del(list_at(&d->pools, s->pool_key), s);
+    note_node(d, s->s.node);
+}
+
+static void slice_free(struct mu_devslice *s)
+{
+    for (size_t k = 0; k < s->s.ndevs; k++)
+        free(s->devs[k].key);
+    free(s->devs);
+    free(s->pool_key);
+    mu_slice_release(&s->s);
+    free(s);
+}
+
+void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
+{
+    struct mu_devslice *s = mu_xcalloc(1, sizeof(*s));
+    struct mu_devslice *old = mu_map_get(&d->slices, in->meta.name);
+    struct mu_map held;
+    char *old_pool = NULL;
+    size_t short_claims = 0;
+
+    mu_map_init(&held);
+    if (old) {
+        slice_unlink(d, old, &held);
+        old_pool = mu_xstrdup(old->pool_key);
+        mu_map_del(&d->slices, old->s.meta.name);
+        slice_free(old);
+    }
+    s->s = *in;
+    memset(in, 0, sizeof(*in));
+    s->pool_key = mu_xasprintf("%s/%s", s->s.driver, s->s.pool);
+    s->devs = mu_xcalloc(s->s.ndevs + 1, sizeof(*s->devs));
+    for (size_t k = 0; k < s->s.ndevs; k++) {
+        struct mu_cdev *dev = &s->devs[k];
+        const struct mu_dev *src = &s->s.devs[k];
+        struct mu_dclaim *h;
+
+        dev->key = mu_xasprintf("%s/%s", s->pool_key, src->name);
+        dev->slice = &s->s;
+        dev->dev = src;
+        dev->view.driver = s->s.driver;
+        dev->view.nattrs = src->nattrs;
+        dev->view.attrs = src->attrs;
+        dev->view.ncaps = src->ncaps;
+        dev->view.caps = src->caps;
+        if (mu_map_get(&d->devs, dev->key))
+            continue; /* a duplicate name in the pool: not planned */
+        mu_map_put(&d->devs, dev->key, dev);
+        h = mu_map_get(&held, dev->key);
+        if (h)
+            hold_add(h, dev);
+    }
+    mu_map_release(&held);
+    mu_map_put(&d->slices, s->s.meta.name, s);
+    if (s->s.node)
+        list_add(list_at(&d->nodes, s->s.node), s);
+    list_add(list_at(&d->pools, s->pool_key), s);
+    note_node(d, s->s.node);
+    pool_update(d, s->pool_key);
+    if (old_pool && strcmp(old_pool, s->pool_key))
+        pool_update(d, old_pool);
+    free(old_pool);
+    /* claims the API shows holding devices that just appeared */
+    if (d->api_short) {
+        size_t it = 0;
+        const char *k;
+        void *v;
+
+        while (mu_map_next(&d->claims, &it, &k, &v)) {
+            struct mu_dclaim *c = v;
+
+            if (!c->api_alloc || c->nheld == c->api.nresults)
+                continue;
+            for (size_t i = 0; i < c->api.nresults; i++) {
+                const struct mu_devresult *r = &c->api.results[i];
+                char *key = mu_xasprintf("%s/%s/%s", r->driver, r->pool,
+                                         r->device);
+                struct mu_cdev *dev = mu_map_get(&d->devs, key);
+
+                if (dev && dev->holder != c)
+                    hold_add(c, dev);
+                free(key);
+            }
+            short_claims += c->nheld < c->api.nresults;
+        }
+        d->api_short = short_claims > 0;
+    }
+}
+
+void mu_devices_del_slice(struct mu_devices *d, const char *name)
+{
+    struct mu_devslice *s = mu_map_get(&d->slices, name);
+    char *pool;
+
+    if (!s)
+        return;
+    slice_unlink(d, s, NULL);
+    pool = mu_xstrdup(s->pool_key);
+    mu_map_del(&d->slices, name);
+    slice_free(s);
+    pool_update(d, pool);
+    free(pool);
+}
+
+/* ---- classes, templates ---- */
+
+void mu_devices_put_class(struct mu_devices *d, struct mu_devclass *in)
+{
+    struct mu_devclass *c = mu_xcalloc(1, sizeof(*c));
+
+    *c = *in;
+    memset(in, 0, sizeof(*in));
+    mu_devices_del_class(d, c->meta.name);
+    mu_map_put(&d->classes, c->meta.name, c);
+    d->gen++;
+    d->quota_stale = true;
+}
+
+void mu_devices_del_class(struct mu_devices *d, const char *name)
+{
+    struct mu_devclass *c = mu_map_del(&d->classes, name);
+
+    if (!c)
+        return;
+    mu_devclass_release(c);
+    free(c);
+    d->gen++;
+    d->quota_stale = true;
+}
+
+void mu_devices_put_template(struct mu_devices *d, struct mu_claimtemplate *in)
+{
+    struct mu_claimtemplate *t = mu_xcalloc(1, sizeof(*t));
+    char *key;
+
+    *t = *in;
+    memset(in, 0, sizeof(*in));
+    mu_devices_del_template(d, t->meta.ns, t->meta.name);
+    key = mu_xasprintf("%s/%s", t->meta.ns, t->meta.name);
+    mu_map_put(&d->templates, key, t);
+    free(key);
+}
+
+void mu_devices_del_template(struct mu_devices *d, const char *ns,
+                             const char *name)
+{
+    char *key = mu_xasprintf("%s/%s", ns, name);
+    struct mu_claimtemplate *t = mu_map_del(&d->templates, key);
+
+    free(key);
+    if (!t)
+        return;
+    mu_claimtemplate_release(t);
+    free(t);
+}
+
+void mu_devices_set_maps(struct mu_devices *d, const struct mu_devmap *m,
+                         size_t n)
+{
+    for (size_t i = 0; i < d->nmaps; i++) {
+        free(d->maps[i].class_name);
+        free(d->maps[i].resource);
+    }
+    free(d->maps);
+    d->maps = mu_xcalloc(n + 1, sizeof(*d->maps));
+    for (size_t i = 0; i < n; i++) {
+        d->maps[i].class_name = mu_xstrdup(m[i].class_name);
+        d->maps[i].resource = mu_xstrdup(m[i].resource);
+    }
+    d->nmaps = n;
+    d->gen++;
+    d->quota_stale = true;
+}
+
+/* ---- claims ---- */
+
+/* Holds what the API's allocation of c names (those of its devices the
+ * inventory has). */
+static void hold_api(struct mu_devices *d, struct mu_dclaim *c)
+{
+    note_node(d, c->node);
+    holds_clear(c);
+    for (size_t i = 0; i < c->api.nresults; i++) {
+        const struct mu_devresult *r = &c->api.results[i];
+        char *key = mu_xasprintf("%s/%s/%s", r->driver, r->pool, r->device);
+        struct mu_cdev *dev = mu_map_get(&d->devs, key);
+
+        free(key);
+        if (!dev)
+            continue;
+        if (dev->holder && dev->holder != c)
+            note_node(d, dev->holder->node);
+        hold_add(c, dev);
+    }
+    if (c->nheld < c->api.nresults)
+        d->api_short = true;
+    note_node(d, c->node);
+}
+
+void mu_devices_put_claim(struct mu_devices *d, struct mu_claim *in)
+{
+    char *key = mu_xasprintf("%s/%s", in->meta.ns, in->meta.name);
+    struct mu_dclaim *c = mu_map_get(&d->claims, key);
+    bool was = c && c->api_alloc;
+
+    if (!c) {
+        c = mu_xcalloc(1, sizeof(*c));
+        c->key = key;
+        mu_map_put(&d->claims, key, c);
+    } else {
+        free(key);
+        mu_claim_release(&c->api);
+    }
+    c->api = *in;
+    memset(in, 0, sizeof(*in));
+    c->spec = &c->api.spec;
+    c->api_alloc = c->api.allocated;
+    if (c->api_alloc) {
+        hold_api(d, c);
+    } else if (was) {
+        /* deallocated: what muster plans for it now is the users' */
+        note_node(d, c->node);
+        holds_clear(c);
+    }
+}
+
+void mu_devices_del_claim(struct mu_devices *d, const char *ns,
+                          const char *name)
+{
+    char *key = mu_xasprintf("%s/%s", ns, name);
+    struct mu_dclaim *c = mu_map_del(&d->claims, key);
+
+    free(key);
+    if (!c)
+        return;
+    note_node(d, c->node);
+    dclaim_free(c);
+}
+
+/* ---- release ---- */
+
+static void free_lists(struct mu_map *m)
+{
+    size_t it = 0;
+    const char *k;
+    void *v;
+
+    while (mu_map_next(m, &it, &k, &v)) {
+        free(((struct mu_devnode *)v)->v);
+        free(v);
+    }
+    mu_map_release(m);
+}
+
+void mu_devices_release(struct mu_devices *d)
+{
+    size_t it = 0;
+    const char *k;
+    void *v;
+
+    while (mu_map_next(&d->claims, &it, &k, &v))
+        dclaim_free(v);
+    mu_map_release(&d->claims);
+    it = 0;
+    while (mu_map_next(&d->slices, &it, &k, &v))
+        slice_free(v);
+    mu_map_release(&d->slices);
+    it = 0;
+    while (mu_map_next(&d->classes, &it, &k, &v)) {
+        mu_devclass_release(v);
+        free(v);
+    }
+    mu_map_release(&d->classes);
+    it = 0;
+    while (mu_map_next(&d->templates, &it, &k, &v)) {
+        mu_claimtemplate_release(v);
+        free(v);
+    }
+    mu_map_release(&d->templates);
+    mu_map_release(&d->devs);
+    free_lists(&d->nodes);
+    free_lists(&d->pools);
+    mu_devices_set_maps(d, NULL, 0);
+    free(d->maps);
+    mu_devices_clear_changed(d);
+    free(d->changed);
+    memset(d, 0, sizeof(*d));
+}
+
+/* ---- demands ---- */
+
+/* The quota name of a class, or NULL. */
+static const char *class_quota(const struct mu_devices *d, const char *name)
+{
+    const struct mu_devclass *c;
+
+    for (size_t i = 0; i < d->nmaps; i++)
+        if (!strcmp(d->maps[i].class_name, name))
+            return d->maps[i].resource;
+    c = mu_map_get(&d->classes, name);
+    return c ? c->ext_resource : NULL;
+}
+
+/* Checks spec against the inventory; adds its quota. */
+static void demand_spec(struct mu_devices *d, const char *what,
+                        const struct mu_claimspec *spec,
+                        struct mu_resnames *rn, struct mu_devdemand *out)
+{
+    if (spec->bad && !out->why)
+        out->why = mu_xasprintf("%s: %s", what, spec->bad);
+    for (size_t i = 0; i < spec->nreqs; i++) {
+        const struct mu_devreq *r = &spec->reqs[i];
+
+        for (size_t k = 0; k < r->nopts; k++) {
+            const struct mu_devopt *o = &r->opts[k];
+            const struct mu_devclass *c = mu_map_get(&d->classes,
+                                                     o->class_name);
+            const char *q;
+            int dim;
+
+            if (!c && !out->why)
+                out->why = mu_xasprintf("%s: device class %s not found",
+                                        what, o->class_name);
+            if (c && c->sel.bad && !out->why)
+                out->why = mu_xasprintf("DeviceClass %s: %s", o->class_name,
+                                        c->sel.bad);
+            if (k || o->mode != MU_ALLOC_EXACT ||
+                !(q = class_quota(d, o->class_name)))
+                continue;
+            dim = mu_resnames_index(rn, q, true);
+            if (dim < 0) {
+                if (!out->why)
+                    out->why = mu_xasprintf("%s: too many resource names "
+                                            "for %s", what, q);
+                continue;
+            }
+            mu_res_put(&out->quota, dim,
+                       out->quota.v[dim] + o->count);
+        }
+    }
+}
+
+void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
+                          struct mu_resnames *rn, struct mu_devdemand *out)
+{
+    struct mu_sb sig;
+
+    memset(out, 0, sizeof(*out));
+    mu_sb_init(&sig);
+    out->gen = d->gen;
+    out->c = mu_xcalloc(pod->nclaims + 1, sizeof(*out->c));
+    for (size_t i = 0; i < pod->nclaims; i++) {
+        const struct mu_pod_claim *pc = &pod->claims[i];
+        char *key = pc->claim ? mu_xasprintf("%s/%s", pod->meta.ns,
+                                             pc->claim)
+                              : NULL;
+        struct mu_dclaim *c = key ? mu_map_get(&d->claims, key) : NULL;
+
+        if (c) {
+            char *what = mu_xasprintf("ResourceClaim %s", key);
+
+            out->c[out->n++].claim_key = key;
+            demand_spec(d, what, c->spec, rn, out);
+            free(what);
+            if (c->api_alloc)
+                mu_sb_addf(&sig, "at:%s;", c->node ? c->node : "");
+            else
+                mu_sb_addf(&sig, "%s:%s;", pc->tmpl ? "t" : "c",
+                           pc->tmpl ? pc->tmpl : key);
+            continue;
+        }
+        if (pc->tmpl) {
+            char *tk = mu_xasprintf("%s/%s", pod->meta.ns, pc->tmpl);
+            struct mu_claimtemplate *t = mu_map_get(&d->templates, tk);
+
+            if (t) {
+                struct mu_dclaim *p = mu_xcalloc(1, sizeof(*p));
+                char *what = mu_xasprintf("ResourceClaimTemplate %s", tk);
+
+                p->spec = &t->spec;
+                out->c[out->n++].priv = p;
+                demand_spec(d, what, p->spec, rn, out);
+                free(what);
+                mu_sb_addf(&sig, "t:%s;", pc->tmpl);
+            } else if (!out->why) {
+                out->why = mu_xasprintf("waiting for ResourceClaimTemplate "
+                                        "%s", tk);
+            }
+            free(tk);
+        } else if (!out->why) {
+            out->why = mu_xasprintf("waiting for ResourceClaim %s", key);
+        }
+        free(key);
+    }
+    if (out->why)
+        mu_sb_add(&sig, "why;");
+    out->sig = sig.buf ? sig.buf : mu_xstrdup("");
+}
+
+void mu_devdemand_release(struct mu_devdemand *dm)
+{
+    for (size_t i = 0; i < dm->n; i++) {
+        free(dm->c[i].claim_key);
+        dclaim_free(dm->c[i].priv);
+    }
+    free(dm->c);
+    free(dm->why);
+    free(dm->sig);
+    memset(dm, 0, sizeof(*dm));
+}
+
+static struct mu_dclaim *entry_claim(const struct mu_devices *d,
+                                     const struct mu_devdemand *dm, size_t i)
+{
+    return dm->c[i].priv ? dm->c[i].priv
+                         : mu_map_get(&d->claims, dm->c[i].claim_key);
+}
+
+/* ---- matching ---- */
+
+/* Devices picked by one fit check or take, beyond those held. */
+struct picks {
+    size_t n;
+    struct mu_cdev *v[MU_DEV_PICK_MAX];
+};
+
+static bool picked(const struct picks *p, const struct mu_cdev *dev)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->v[i] == dev)
+            return true;
+    return false;
+}
+
+static bool dev_free(const struct mu_cdev *dev, bool future)
+{
+    const struct mu_dclaim *h = dev->holder;
+
+    return !h || (future && h->users > 0 && h->leaving == h->users);
+}
+
+static bool serves(const struct mu_devclass *c, const struct mu_devopt *o,
+                   const struct mu_cdev *dev)
+{
+    return mu_devsel_match(&c->sel, &dev->view) &&
+           mu_devsel_match(&o->sel, &dev->view);
+}
+
+/* Picks devices of node nd for option o into p; false (p unchanged) when
+ * the node cannot serve it. *nfree: matching free devices seen. */
+static bool pick_opt(const struct mu_devices *d, const struct mu_devnode *nd,
+                     const struct mu_devopt *o, bool future, struct picks *p,
+                     int64_t *nfree)
+{
+    const struct mu_devclass *c = mu_map_get(&d->classes, o->class_name);
+    size_t mark = p->n;
+    int64_t got = 0;
+
+    *nfree = 0;
+    if (!c || !nd)
+        return false;
+    for (size_t i = 0; i < nd->n; i++)
+        for (size_t k = 0; k < nd->v[i]->s.ndevs; k++) {
+            struct mu_cdev *dev = &nd->v[i]->devs[k];
+
+            if (!dev->usable || picked(p, dev) || !serves(c, o, dev))
+                continue;
+            if (!dev_free(dev, future)) {
+                if (o->mode == MU_ALLOC_ALL)
+                    goto fail; /* All wants every matching device */
+                continue;
+            }
+            (*nfree)++;
+            if (o->mode == MU_ALLOC_EXACT && got >= o->count)
+                continue;
+            if (p->n >= MU_DEV_PICK_MAX)
+                goto fail;
+            p->v[p->n++] = dev;
+            got++;
+        }
+    if (got > 0 && (o->mode == MU_ALLOC_ALL || got >= o->count))
+        return true;
+fail:
+    p->n = mark;
+    return false;
+}
+
+/* Picks for the whole of claim c on node nd. */
+static bool pick_claim(const struct mu_devices *d, const struct mu_devnode *nd,
+                       const struct mu_dclaim *c, bool future,
+                       struct picks *p, struct mu_devfit *why)
+{
+    for (size_t i = 0; i < c->spec->nreqs; i++) {
+        const struct mu_devreq *r = &c->spec->reqs[i];
+        bool ok = false;
+
+        for (size_t k = 0; k < r->nopts && !ok; k++) {
+            int64_t nfree;
+
+            ok = pick_opt(d, nd, &r->opts[k], future, p, &nfree);
+            if (!ok && !k && why) {
+                why->class_name = r->opts[0].class_name;
+                why->need = r->opts[0].mode == MU_ALLOC_EXACT
+                                ? r->opts[0].count
+                                : 1;
+                why->free = nfree;
+            }
+        }
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
+                    const char *node, bool future, struct mu_devfit *why)
+{
+    const struct mu_devnode *nd = mu_map_get(&d->nodes, node);
+    struct picks *p;
+    bool ok = true;
+
+    if (why)
+        memset(why, 0, sizeof(*why));
+    if (dm->why)
+        return false;
+    p = mu_xmalloc(sizeof(*p));
+    p->n = 0;
+    for (size_t i = 0; i < dm->n && ok; i++) {
+        const struct mu_dclaim *c = entry_claim(d, dm, i);
+
+        if (!c)
+            ok = false;
+        else if (c->nheld)
+            ok = c->node && !strcmp(c->node, node);
+        else
+            ok = pick_claim(d, nd, c, future, p, why);
+    }
+    free(p);
+    return ok;
+}
+
+void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
+                     const char *node)
+{
+    const struct mu_devnode *nd = mu_map_get(&d->nodes, node);
+    struct picks *p = mu_xmalloc(sizeof(*p));
+
+    for (size_t i = 0; i < dm->n; i++) {
+        struct mu_dclaim *c = entry_claim(d, dm, i);
+
+        if (!c)
+            continue;
+        if (!c->nheld && !c->users) {
+            p->n = 0;
+            for (size_t r = 0; r < c->spec->nreqs; r++) {
+                const struct mu_devreq *q = &c->spec->reqs[r];
+
+                for (size_t k = 0; k < q->nopts; k++) {
+                    int64_t nfree;
+
+                    if (pick_opt(d, nd, &q->opts[k], false, p, &nfree))
+                        break;
+                }
+            }
+            for (size_t k = 0; k < p->n; k++)
+                hold_add(c, p->v[k]);
+            if (p->n)
+                note_node(d, node);
+        }
+        c->users++;
+    }
+    free(p);
+}
+
+void mu_devices_give(struct mu_devices *d, struct mu_devdemand *dm)
+{
+    for (size_t i = 0; i < dm->n; i++) {
+        struct mu_dclaim *c = entry_claim(d, dm, i);
+
+        if (!c || c->users <= 0)
+            continue;
+        if (--c->users == 0 && !c->api_alloc && c->nheld) {
+            note_node(d, c->node);
+            holds_clear(c);
+        }
+        if (c->leaving > c->users)
+            c->leaving = c->users;
+    }
+}
+
+void mu_devices_leaving(struct mu_devices *d, struct mu_devdemand *dm,
+                        bool on)
+{
+    for (size_t i = 0; i < dm->n; i++) {
+        struct mu_dclaim *c = entry_claim(d, dm, i);
+
+        if (!c)
+            continue;
+        c->leaving += on ? 1 : -1;
+        if (c->leaving < 0)
+            c->leaving = 0;
+        note_node(d, c->node);
+    }
+}
+
+/* ---- counting ---- */
+
+void mu_devices_node_quota(struct mu_devices *d, const char *node,
+                           struct mu_resnames *rn, struct mu_res *out)
+{
+    const struct mu_devnode *nd = mu_map_get(&d->nodes, node);
+    size_t it = 0;
+    const char *name;
+    void *v;
+
+    mu_res_zero(out);
+    if (!nd)
+        return;
+    while (mu_map_next(&d->classes, &it, &name, &v)) {
+        const struct mu_devclass *c = v;
+        const char *q = class_quota(d, name);
+        int dim;
+        int64_t n = 0;
+
+        if (!q || (dim = mu_resnames_index(rn, q, true)) < 0)
+            continue;
+        for (size_t i = 0; i < nd->n; i++)
+            for (size_t k = 0; k < nd->v[i]->s.ndevs; k++)
+                if (nd->v[i]->devs[k].usable &&
+                    mu_devsel_match(&c->sel, &nd->v[i]->devs[k].view))
+                    n++;
+        mu_res_put(out, dim, out->v[dim] + n);
+    }
+}
+
+void mu_devices_free_count(const struct mu_devices *d,
+                           const struct mu_devdemand *dm, int64_t *total,
+                           int64_t *nodes, int64_t *best, int64_t *per,
+                           const char **class_name)
+{
+    const struct mu_devopt *o = NULL;
+    const struct mu_devclass *c;
+    size_t it = 0;
+    const char *k;
+    void *v;
+
+    *total = *nodes = *best = 0;
+    *per = 1;
+    *class_name = NULL;
+    for (size_t i = 0; i < dm->n && !o; i++) {
+        const struct mu_dclaim *cl = entry_claim(d, dm, i);
+
+        if (cl && !cl->nheld && cl->spec->nreqs)
+            o = &cl->spec->reqs[0].opts[0];
+    }
+    if (!o || !(c = mu_map_get(&d->classes, o->class_name)))
+        return;
+    *class_name = o->class_name;
+    *per = o->mode == MU_ALLOC_EXACT ? o->count : 1;
+    while (mu_map_next(&d->nodes, &it, &k, &v)) {
+        const struct mu_devnode *nd = v;
+        int64_t n = 0;
+
+        for (size_t i = 0; i < nd->n; i++)
+            for (size_t j = 0; j < nd->v[i]->s.ndevs; j++) {
+                const struct mu_cdev *dev = &nd->v[i]->devs[j];
+
+                if (dev->usable && !dev->holder && serves(c, o, dev))
+                    n++;
+            }
+        *total += n;
+        *nodes += n > 0;
+        if (n > *best)
+            *best = n;
+    }
+}

@@ -1,0 +1,203 @@
+/*
+ * devices.h - the cluster's DRA devices (resource.k8s.io/v1) and who holds
+ * them: the device side of placement, next to the resource vectors of
+ * cluster.h.
+ *
+ * The inventory keeps the DeviceClasses, the ResourceSlices (their devices
+ * by node), the ResourceClaims and the ResourceClaimTemplates it is given.
+ * A device is usable for new plans only when its pool is complete: every
+ * one of the resourceSliceCount slices of the pool's newest generation is
+ * present (older generations' devices are kept only for the claims that
+ * hold them). A device is held by at most one claim: one that the API shows
+ * allocated (status.allocation names it), or one that muster plans on a
+ * node (a task placed this cycle or binding).
+ *
+ * A pod's claims are resolved into a struct mu_devdemand: the claim it
+ * names, the claim made for its template (or, until that claim exists, a
+ * private claim with the template's spec, held by the task alone). A claim
+ * referenced by several pods is one claim: held once, on one node, however
+ * many of them are placed.
+ *
+ * Matching: a device serves a request option when the option's class
+ * exists and every selector of the class and of the option selects it
+ * (cel.h). ExactCount takes `count` devices, All every usable device of the
+ * node that matches (at least one); a firstAvailable request takes its
+ * first option that fits. Picking is first fit in device order (slice name,
+ * then position), so the same input picks the same devices.
+ *
+ * Quotas: a class maps to a resource name (struct mu_devmap: the config's
+ * deviceClassMappings, else the class's extendedResourceName); a demand's
+ * quota is, per mapped name, the devices its ExactCount requests ask (the
+ * first option of a firstAvailable request). The cluster adds it to the
+ * task's queue-side request (mu_task.qreq) and the matching devices to its
+ * total, so capability, deserved and guarantee on `nvidia.com/gpu` count
+ * DRA GPUs and device-plugin GPUs alike.
+ *
+ * Ownership: the inventory owns every object given to it (moved in, the
+ * source zeroed) and every struct it makes; demands are the caller's, freed
+ * with mu_devdemand_release after mu_devices_give. Thread: the scheduler
+ * thread (or the simulator), as the cluster. Nothing here touches a node of
+ * cluster.h: the cluster calls in and bumps node generations itself.
+ */
+#ifndef MU_SCHED_DEVICES_H
+#define MU_SCHED_DEVICES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/dra.h"
+#include "api/resource.h"
+#include "common/map.h"
+#include "common/mu.h"
+
+struct mu_dclaim;
+
+/* One device of one slice on one node. */
+struct mu_cdev {
+    char *key;                 /* "driver/pool/device", owned */
+    const struct mu_slice *slice; /* borrowed from the inventory */
+    const struct mu_dev *dev;
+    struct mu_cel_device view; /* what selectors read */
+    bool usable;               /* its pool is complete, newest generation */
+    struct mu_dclaim *holder;  /* NULL = free */
+};
+
+/* A claim as placement sees it. */
+struct mu_dclaim {
+    char *key;                 /* "ns/name"; NULL for a private claim */
+    struct mu_claim api;       /* the API's claim (api.spec) */
+    const struct mu_claimspec *spec; /* &api.spec, or the template's */
+    bool api_alloc;            /* holds what status.allocation names */
+    size_t nheld, cap_held;
+    struct mu_cdev **held;
+    const char *node;          /* node of the held devices, or NULL */
+    int users;                 /* placed tasks that use it */
+    int leaving;               /* of them, releasing */
+};
+
+/* One slice and its devices (devs[i] is slice s.devs[i]). */
+struct mu_devslice {
+    struct mu_slice s;
+    struct mu_cdev *devs;
+    char *pool_key;            /* "driver/pool" */
+};
+
+/* The slices of one node (or of one pool), sorted by slice name: device
+ * order is slice order, then position. */
+struct mu_devnode {
+    size_t n, cap;
+    struct mu_devslice **v;
+};
+
+/* A class mapped to a quota name. */
+struct mu_devmap {
+    char *class_name;
+    char *resource;
+};
+
+struct mu_devices {
+    struct mu_map classes;     /* name -> struct mu_devclass * */
+    struct mu_map slices;      /* name -> struct mu_devslice * */
+    struct mu_map devs;        /* key -> struct mu_cdev * */
+    struct mu_map nodes;       /* node name -> struct mu_devnode * */
+    struct mu_map claims;      /* "ns/name" -> struct mu_dclaim * */
+    struct mu_map templates;   /* "ns/name" -> struct mu_claimtemplate * */
+    struct mu_map pools;       /* "driver/pool" -> struct mu_devnode * */
+    size_t nmaps;
+    struct mu_devmap *maps;    /* from the config, first match wins */
+    uint64_t gen;              /* moves whenever a class or a mapping
+                                  changes (every demand resolved before is
+                                  stale; a template's or claim's change
+                                  concerns its users only) */
+    bool api_short;            /* a claim the API shows allocated names a
+                                  device no slice has yet */
+    bool quota_stale;          /* a class or mapping changed: every
+                                  node's mu_devices_node_quota may differ */
+    /* Nodes whose devices changed (slices came or went, a claim's
+     * allocation moved) since mu_devices_clear_changed(): owned names, in
+     * order, each once. */
+    size_t nchanged, cap_changed;
+    char **changed;
+};
+
+void mu_devices_init(struct mu_devices *d);
+void mu_devices_release(struct mu_devices *d);
+/* Sets the config's class mappings (copied). */
+void mu_devices_set_maps(struct mu_devices *d, const struct mu_devmap *m,
+                         size_t n);
+
+/* Adding (or replacing by name) and removing objects. A removed claim's
+ * devices are freed; a removed slice's devices leave their holders. */
+void mu_devices_put_class(struct mu_devices *d, struct mu_devclass *c);
+void mu_devices_del_class(struct mu_devices *d, const char *name);
+void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *s);
+void mu_devices_del_slice(struct mu_devices *d, const char *name);
+void mu_devices_put_claim(struct mu_devices *d, struct mu_claim *c);
+void mu_devices_del_claim(struct mu_devices *d, const char *ns,
+                          const char *name);
+void mu_devices_put_template(struct mu_devices *d, struct mu_claimtemplate *t);
+void mu_devices_del_template(struct mu_devices *d, const char *ns,
+                             const char *name);
+
+/* Empties d->changed (and clears quota_stale). */
+void mu_devices_clear_changed(struct mu_devices *d);
+
+/* A pod's claims, resolved. */
+struct mu_devdemand {
+    size_t n;
+    struct {
+        char *claim_key;       /* a claim of the inventory ("ns/name") */
+        struct mu_dclaim *priv; /* or a private one (owned) */
+    } *c;
+    char *why;                 /* why it cannot be planned, or NULL */
+    struct mu_res quota;       /* per mapped resource name */
+    char *sig;                 /* what placement depends on, for shapes */
+    uint64_t gen;              /* the inventory's gen when resolved */
+};
+/* Resolves pod's claims (pod->nclaims > 0) into out, registering mapped
+ * names in rn. Never fails: what cannot be resolved (a missing claim,
+ * template or class, a selector outside cel.h, rn full) is out->why. */
+void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
+                          struct mu_resnames *rn, struct mu_devdemand *out);
+void mu_devdemand_release(struct mu_devdemand *dm);
+
+/* Why a demand does not fit a node: the first request short, how many
+ * matching devices it needs and how many the node has free. */
+struct mu_devfit {
+    const char *class_name;    /* borrowed; NULL when the claim is held on
+                                  another node or cannot be planned */
+    int64_t need, free;
+};
+
+/* Whether the node's free devices (future: also those held by claims
+ * whose every user is releasing) cover the demand. */
+bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
+                    const char *node, bool future, struct mu_devfit *why);
+/* Takes the devices for a task placed on node (claims held already are
+ * only counted); a claim short of devices takes what it found. Notes the
+ * node changed when devices were taken. */
+void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
+                     const char *node);
+/* The reverse of take: a claim whose last user leaves frees the devices
+ * muster planned for it (the API's allocations stay until the API says). */
+void mu_devices_give(struct mu_devices *d, struct mu_devdemand *dm);
+/* A placed task starts (on) or stops (off) releasing. */
+void mu_devices_leaving(struct mu_devices *d, struct mu_devdemand *dm,
+                        bool on);
+
+/* Per mapped resource name, the usable devices of the node that its class
+ * selects (added to the cluster's total). */
+void mu_devices_node_quota(struct mu_devices *d, const char *node,
+                           struct mu_resnames *rn, struct mu_res *out);
+
+/* For why-pending: the first option of the first request of dm that is
+ * not held yet (its class in *class_name, NULL when there is none; its
+ * count in *per, 1 for All), the usable free devices it matches over all
+ * nodes, on how many nodes, and the most on one node. */
+void mu_devices_free_count(const struct mu_devices *d,
+                           const struct mu_devdemand *dm, int64_t *total,
+                           int64_t *nodes, int64_t *best, int64_t *per,
+                           const char **class_name);
+
+#endif

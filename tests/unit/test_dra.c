@@ -1,0 +1,444 @@
+/* DRA objects decoded (api/dra.h) and devices placed (sched/devices.h,
+ * sched/cluster_dra.h): pools, holds, shared claims, quotas, undo. */
+#include <check.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "api/dra.h"
+#include "api/object.h"
+#include "sched/cluster.h"
+#include "sched/cluster_dra.h"
+#include "sched/statement.h"
+
+static struct mu_cluster c;
+
+static json_t *js(const char *fmt, ...) MU_PRINTF(1, 2);
+static json_t *js(const char *fmt, ...)
+{
+    va_list ap;
+    char *txt;
+    json_t *j;
+    json_error_t e;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    txt = mu_xmalloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(txt, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    j = json_loads(txt, 0, &e);
+    ck_assert_msg(j != NULL, "bad test JSON: %s: %s", e.text, txt);
+    free(txt);
+    return j;
+}
+
+static void class_(const char *name, const char *sel, const char *ext)
+{
+    json_t *j = js("{\"metadata\":{\"name\":\"%s\"},\"spec\":{%s%s%s"
+                   "\"selectors\":[{\"cel\":{\"expression\":%s}}]}}",
+                   name, ext ? "\"extendedResourceName\":\"" : "",
+                   ext ? ext : "", ext ? "\"," : "", sel);
+    struct mu_devclass dc;
+    struct mu_err err;
+
+    ck_assert_msg(mu_devclass_decode(j, &dc, &err) == 0, "%s", err.msg);
+    mu_cluster_put_class(&c, &dc);
+    json_decref(j);
+}
+
+/* A slice of n devices gpu-0.. with attribute model on node. */
+static void slice(const char *name, const char *node, const char *pool,
+                  int gen, int count, int n, const char *model)
+{
+    char devs[2048] = "";
+    size_t len = 0;
+    json_t *j;
+    struct mu_slice s;
+    struct mu_err err;
+
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(devs + len, sizeof(devs) - len,
+                                "%s{\"name\":\"%s-%d\",\"attributes\":"
+                                "{\"model\":{\"string\":\"%s\"}},"
+                                "\"capacity\":{\"memory\":{\"value\":"
+                                "\"80Gi\"}}}",
+                                i ? "," : "", name, i, model);
+    j = js("{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"driver\":\"gpu.x\","
+           "\"nodeName\":\"%s\",\"pool\":{\"name\":\"%s\",\"generation\":%d,"
+           "\"resourceSliceCount\":%d},\"devices\":[%s]}}",
+           name, node, pool, gen, count, devs);
+    ck_assert_msg(mu_slice_decode(j, &s, &err) == 0, "%s", err.msg);
+    mu_cluster_put_slice(&c, &s);
+    json_decref(j);
+}
+
+static void node(const char *name)
+{
+    json_t *j = js("{\"metadata\":{\"name\":\"%s\"},\"status\":"
+                   "{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"10\"}}}",
+                   name);
+    struct mu_node n;
+
+    ck_assert_int_eq(mu_node_decode(j, &c.rn, &n, NULL), 0);
+    ck_assert_ptr_nonnull(mu_cluster_add_node(&c, &n, NULL));
+    json_decref(j);
+}
+
+static void template_(const char *name, const char *requests)
+{
+    json_t *j = js("{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"spec\":"
+                   "{\"devices\":{\"requests\":%s}}}}", name, requests);
+    struct mu_claimtemplate t;
+    struct mu_err err;
+
+    ck_assert_msg(mu_claimtemplate_decode(j, &t, &err) == 0, "%s", err.msg);
+    mu_cluster_put_template(&c, &t);
+    json_decref(j);
+}
+
+/* A claim; status is "" or the JSON of its status. */
+static void claim(const char *name, const char *requests, const char *status)
+{
+    json_t *j = js("{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"devices\":"
+                   "{\"requests\":%s}}%s%s}", name, requests,
+                   *status ? ",\"status\":" : "", status);
+    struct mu_claim cl;
+    struct mu_err err;
+
+    ck_assert_msg(mu_claim_decode(j, &cl, &err) == 0, "%s", err.msg);
+    mu_cluster_put_claim(&c, &cl);
+    json_decref(j);
+}
+
+/* A pod whose claims JSON is `claims` (spec.resourceClaims). */
+static struct mu_task *pod(const char *name, const char *claims,
+                           const char *status)
+{
+    json_t *j = js("{\"metadata\":{\"name\":\"%s\",\"annotations\":{"
+                   "\"scheduling.k8s.io/group-name\":\"g\"}},\"spec\":{"
+                   "\"resourceClaims\":%s,\"containers\":[{\"name\":\"c\","
+                   "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},"
+                   "\"status\":%s}", name, claims, status);
+    struct mu_pod p;
+    struct mu_task *t;
+    struct mu_err err;
+
+    ck_assert_msg(mu_pod_decode(j, &c.rn, &p, &err) == 0, "%s", err.msg);
+    t = mu_cluster_add_task(&c, &p, &err);
+    ck_assert_ptr_nonnull(t);
+    json_decref(j);
+    return t;
+}
+
+static bool fits(const struct mu_task *t, const char *n)
+{
+    return mu_devices_fit(&c.dev, t->dd, n, false, NULL);
+}
+
+static int held_on(const char *n)
+{
+    const struct mu_devnode *nd = mu_map_get(&c.dev.nodes, n);
+    int k = 0;
+
+    for (size_t i = 0; nd && i < nd->n; i++)
+        for (size_t d = 0; d < nd->v[i]->s.ndevs; d++)
+            k += nd->v[i]->devs[d].holder != NULL;
+    return k;
+}
+
+#define ONE "[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu\"}}]"
+#define TMPL(t) "[{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"" t "\"}]"
+
+static void setup(void)
+{
+    mu_cluster_init(&c);
+    class_("gpu", "\"device.driver == \\\"gpu.x\\\"\"", "nvidia.com/gpu");
+    node("n1");
+    node("n2");
+}
+
+static void teardown(void)
+{
+    mu_cluster_release(&c);
+}
+
+START_TEST(test_decode_errors_name_the_field)
+{
+    struct mu_err err;
+    struct mu_slice s;
+    struct mu_claim cl;
+    struct mu_pod p;
+    json_t *j;
+
+    j = js("{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d\","
+           "\"pool\":{\"name\":\"p\"},\"devices\":[{\"name\":\"a\"},"
+           "{\"name\":\"b\",\"capacity\":{\"memory\":{\"value\":\"x\"}}}]}}");
+    ck_assert_int_eq(mu_slice_decode(j, &s, &err), -EINVAL);
+    ck_assert_msg(strstr(err.msg, "spec.devices[1].capacity.memory.value"),
+                  "%s", err.msg);
+    json_decref(j);
+    j = js("{\"metadata\":{\"name\":\"s\"},\"spec\":{\"pool\":"
+           "{\"name\":\"p\"}}}");
+    ck_assert_int_eq(mu_slice_decode(j, &s, &err), -EINVAL);
+    ck_assert_str_eq(err.msg, "spec.driver: Required value");
+    json_decref(j);
+    j = js("{\"metadata\":{\"name\":\"c\"},\"spec\":{\"devices\":"
+           "{\"requests\":[{\"name\":\"r\"}]}}}");
+    ck_assert_int_eq(mu_claim_decode(j, &cl, &err), -EINVAL);
+    ck_assert_str_eq(err.msg, "spec.devices.requests[0]: exactly one of "
+                              "exactly or firstAvailable is required");
+    json_decref(j);
+    j = js("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"resourceClaims\":"
+           "[{\"name\":\"a\",\"resourceClaimName\":\"x\","
+           "\"resourceClaimTemplateName\":\"y\"}],\"containers\":[]}}");
+    ck_assert_int_eq(mu_pod_decode(j, &c.rn, &p, &err), -EINVAL);
+    ck_assert_msg(strstr(err.msg, "spec.resourceClaims[0]: must specify "
+                                  "one of"), "%s", err.msg);
+    json_decref(j);
+}
+END_TEST
+
+START_TEST(test_attributes_are_qualified_and_claims_read_their_status)
+{
+    struct mu_slice s;
+    struct mu_claim cl;
+    struct mu_pod p;
+    json_t *j;
+
+    j = js("{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"gpu.x\","
+           "\"nodeName\":\"n1\",\"pool\":{\"name\":\"p\",\"generation\":3,"
+           "\"resourceSliceCount\":2},\"devices\":[{\"name\":\"a\","
+           "\"attributes\":{\"model\":{\"string\":\"H100\"},"
+           "\"other.io/n\":{\"int\":4}}}]}}");
+    ck_assert_int_eq(mu_slice_decode(j, &s, NULL), 0);
+    ck_assert_str_eq(s.devs[0].attrs[0].name, "gpu.x/model");
+    ck_assert_str_eq(s.devs[0].attrs[1].name, "other.io/n");
+    ck_assert_int_eq(s.devs[0].attrs[1].i, 4);
+    ck_assert_int_eq(s.generation, 3);
+    ck_assert_int_eq(s.slice_count, 2);
+    mu_slice_release(&s);
+    json_decref(j);
+    j = js("{\"metadata\":{\"name\":\"c\"},\"spec\":{\"devices\":"
+           "{\"requests\":[{\"name\":\"r\",\"firstAvailable\":["
+           "{\"name\":\"big\",\"deviceClassName\":\"gpu\",\"count\":2},"
+           "{\"name\":\"small\",\"deviceClassName\":\"gpu\"}]}]}},"
+           "\"status\":{\"allocation\":{\"devices\":{\"results\":[{"
+           "\"request\":\"r/big\",\"driver\":\"gpu.x\",\"pool\":\"p\","
+           "\"device\":\"a\"}]}},\"reservedFor\":[{\"resource\":\"pods\","
+           "\"name\":\"x\",\"uid\":\"u1\"}]}}");
+    ck_assert_int_eq(mu_claim_decode(j, &cl, NULL), 0);
+    ck_assert_int_eq(cl.spec.reqs[0].nopts, 2);
+    ck_assert_str_eq(cl.spec.reqs[0].opts[0].name, "r/big");
+    ck_assert_int_eq(cl.spec.reqs[0].opts[0].count, 2);
+    ck_assert(cl.allocated);
+    ck_assert_str_eq(cl.results[0].device, "a");
+    ck_assert_str_eq(cl.reserved_uids[0], "u1");
+    mu_claim_release(&cl);
+    json_decref(j);
+    j = js("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"resourceClaims\":"
+           "[{\"name\":\"g\",\"resourceClaimTemplateName\":\"t\"}],"
+           "\"containers\":[]},\"status\":{\"resourceClaimStatuses\":"
+           "[{\"name\":\"g\",\"resourceClaimName\":\"p-g-abc\"}]}}");
+    ck_assert_int_eq(mu_pod_decode(j, &c.rn, &p, NULL), 0);
+    ck_assert_int_eq(p.nclaims, 1);
+    ck_assert_str_eq(p.claims[0].tmpl, "t");
+    ck_assert_str_eq(p.claims[0].claim, "p-g-abc");
+    mu_pod_release(&p);
+    json_decref(j);
+}
+END_TEST
+
+START_TEST(test_incomplete_pool_and_old_generation_are_not_usable)
+{
+    struct mu_task *t;
+
+    template_("one", ONE);
+    t = pod("p", TMPL("one"), "{}");
+    slice("a", "n1", "pool1", 1, 2, 2, "H100");
+    ck_assert(!fits(t, "n1")); /* one of two slices */
+    slice("b", "n1", "pool1", 1, 2, 2, "H100");
+    ck_assert(fits(t, "n1"));
+    slice("c", "n1", "pool1", 2, 1, 1, "H100"); /* newer generation */
+    ck_assert(fits(t, "n1"));
+    mu_cluster_del_slice(&c, "c");
+    ck_assert(fits(t, "n1")); /* generation 1 is the newest again */
+    ck_assert(!fits(t, "n2"));
+    /* and the total counts only usable devices, by quota name */
+    ck_assert_int_eq(c.total.v[mu_resnames_index(&c.rn, "nvidia.com/gpu",
+                                                 false)], 4);
+}
+END_TEST
+
+START_TEST(test_take_give_and_undo)
+{
+    struct mu_task *a, *b;
+    struct mu_stmt st;
+
+    template_("two", "[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":"
+                     "\"gpu\",\"count\":2}}]");
+    slice("s1", "n1", "p1", 0, 1, 3, "H100");
+    a = pod("a", TMPL("two"), "{}");
+    b = pod("b", TMPL("two"), "{}");
+    mu_cluster_link(&c);
+    ck_assert(fits(a, "n1"));
+    mu_stmt_init(&st, &c);
+    mu_stmt_place(&st, a, mu_cluster_node(&c, "n1"), MU_TASK_ALLOCATED);
+    ck_assert_int_eq(held_on("n1"), 2);
+    ck_assert(!fits(b, "n1")); /* one device left */
+    /* the queue side counts the two devices */
+    ck_assert_int_eq(a->qreq.v[mu_resnames_index(&c.rn, "nvidia.com/gpu",
+                                                 false)], 2);
+    mu_stmt_rollback(&st, 0);
+    ck_assert_int_eq(held_on("n1"), 0);
+    ck_assert(fits(b, "n1"));
+    mu_stmt_release(&st);
+}
+END_TEST
+
+START_TEST(test_shared_claim_is_held_once_on_one_node)
+{
+    struct mu_task *a, *b;
+
+    slice("s1", "n1", "p1", 0, 1, 1, "H100");
+    slice("s2", "n2", "p2", 0, 1, 1, "H100");
+    claim("shared", ONE, "");
+    a = pod("a", "[{\"name\":\"g\",\"resourceClaimName\":\"shared\"}]",
+            "{}");
+    b = pod("b", "[{\"name\":\"g\",\"resourceClaimName\":\"shared\"}]",
+            "{}");
+    mu_task_place(&c, a, mu_cluster_node(&c, "n1"), MU_TASK_ALLOCATED);
+    ck_assert_int_eq(held_on("n1"), 1);
+    ck_assert(fits(b, "n1")); /* the same claim: no second device */
+    ck_assert(!fits(b, "n2")); /* held on n1 */
+    mu_task_place(&c, b, mu_cluster_node(&c, "n1"), MU_TASK_ALLOCATED);
+    ck_assert_int_eq(held_on("n1"), 1);
+    mu_task_unplace(&c, a);
+    ck_assert_int_eq(held_on("n1"), 1); /* b still uses it */
+    mu_task_unplace(&c, b);
+    ck_assert_int_eq(held_on("n1"), 0);
+}
+END_TEST
+
+START_TEST(test_api_allocation_pins_the_claim_and_stays)
+{
+    struct mu_task *t;
+
+    slice("s1", "n1", "p1", 0, 1, 2, "H100");
+    slice("s2", "n2", "p2", 0, 1, 2, "H100");
+    template_("one", ONE);
+    /* a refused bind: the claim made for p stays allocated on n2 */
+    t = pod("p", TMPL("one"), "{\"resourceClaimStatuses\":[{\"name\":"
+                              "\"gpu\",\"resourceClaimName\":\"p-gpu\"}]}");
+    ck_assert(fits(t, "n1"));
+    claim("p-gpu", ONE, "{\"allocation\":{\"devices\":{\"results\":[{"
+                        "\"request\":\"gpu\",\"driver\":\"gpu.x\",\"pool\":"
+                        "\"p2\",\"device\":\"s2-1\"}]}}}");
+    ck_assert_int_eq(held_on("n2"), 1);
+    ck_assert(!fits(t, "n1"));
+    ck_assert(fits(t, "n2"));
+    /* deallocated: free again, and the pod may go anywhere */
+    claim("p-gpu", ONE, "");
+    ck_assert_int_eq(held_on("n2"), 0);
+    ck_assert(fits(t, "n1"));
+    /* deleted: the pod waits for the claim its status names */
+    mu_cluster_del_claim(&c, "default", "p-gpu");
+    ck_assert(fits(t, "n1")); /* until then, planned from the template */
+}
+END_TEST
+
+START_TEST(test_selectors_all_mode_and_first_available)
+{
+    struct mu_task *h, *all, *fa, *bad;
+
+    slice("a100", "n1", "p1", 0, 1, 2, "A100");
+    slice("h100", "n2", "p2", 0, 1, 2, "H100");
+    template_("h100",
+              "[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":\"gpu\","
+              "\"selectors\":[{\"cel\":{\"expression\":\"device.attributes"
+              "[\\\"gpu.x\\\"].model == \\\"H100\\\"\"}}]}}]");
+    template_("all", "[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":"
+                     "\"gpu\",\"allocationMode\":\"All\"}}]");
+    template_("fa", "[{\"name\":\"g\",\"firstAvailable\":["
+                    "{\"name\":\"four\",\"deviceClassName\":\"gpu\","
+                    "\"count\":4},{\"name\":\"two\",\"deviceClassName\":"
+                    "\"gpu\",\"count\":2}]}]");
+    template_("bad",
+              "[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":\"gpu\","
+              "\"selectors\":[{\"cel\":{\"expression\":\"device.attributes"
+              "[\\\"gpu.x\\\"].v.isGreaterThan(semver(\\\"1.0.0\\\"))\"}}]}}]");
+    h = pod("h", TMPL("h100"), "{}");
+    all = pod("all", TMPL("all"), "{}");
+    fa = pod("fa", TMPL("fa"), "{}");
+    bad = pod("bad", TMPL("bad"), "{}");
+    ck_assert(!fits(h, "n1"));
+    ck_assert(fits(h, "n2"));
+    ck_assert(fits(all, "n1"));
+    ck_assert(fits(fa, "n1")); /* four do not fit: two do */
+    mu_task_place(&c, h, mu_cluster_node(&c, "n2"), MU_TASK_ALLOCATED);
+    ck_assert(!fits(all, "n2")); /* All wants every matching device */
+    ck_assert(!fits(bad, "n1"));
+    ck_assert_ptr_nonnull(bad->dd->why);
+    ck_assert_msg(strstr(bad->dd->why, "unsupported"), "%s", bad->dd->why);
+}
+END_TEST
+
+START_TEST(test_missing_template_then_arrives)
+{
+    struct mu_task *t = pod("p", TMPL("late"), "{}");
+
+    slice("s1", "n1", "p1", 0, 1, 1, "H100");
+    ck_assert_ptr_nonnull(t->dd->why);
+    ck_assert_str_eq(t->dd->why,
+                     "waiting for ResourceClaimTemplate default/late");
+    ck_assert(!fits(t, "n1"));
+    template_("late", ONE);
+    ck_assert_ptr_null(t->dd->why);
+    ck_assert(fits(t, "n1"));
+}
+END_TEST
+
+START_TEST(test_removed_slice_leaves_its_holders)
+{
+    struct mu_task *t;
+
+    template_("one", ONE);
+    slice("s1", "n1", "p1", 0, 1, 1, "H100");
+    t = pod("p", TMPL("one"), "{}");
+    mu_task_place(&c, t, mu_cluster_node(&c, "n1"), MU_TASK_RUNNING);
+    ck_assert_int_eq(held_on("n1"), 1);
+    mu_cluster_del_slice(&c, "s1");
+    ck_assert_int_eq(held_on("n1"), 0);
+    slice("s1", "n1", "p1", 0, 1, 1, "H100"); /* back: free */
+    ck_assert_int_eq(held_on("n1"), 0);
+    mu_task_unplace(&c, t); /* gives nothing it does not hold */
+    ck_assert_int_eq(held_on("n1"), 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("dra");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_decode_errors_name_the_field);
+    tcase_add_test(tc, test_attributes_are_qualified_and_claims_read_their_status);
+    tcase_add_test(tc, test_incomplete_pool_and_old_generation_are_not_usable);
+    tcase_add_test(tc, test_take_give_and_undo);
+    tcase_add_test(tc, test_shared_claim_is_held_once_on_one_node);
+    tcase_add_test(tc, test_api_allocation_pins_the_claim_and_stays);
+    tcase_add_test(tc, test_selectors_all_mode_and_first_available);
+    tcase_add_test(tc, test_missing_template_then_arrives);
+    tcase_add_test(tc, test_removed_slice_leaves_its_holders);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
