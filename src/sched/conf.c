@@ -468,6 +468,53 @@ static void check_reclaim(struct ctx *x)
             "does nothing");
 }
 
+/* deviceClassMappings: [{name: RESOURCE, deviceClassNames: [CLASS...]}] */
+static int parse_devmaps(struct ctx *x, json_t *list)
+{
+    size_t i, k;
+    json_t *item, *cls;
+
+    if (!list || json_is_null(list))
+        return 0;
+    if (!json_is_array(list))
+        return bad(x, "deviceClassMappings: want a list of {name, "
+                      "deviceClassNames}");
+    json_array_foreach(list, i, item) {
+        const char *res = json_string_value(json_object_get(item, "name"));
+        json_t *names = json_object_get(item, "deviceClassNames");
+
+        if (!res || !*res)
+            return bad(x, "deviceClassMappings[%zu].name: want a resource "
+                          "name", i);
+        if (!json_is_array(names) || !json_array_size(names))
+            return bad(x, "deviceClassMappings[%zu].deviceClassNames: want "
+                          "a list of DeviceClass names", i);
+        json_array_foreach(names, k, cls) {
+            const char *c = json_string_value(cls);
+            struct mu_devmap *m;
+
+            if (!c || !*c)
+                return bad(x, "deviceClassMappings[%zu].deviceClassNames[%zu]"
+                              ": want a DeviceClass name", i, k);
+            for (size_t j = 0; j < x->c->ndevmaps; j++)
+                if (!strcmp(x->c->devmaps[j].class_name, c))
+                    return bad(x, "deviceClassMappings[%zu]."
+                                  "deviceClassNames[%zu]: class \"%s\" is "
+                                  "mapped twice", i, k, c);
+            if (x->c->ndevmaps >= MU_CONF_MAX_DEVMAPS)
+                return bad(x, "deviceClassMappings: more than %d classes",
+                           MU_CONF_MAX_DEVMAPS);
+            x->c->devmaps = mu_xrealloc(x->c->devmaps,
+                                        (x->c->ndevmaps + 1) *
+                                            sizeof(*x->c->devmaps));
+            m = &x->c->devmaps[x->c->ndevmaps++];
+            m->class_name = mu_xstrdup(c);
+            m->resource = mu_xstrdup(res);
+        }
+    }
+    return 0;
+}
+
 static int parse_root(struct ctx *x, json_t *root)
 {
     const char *key;
@@ -478,7 +525,8 @@ static int parse_root(struct ctx *x, json_t *root)
         return bad(x, "want a mapping with actions and tiers");
     json_object_foreach(root, key, v) {
         if (strcmp(key, "actions") != 0 && strcmp(key, "tiers") != 0 &&
-            strcmp(key, "configurations") != 0 && strcmp(key, "metrics") != 0)
+            strcmp(key, "configurations") != 0 && strcmp(key, "metrics") != 0 &&
+            strcmp(key, "deviceClassMappings") != 0)
             warn(x, "%s: unknown key, ignored", key);
     }
     rc = parse_actions(x, json_object_get(root, "actions"));
@@ -486,6 +534,8 @@ static int parse_root(struct ctx *x, json_t *root)
         rc = parse_tiers(x, json_object_get(root, "tiers"));
     if (!rc)
         rc = parse_configurations(x, json_object_get(root, "configurations"));
+    if (!rc)
+        rc = parse_devmaps(x, json_object_get(root, "deviceClassMappings"));
     if (!rc)
         check_reclaim(x);
     return rc;
@@ -566,6 +616,11 @@ void mu_conf_default(struct mu_conf *out)
 
 void mu_conf_release(struct mu_conf *c)
 {
+    for (size_t i = 0; i < c->ndevmaps; i++) {
+        free(c->devmaps[i].class_name);
+        free(c->devmaps[i].resource);
+    }
+    free(c->devmaps);
     for (int t = 0; t < c->ntiers; t++) {
         for (int i = 0; i < c->tiers[t].n; i++) {
             free(c->tiers[t].plugins[i].name);

@@ -90,12 +90,23 @@ struct mu_tier {
     struct mu_plugin_opt plugins[MU_CONF_MAX_PLUGINS];
 };
 
+/* deviceClassMappings (Kueue's shape): the devices of a DRA class count in
+ * queue quotas as the named resource (sched/devices.h). */
+struct mu_devmap {
+    char *class_name;
+    char *resource;
+};
+/* Most mappings a configuration may list. */
+#define MU_CONF_MAX_DEVMAPS 64
+
 struct mu_conf {
     int nactions;
     enum mu_action actions[MU_CONF_MAX_ACTIONS];
     int ntiers;
     struct mu_tier tiers[MU_CONF_MAX_TIERS];
     json_t *configurations; /* action name -> arguments object (owned) */
+    size_t ndevmaps;
+    struct mu_devmap *devmaps; /* one per class, in the order given */
     size_t nwarnings;
     char **warnings;        /* owned, in the order found */
     /* reclaim is listed but no plugin says which queue is over its share

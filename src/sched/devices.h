@@ -50,6 +50,7 @@
 #include "api/resource.h"
 #include "common/map.h"
 #include "common/mu.h"
+#include "sched/conf.h"
 
 struct mu_dclaim;
 
@@ -88,12 +89,6 @@ struct mu_devslice {
 struct mu_devnode {
     size_t n, cap;
     struct mu_devslice **v;
-};
-
-/* A class mapped to a quota name. */
-struct mu_devmap {
-    char *class_name;
-    char *resource;
 };
 
 struct mu_devices {

@@ -43,6 +43,7 @@ void mu_sim_init(struct mu_sim *s, struct mu_conf *conf, FILE *log)
     mu_cluster_init(&s->cluster);
     s->conf = *conf;
     memset(conf, 0, sizeof(*conf));
+    mu_cluster_set_devmaps(&s->cluster, s->conf.devmaps, s->conf.ndevmaps);
     s->until_ms = MU_SIM_DEFAULT_UNTIL_MS;
     s->log = log;
     mu_sb_init(&s->timeline);

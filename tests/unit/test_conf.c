@@ -163,6 +163,50 @@ START_TEST(test_conf_reclaim_without_a_share_plugin_is_inert_and_says_so)
 }
 END_TEST
 
+START_TEST(test_conf_device_class_mappings)
+{
+    static const char base[] = "actions: \"allocate\"\n"
+                               "tiers:\n- plugins:\n  - name: gang\n";
+    static const struct {
+        const char *tail, *err;
+    } bad[] = {
+        {"deviceClassMappings: {}\n",
+         "sched.conf: deviceClassMappings: want a list of {name, "
+         "deviceClassNames}"},
+        {"deviceClassMappings:\n- deviceClassNames: [a]\n",
+         "sched.conf: deviceClassMappings[0].name: want a resource name"},
+        {"deviceClassMappings:\n- name: x/gpu\n",
+         "sched.conf: deviceClassMappings[0].deviceClassNames: want a list "
+         "of DeviceClass names"},
+        {"deviceClassMappings:\n- {name: x/gpu, deviceClassNames: [a]}\n"
+         "- {name: y/gpu, deviceClassNames: [b, a]}\n",
+         "sched.conf: deviceClassMappings[1].deviceClassNames[1]: class "
+         "\"a\" is mapped twice"},
+    };
+    struct mu_conf c;
+    struct mu_err err;
+    char *txt;
+
+    txt = mu_xasprintf("%sdeviceClassMappings:\n- name: nvidia.com/gpu\n"
+                       "  deviceClassNames: [gpu.nvidia.com, "
+                       "mig.nvidia.com]\n", base);
+    ck_assert_int_eq(parse(txt, &c, &err), 0);
+    free(txt);
+    ck_assert_uint_eq(c.nwarnings, 0);
+    ck_assert_uint_eq(c.ndevmaps, 2);
+    ck_assert_str_eq(c.devmaps[1].class_name, "mig.nvidia.com");
+    ck_assert_str_eq(c.devmaps[1].resource, "nvidia.com/gpu");
+    mu_conf_release(&c);
+    for (size_t i = 0; i < MU_ARRAY_LEN(bad); i++) {
+        txt = mu_xasprintf("%s%s", base, bad[i].tail);
+        ck_assert_int_eq(parse(txt, &c, &err), -EINVAL);
+        ck_assert_str_eq(err.msg, bad[i].err);
+        ck_assert(is_zero(&c));
+        free(txt);
+    }
+}
+END_TEST
+
 START_TEST(test_conf_volcano_builtin_default_parses)
 {
     struct mu_conf c;
@@ -818,6 +862,7 @@ int main(void)
 
     tcase_add_test(ta, test_conf_args_typed_per_volcano);
     tcase_add_test(ta, test_conf_reclaim_without_a_share_plugin_is_inert_and_says_so);
+    tcase_add_test(ta, test_conf_device_class_mappings);
     tcase_add_test(ta, test_conf_args_of_wrong_type_warn_and_use_default);
     tcase_add_loop_test(ta, test_conf_bool_arg_accepts_go_parsebool_strings, 0,
                         (int)MU_ARRAY_LEN(go_bools));
