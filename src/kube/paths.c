@@ -27,6 +27,15 @@ static const struct mu_api_res table[MU_API__COUNT] = {
     [MU_API_VCJOB] = {"/apis/batch.volcano.sh/v1alpha1", "jobs", "Job", true},
     [MU_API_COMMAND] = {"/apis/bus.volcano.sh/v1alpha1", "commands",
                         "Command", true},
+    [MU_API_DEVICECLASS] = {"/apis/resource.k8s.io/v1", "deviceclasses",
+                            "DeviceClass", false},
+    [MU_API_RESOURCESLICE] = {"/apis/resource.k8s.io/v1", "resourceslices",
+                              "ResourceSlice", false},
+    [MU_API_RESOURCECLAIM] = {"/apis/resource.k8s.io/v1", "resourceclaims",
+                              "ResourceClaim", true},
+    [MU_API_RESOURCECLAIMTEMPLATE] = {"/apis/resource.k8s.io/v1",
+                                      "resourceclaimtemplates",
+                                      "ResourceClaimTemplate", true},
 };
 
 const struct mu_api_res *mu_api_res(enum mu_api_kind k)

@@ -86,14 +86,13 @@ static void fit_text(const struct mu_cluster *c, const struct mu_fit_hist *h,
 
 /* The devices the failing pod's claims need and what is free, or why its
  * claims cannot be planned at all. */
-static void devices_text(const struct mu_cluster *c, const struct mu_job *j,
+static void devices_text(const struct mu_cluster *c, const struct mu_task *t,
                          int pods, struct mu_sb *sb)
 {
-    const struct mu_task *t = j->why.task;
     int64_t total, nodes, best, per;
     const char *cls;
 
-    if (!t || !t->dd || !j->why.hist.code[MU_FIT_DEVICES])
+    if (!t || !t->dd)
         return;
     if (t->dd->why) {
         mu_sb_addf(sb, "; pod %s: %s", t->pod.meta.name, t->dd->why);
@@ -147,7 +146,8 @@ static void nodes_text(const struct mu_cluster *c, const struct mu_job *j,
     mu_sb_add(sb, " on one node");
     if (bn)
         mu_sb_addf(sb, " (%s)", bn->spec.meta.name);
-    devices_text(c, j, pods, sb);
+    if (j->why.hist.code[MU_FIT_DEVICES])
+        devices_text(c, j->why.task, pods, sb);
     if (j->why.task) {
         mu_sb_addf(sb, "; pod %s does not fit: ", j->why.task->pod.meta.name);
         fit_text(c, &j->why.hist, sb);
@@ -180,8 +180,16 @@ static char *message(const struct mu_cluster *c, const struct mu_job *j,
         mu_sb_add(&sb, j->why.text);
         break;
     case MU_WHY_ENQUEUE:
+        mu_sb_add(&sb, j->why.text);
+        break;
     case MU_WHY_QUEUE_SHARE:
         mu_sb_add(&sb, j->why.text);
+        /* a queue held to the devices its class maps to: what they are */
+        for (size_t i = 0; i < j->ntasks; i++)
+            if (j->tasks[i]->status == MU_TASK_PENDING && j->tasks[i]->dd) {
+                devices_text(c, j->tasks[i], n < 0 ? 0 : n, &sb);
+                break;
+            }
         break;
     case MU_WHY_NODES:
         nodes_text(c, j, f, &sb);

@@ -1,7 +1,9 @@
 /* Watch events into the cluster. */
 #include "serve/apply.h"
 
+#include "api/dra.h"
 #include "ctrl/jobctl.h"
+#include "sched/cluster_dra.h"
 
 static char *key_of(const json_t *obj)
 {
@@ -191,6 +193,105 @@ static bool apply_pc(struct mu_apply *a, const struct mu_ev *ev)
     return true;
 }
 
+/* A DRA object (resource.k8s.io/v1) into the device inventory. */
+static bool apply_dra(struct mu_apply *a, const struct mu_ev *ev)
+{
+    static const char *const kinds[] = {
+        [MU_SRC_DEVICECLASS] = "DeviceClass",
+        [MU_SRC_SLICE] = "ResourceSlice",
+        [MU_SRC_CLAIM] = "ResourceClaim",
+        [MU_SRC_CLAIMTEMPLATE] = "ResourceClaimTemplate",
+    };
+    struct mu_cluster *c = a->cluster;
+    const json_t *md = json_object_get(ev->obj, "metadata");
+    const char *ns = json_string_value(json_object_get(md, "namespace"));
+    const char *name = json_string_value(json_object_get(md, "name"));
+    union {
+        struct mu_devclass dc;
+        struct mu_slice sl;
+        struct mu_claim cl;
+        struct mu_claimtemplate t;
+    } u;
+    struct mu_err err;
+    int r = 0;
+
+    if (ev->type == MU_WATCH_DELETED) {
+        if (!name)
+            return false;
+        switch (ev->src) {
+        case MU_SRC_DEVICECLASS: mu_cluster_del_class(c, name); break;
+        case MU_SRC_SLICE: mu_cluster_del_slice(c, name); break;
+        case MU_SRC_CLAIM: mu_cluster_del_claim(c, ns ? ns : "", name); break;
+        default: mu_cluster_del_template(c, ns ? ns : "", name); break;
+        }
+        return true;
+    }
+    switch (ev->src) {
+    case MU_SRC_DEVICECLASS:
+        if (!(r = mu_devclass_decode(ev->obj, &u.dc, &err)))
+            mu_cluster_put_class(c, &u.dc);
+        break;
+    case MU_SRC_SLICE:
+        if (!(r = mu_slice_decode(ev->obj, &u.sl, &err)))
+            mu_cluster_put_slice(c, &u.sl);
+        break;
+    case MU_SRC_CLAIM:
+        if (!(r = mu_claim_decode(ev->obj, &u.cl, &err)))
+            mu_cluster_put_claim(c, &u.cl);
+        break;
+    default:
+        if (!(r = mu_claimtemplate_decode(ev->obj, &u.t, &err)))
+            mu_cluster_put_template(c, &u.t);
+        break;
+    }
+    if (r < 0) {
+        bad(a, ev->src, kinds[ev->src], ev->obj, &err);
+        return false;
+    }
+    good(a, ev->src, ev->obj);
+    return true;
+}
+
+/* After a relist of a DRA kind: what the inventory has and the list had
+ * not goes. */
+static void dra_list_end(struct mu_apply *a, enum mu_src s)
+{
+    struct mu_cluster *c = a->cluster;
+    const struct mu_map *m = s == MU_SRC_DEVICECLASS ? &c->dev.classes
+                             : s == MU_SRC_SLICE     ? &c->dev.slices
+                             : s == MU_SRC_CLAIM     ? &c->dev.claims
+                                                     : &c->dev.templates;
+    size_t n = 0;
+    const char **view = mu_map_sorted_keys(m, &n);
+    char **keys = mu_xcalloc(n + 1, sizeof(*keys));
+
+    /* copied: deleting from m ends the keys' validity */
+    for (size_t i = 0; i < n; i++)
+        keys[i] = mu_xstrdup(view[i]);
+    free(view);
+    for (size_t i = 0; i < n; i++) {
+        /* cluster-scoped kinds are keyed by name, the others "ns/name":
+         * the listed keys are "ns/name" with ns "" for the former */
+        bool scoped = s == MU_SRC_CLAIM || s == MU_SRC_CLAIMTEMPLATE;
+        char *k = scoped ? mu_xstrdup(keys[i]) : mu_xasprintf("/%s", keys[i]);
+        char *slash = scoped ? strchr(k, '/') : NULL;
+
+        if (!mu_map_get(&a->listed[s], k)) {
+            if (slash)
+                *slash = 0;
+            switch (s) {
+            case MU_SRC_DEVICECLASS: mu_cluster_del_class(c, keys[i]); break;
+            case MU_SRC_SLICE: mu_cluster_del_slice(c, keys[i]); break;
+            case MU_SRC_CLAIM: mu_cluster_del_claim(c, k, slash + 1); break;
+            default: mu_cluster_del_template(c, k, slash + 1); break;
+            }
+        }
+        free(k);
+        free(keys[i]);
+    }
+    free(keys);
+}
+
 void mu_apply_init(struct mu_apply *a, struct mu_cluster *cluster,
                    const struct mu_ctl *ctl, struct mu_enforcer *enf,
                    struct mu_jobctl *jobctl)
@@ -275,6 +376,12 @@ static void list_end(struct mu_apply *a, enum mu_src s)
             if (!listed(a, s, NULL, c->queues[i]->spec.meta.name))
                 mu_cluster_remove_queue(c, c->queues[i]);
         break;
+    case MU_SRC_DEVICECLASS:
+    case MU_SRC_SLICE:
+    case MU_SRC_CLAIM:
+    case MU_SRC_CLAIMTEMPLATE:
+        dra_list_end(a, s);
+        break;
     default:
         break;
     }
@@ -314,6 +421,12 @@ bool mu_apply_event(struct mu_apply *a, const struct mu_ev *ev)
     case MU_SRC_PRIORITYCLASS: changed = apply_pc(a, ev); break;
     case MU_SRC_JOB:
         mu_jobctl_job(a->jobctl, ev->type, ev->obj);
+        break;
+    case MU_SRC_DEVICECLASS:
+    case MU_SRC_SLICE:
+    case MU_SRC_CLAIM:
+    case MU_SRC_CLAIMTEMPLATE:
+        changed = apply_dra(a, ev);
         break;
     default: break;
     }

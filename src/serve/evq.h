@@ -45,6 +45,10 @@ enum mu_src {
     MU_SRC_PRIORITYCLASS,
     MU_SRC_JOB,
     MU_SRC_COMMAND,
+    MU_SRC_DEVICECLASS,   /* resource.k8s.io/v1 (DRA) */
+    MU_SRC_SLICE,
+    MU_SRC_CLAIM,
+    MU_SRC_CLAIMTEMPLATE,
     MU_SRC__COUNT,
     MU_SRC_BIND_REPORT = MU_SRC__COUNT, /* from the barrier */
     MU_SRC_WRITE_DONE,                  /* writes completed (writer.h) */

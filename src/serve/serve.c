@@ -4,6 +4,7 @@
 
 #include "api/nodecheck.h"
 #include "api/vcjob.h"
+#include "sched/cluster_dra.h"
 #include "kube/paths.h"
 
 void mu_serve_opts_init(struct mu_serve_opts *o)
@@ -35,10 +36,14 @@ static void log_line(void *ctx, const char *line)
  * only log and log_ctx, set before they start and never changed. */
 #define say(sv, ...) mu_ctl_log(&(sv)->ctl, __VA_ARGS__)
 
-/* Each watch lists and watches a whole collection, in every namespace. */
+/* Each watch lists and watches a whole collection, in every namespace.
+ * `optional` ones may be absent from the API server (404): the DRA kinds
+ * before Kubernetes 1.34; the caches wait for them until their list
+ * answers or 404s. */
 static const struct {
     enum mu_api_kind kind;
     const char *what;
+    bool optional;
 } sources[MU_SRC__COUNT] = {
     [MU_SRC_NODE] = {MU_API_NODE, "nodes"},
     [MU_SRC_POD] = {MU_API_POD, "pods"},
@@ -47,6 +52,11 @@ static const struct {
     [MU_SRC_PRIORITYCLASS] = {MU_API_PRIORITYCLASS, "priorityclasses"},
     [MU_SRC_JOB] = {MU_API_VCJOB, "jobs"},
     [MU_SRC_COMMAND] = {MU_API_COMMAND, "commands"},
+    [MU_SRC_DEVICECLASS] = {MU_API_DEVICECLASS, "deviceclasses", true},
+    [MU_SRC_SLICE] = {MU_API_RESOURCESLICE, "resourceslices", true},
+    [MU_SRC_CLAIM] = {MU_API_RESOURCECLAIM, "resourceclaims", true},
+    [MU_SRC_CLAIMTEMPLATE] = {MU_API_RESOURCECLAIMTEMPLATE,
+                              "resourceclaimtemplates", true},
 };
 
 /*
@@ -70,6 +80,8 @@ static void on_event(void *ctx, enum mu_watch_type type, json_t *obj)
                      "Commands are carried out");
     }
 
+    if (type == MU_WATCH_LIST_END)
+        atomic_store(&inf->missing, false);
     ev->src = inf->src;
     ev->type = type;
     ev->obj = obj;
@@ -87,6 +99,13 @@ static void watch_log(void *ctx, const char *msg)
                          "queue and job commands are ignored until it is "
                          "(kubectl apply -f crds/)");
         commands_missing = true;
+        return;
+    }
+    if (sources[inf->src].optional && strstr(msg, ": 404 ")) {
+        if (!atomic_exchange(&inf->missing, true))
+            say(inf->sv, "watch %s: resource.k8s.io/v1 is not served (a "
+                         "Kubernetes before 1.34?): no DRA devices are "
+                         "planned until it is", sources[inf->src].what);
         return;
     }
     say(inf->sv, "watch %s: %s", sources[inf->src].what, msg);
@@ -129,11 +148,13 @@ static int start_informers(struct mu_serve *sv, struct mu_err *err)
 }
 
 /* Every cache has listed once; the Commands' is not waited for (the CRD
- * is optional, see commands_missing). */
+ * is optional, see commands_missing), nor an optional one whose API the
+ * server does not serve. */
 static bool all_synced(const struct mu_serve *sv)
 {
     for (int s = 0; s < MU_SRC__COUNT; s++)
-        if (!sv->apply.synced[s] && s != MU_SRC_COMMAND)
+        if (!sv->apply.synced[s] && s != MU_SRC_COMMAND &&
+            !(sources[s].optional && atomic_load(&sv->inf[s].missing)))
             return false;
     return true;
 }
@@ -689,6 +710,7 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     }
     for (size_t i = 0; i < sv->conf.nwarnings; i++)
         say(sv, "warning: %s", sv->conf.warnings[i]);
+    mu_cluster_set_devmaps(&sv->cluster, sv->conf.devmaps, sv->conf.ndevmaps);
     if ((r = mu_kube_config_load(o->kubeconfig, NULL, &sv->cfg, err)) < 0)
         return r;
     /* every client is made from this config: none asks for more than the

@@ -34,6 +34,8 @@
 #ifndef MU_SERVE_SERVE_INT_H
 #define MU_SERVE_SERVE_INT_H
 
+#include <stdatomic.h>
+
 #include "common/hist.h"
 #include "common/map.h"
 #include "ctrl/ctl.h"
@@ -71,6 +73,7 @@ struct mu_informer {
     struct mu_watch *w;
     pthread_t thread;
     bool started;
+    atomic_bool missing;     /* an optional API answered 404 (serve.c) */
 };
 
 struct mu_serve {

@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# End-to-end: GPUs through Dynamic Resource Allocation (resource.k8s.io/v1)
+# on a real control plane (kube-controller-manager's resourceclaim
+# controller makes each pod's claim from its template, kube-scheduler's
+# DynamicResources plugin allocates it on the node muster pins, kwok runs
+# the pods). The kwok nodes advertise no nvidia.com/gpu: their GPUs are
+# devices of the driver gpu.example.com in ResourceSlices this test writes,
+# as a DRA driver would. Prints TAP; exit 0 when all pass.
+#
+#  - a vcjob of 8 pods, each with a one-device claim from a template, waits
+#    whole on 5 free devices and says 8 needed / 5 free; when a slice of 4
+#    more devices appears it runs whole, each claim allocated on its pod's
+#    node;
+#  - deviceClassMappings make the class count as nvidia.com/gpu: a queue
+#    with capability nvidia.com/gpu: 4 holds its claim gangs to 4 devices
+#    while another queue takes the rest, and a device-plugin gang in the
+#    same queue runs on the one node that has nvidia.com/gpu allocatable;
+#  - a claim pod never lands on the device-plugin node nor a plain GPU pod
+#    on a DRA node.
+#
+# Usage: tests/e2e/dra.sh MUSTER_BINARY
+# Env: MUSTER_E2E_KEEP=1 keeps the run directory (path printed on stderr).
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+MUSTER=${1:?usage: dra.sh MUSTER_BINARY}
+case "$MUSTER" in /*) ;; *) MUSTER=$PWD/$MUSTER ;; esac
+# shellcheck source=tap.sh
+. "$HERE/tap.sh"
+
+# muster's configuration: the default, plus the class mapped to a quota name
+CONF=$(mktemp "${TMPDIR:-/tmp}/muster-dra-conf.XXXXXX")
+{ "$MUSTER" simulate --print-config
+  printf 'deviceClassMappings:\n- name: nvidia.com/gpu\n  deviceClassNames: [gpu.example.com]\n'
+} >"$CONF"
+MUSTER_SERVE_ARGS=(--config "$CONF")
+
+tap_up dra
+cp "$CONF" "$D/muster.conf" && rm -f "$CONF"
+
+# ---- helpers -----------------------------------------------------------------
+
+# slice NODE COUNT [POOL]: a ResourceSlice of COUNT devices gpu-0.. on NODE
+slice() {
+    local i devs=""
+    for i in $(seq 0 $(($2 - 1))); do
+        devs="$devs
+  - name: gpu-$i
+    attributes:
+      model: {string: H100}
+    capacity:
+      memory: {value: 80Gi}"
+    done
+    kubectl apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: ${3:-$1}-gpu}
+spec:
+  driver: gpu.example.com
+  nodeName: $1
+  pool: {name: ${3:-$1}, generation: 1, resourceSliceCount: 1}
+  devices:$devs
+YAML
+}
+
+# claimjob NAME QUEUE PODS: a vcjob of PODS pods, one device claim each
+claimjob() {
+    kubectl apply -f - >/dev/null <<YAML
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: $1}
+spec:
+  minAvailable: $3
+  schedulerName: volcano
+  queue: $2
+  tasks:
+  - name: w
+    replicas: $3
+    template:
+      spec:
+        resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+        containers:
+        - name: train
+          image: nvcr.io/nvidia/pytorch:24.05-py3
+          resources:
+            requests: {cpu: "1"}
+            claims: [{name: gpu}]
+YAML
+}
+
+# plainjob NAME QUEUE PODS: the same with nvidia.com/gpu: 1 (device plugin)
+plainjob() {
+    kubectl apply -f - >/dev/null <<YAML
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: $1}
+spec:
+  minAvailable: $3
+  schedulerName: volcano
+  queue: $2
+  tasks:
+  - name: w
+    replicas: $3
+    template:
+      spec:
+        containers:
+        - name: train
+          image: nvcr.io/nvidia/pytorch:24.05-py3
+          resources: {limits: {nvidia.com/gpu: 1, cpu: "1"}}
+YAML
+}
+
+running() { # PREFIX: pods Running
+    kubectl get pods --no-headers 2>/dev/null | grep "^$1" | grep -c ' Running '
+}
+bound() { # PREFIX: pods with a node
+    kubectl get pods -o custom-columns=N:.metadata.name,NODE:.spec.nodeName --no-headers 2>/dev/null |
+        grep "^$1" | awk '$2 != "<none>"' | wc -l
+}
+pg_of() { # JOB: its PodGroup's name
+    kubectl get pg -o custom-columns=N:.metadata.name,O:.metadata.ownerReferences[0].name --no-headers |
+        awk -v j="$1" '$2 == j {print $1}'
+}
+pg_says() { # JOB TEXT: its PodGroup's condition message has TEXT
+    local msg
+    msg=$(kubectl get pg "$(pg_of "$1")" -o jsonpath='{.status.conditions[0].message}')
+    echo "$msg" | grep -qF "$2" || { echo "$msg"; return 1; }
+}
+gpus() { # QUEUE: status.allocated nvidia.com/gpu
+    kubectl get queue "$1" -o jsonpath='{.status.allocated.nvidia\.com/gpu}'
+}
+# claims_on_their_nodes PREFIX: every pod's claim is allocated from the
+# pool of the node the pod is bound to (pools are named after nodes)
+claims_on_their_nodes() {
+    kubectl get pods -o json | python3 -c '
+import json, subprocess, sys
+pods = [p for p in json.load(sys.stdin)["items"] if p["metadata"]["name"].startswith(sys.argv[1])]
+claims = json.loads(subprocess.check_output(["kubectl", "get", "resourceclaims", "-o", "json"]))["items"]
+by = {c["metadata"]["name"]: c for c in claims}
+bad = []
+for p in pods:
+    node = p["spec"].get("nodeName")
+    st = p.get("status", {}).get("resourceClaimStatuses") or []
+    if not st:
+        bad.append(p["metadata"]["name"] + ": no claim"); continue
+    c = by.get(st[0]["resourceClaimName"])
+    res = (((c or {}).get("status") or {}).get("allocation") or {}).get("devices", {}).get("results", [])
+    if not res or res[0]["pool"] != node:
+        bad.append("%s on %s: %s" % (p["metadata"]["name"], node, res))
+if bad or not pods:
+    print(bad or "no pods"); sys.exit(1)' "$1"
+}
+# on PREFIX POOL: pods of PREFIX bound to nodes of pool POOL
+on() {
+    kubectl get pods -o custom-columns=N:.metadata.name,NODE:.spec.nodeName --no-headers 2>/dev/null |
+        grep "^$1" | awk -v p="$2-" 'index($2, p) == 1' | wc -l
+}
+pod_count() { kubectl get pods --no-headers 2>/dev/null | wc -l; }
+
+# ---- the cluster: 3 DRA-only nodes, 1 device-plugin node --------------------
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.example.com"'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: default}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.example.com}
+YAML
+"$HERE/nodes.sh" "$D" 3 0 dra >/dev/null 2>&1
+slice dra-000 4
+slice dra-001 1
+
+# ---- a: 8 one-device pods wait whole on 5 devices, then run -------------------
+claimjob train default 8
+check "the resourceclaim controller makes the pods' claims from the template" \
+    wait_for 60 equals 8 bash -c "kubectl get resourceclaims --no-headers 2>/dev/null | wc -l"
+check "the gang of 8 waits whole on 5 free devices: its reason says 8 needed, 5 free" \
+    wait_for 30 pg_says train "needs 8 devices of class gpu.example.com (1 per pod); free: 5 on 2 nodes, at most 4 on one node"
+sleep 3
+check "no pod of the gang is bound meanwhile" equals 0 bound train-
+slice dra-002 4
+check "a slice of 4 more devices: the gang runs whole" wait_for 90 equals 8 running train-
+check "every claim is allocated from the pool of its pod's node" claims_on_their_nodes train-
+check "no node holds more pods than devices (4, 1, 4)" \
+    bash -c "$(declare -f on); test \$(on train- dra-000) -le 4 && test \$(on train- dra-001) -le 1 && test \$(on train- dra-002) -le 4"
+kubectl delete vcjob train --wait=false >/dev/null
+check "the job's pods go, and their claims with them" \
+    wait_for 90 bash -c "test \$(kubectl get pods --no-headers 2>/dev/null | wc -l) = 0 && test \$(kubectl get resourceclaims --no-headers 2>/dev/null | wc -l) = 0"
+
+# ---- b: quotas by device class, and both kinds of node ------------------------
+"$HERE/nodes.sh" "$D" 1 2 plug >/dev/null 2>&1
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: team-a}
+spec: {weight: 1, reclaimable: true, capability: {nvidia.com/gpu: 4}}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: team-b}
+spec: {weight: 1, reclaimable: true}
+YAML
+claimjob qa-1 team-a 4
+check "team-a's first claim gang of 4 runs" wait_for 60 equals 4 running qa-1-
+claimjob qa-2 team-a 2
+claimjob qb-1 team-b 5
+plainjob qb-2 team-b 2
+check "team-b's claim gang takes the other 5 devices" wait_for 60 equals 5 running qb-1-
+check "team-b's device-plugin gang runs" wait_for 60 equals 2 running qb-2-
+check "and on the device-plugin node only" equals 2 on qb-2- plug
+check "no claim pod lands on the device-plugin node" \
+    bash -c "$(declare -f on); test \$(( \$(on qa- plug) + \$(on qb-1- plug) )) = 0"
+check "team-a's second gang waits: capability 4 counts the DRA devices" equals 0 bound qa-2-
+check "and says so with the queue and nvidia.com/gpu" \
+    pg_says qa-2 "queue team-a"
+check "kubectl get queue: team-a has 4 nvidia.com/gpu allocated, team-b 7" \
+    wait_for 20 equals "4/7" bash -c "$(declare -f gpus); echo \$(gpus team-a)/\$(gpus team-b)"
+check "every running claim pod's claim is allocated on its node" \
+    bash -c "$(declare -f claims_on_their_nodes); claims_on_their_nodes qa-1- && claims_on_their_nodes qb-1-"
+
+tap_end
