@@ -4,7 +4,8 @@
  * pending pods.
  *
  *   bench_cycle [--nodes N] [--queues Q] [--pods P] [--runs R] [--sweep]
- *               [--running F] [--pending] [--again] [--report] [--seed S]
+ *               [--running F] [--pending] [--dra] [--again] [--report]
+ *               [--seed S]
  *
  * Each run generates a fresh cluster (not timed), then times exactly one
  * mu_cycle_run() with the built-in configuration (mu_conf_default: enqueue,
@@ -441,8 +442,8 @@ static void usage(FILE *f)
 {
     fputs("usage: bench_cycle [--nodes N] [--queues Q] [--pods P] [--runs R] "
           "[--sweep]\n"
-          "                   [--running F] [--pending] [--again] [--report] [--seed "
-          "S]\n"
+          "                   [--running F] [--pending] [--dra] [--again] "
+          "[--report] [--seed S]\n"
           "  --nodes N    nodes of 8 GPUs (default 10000)\n"
           "  --queues Q   queues, weights 1..4 cycling (default 100)\n"
           "  --pods P     pending pods, 1 GPU each, in gangs of 1-16 "
@@ -452,6 +453,8 @@ static void usage(FILE *f)
           "  --running F  also fill F (0..0.95) of the GPUs with running "
           "gangs\n"
           "  --pending    PodGroups start Pending (enqueue admits them)\n"
+          "  --dra        the GPUs as DRA devices (a slice of 8 per node) "
+          "and\n               every pod's GPU as a one-device claim\n"
           "  --again      also time a second cycle with no event between\n"
           "  --report     also time the /debug snapshot and a /debug/gangs "
           "answer\n"
@@ -564,6 +567,10 @@ int main(int argc, char **argv)
         }
         if (!strcmp(a, "--pending")) {
             spec.inqueue = false;
+            continue;
+        }
+        if (!strcmp(a, "--dra")) {
+            spec.dra = true;
             continue;
         }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

@@ -1,6 +1,9 @@
 /* gen.c - the synthetic cluster of gen.h. */
 #include "gen.h"
 
+#include "api/dra.h"
+#include "sched/cluster_dra.h"
+
 #define GPU_NAME "nvidia.com/gpu"
 #define GPU_LABEL "nvidia.com/gpu.product"
 #define GPU_PRODUCT "NVIDIA-H100-80GB-HBM3"
@@ -66,6 +69,63 @@ static void pod_req(struct mu_res *r, int gpu_dim, int64_t n)
     mu_res_put(r, gpu_dim, n);
 }
 
+/* The DRA objects of spec.dra: a DeviceClass, a template, and one
+ * object decoded from JSON text (not timed: the generator). */
+static int add_dra_json(struct mu_cluster *c, const char *kind,
+                        const char *txt)
+{
+    json_t *j = json_loads(txt, 0, NULL);
+    struct mu_err err;
+    int rc = -EINVAL;
+
+    if (!j)
+        goto out;
+    if (!strcmp(kind, "class")) {
+        struct mu_devclass dc;
+
+        if (!(rc = mu_devclass_decode(j, &dc, &err)))
+            mu_cluster_put_class(c, &dc);
+    } else if (!strcmp(kind, "template")) {
+        struct mu_claimtemplate t;
+
+        if (!(rc = mu_claimtemplate_decode(j, &t, &err)))
+            mu_cluster_put_template(c, &t);
+    } else if (!strcmp(kind, "slice")) {
+        struct mu_slice s;
+
+        if (!(rc = mu_slice_decode(j, &s, &err)))
+            mu_cluster_put_slice(c, &s);
+    } else {
+        struct mu_claim cl;
+
+        if (!(rc = mu_claim_decode(j, &cl, &err)))
+            mu_cluster_put_claim(c, &cl);
+    }
+    if (rc)
+        fprintf(stderr, "bench_gen: %s: %s\n", kind, err.msg);
+out:
+    json_decref(j);
+    return rc;
+}
+
+static int add_slice(struct mu_cluster *c, int i)
+{
+    char buf[1024];
+    size_t n = 0;
+
+    n += (size_t)snprintf(buf, sizeof(buf),
+                          "{\"metadata\":{\"name\":\"node-%06d-gpu\"},"
+                          "\"spec\":{\"driver\":\"gpu.bench\",\"nodeName\":"
+                          "\"node-%06d\",\"pool\":{\"name\":\"node-%06d\","
+                          "\"generation\":1,\"resourceSliceCount\":1},"
+                          "\"devices\":[", i, i, i);
+    for (int d = 0; d < NODE_GPUS; d++)
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+                              "%s{\"name\":\"gpu-%d\"}", d ? "," : "", d);
+    snprintf(buf + n, sizeof(buf) - n, "]}}");
+    return add_dra_json(c, "slice", buf);
+}
+
 static int add_node(struct mu_cluster *c, int i, int gpu_dim)
 {
     struct mu_node n;
@@ -81,7 +141,8 @@ static int add_node(struct mu_cluster *c, int i, int gpu_dim)
     mu_res_put(&n.allocatable, MU_RES_CPU, NODE_CPU);
     mu_res_put(&n.allocatable, MU_RES_MEMORY, NODE_MEM);
     mu_res_put(&n.allocatable, MU_RES_PODS, NODE_PODS);
-    mu_res_put(&n.allocatable, gpu_dim, NODE_GPUS);
+    if (gpu_dim >= 0)
+        mu_res_put(&n.allocatable, gpu_dim, NODE_GPUS);
     if (!mu_cluster_add_node(c, &n, &err)) {
         fprintf(stderr, "bench_gen: %s\n", err.msg);
         mu_node_release(&n);
@@ -148,7 +209,8 @@ static int add_job(struct mu_cluster *c, const struct bench_spec *s,
     return 0;
 }
 
-static int add_pods(struct mu_cluster *c, const struct gang *g, int gpu_dim)
+static int add_pods(struct mu_cluster *c, const struct gang *g, int gpu_dim,
+                    bool dra)
 {
     for (int i = 0; i < g->size; i++) {
         struct mu_pod p;
@@ -167,6 +229,34 @@ static int add_pods(struct mu_cluster *c, const struct gang *g, int gpu_dim)
         }
         pod_req(&p.req, gpu_dim, 1);
         mu_res_put(&p.req, MU_RES_PODS, 1);
+        if (dra) {
+            p.req.v[gpu_dim] = 0;
+            p.req.set &= ~(1u << gpu_dim);
+            p.nclaims = 1;
+            p.claims = mu_xcalloc(1, sizeof(*p.claims));
+            p.claims[0].name = mu_xstrdup("gpu");
+            p.claims[0].tmpl = mu_xstrdup("one-gpu");
+            if (g->first_gpu >= 0) {
+                int slot = g->first_gpu + i;
+                char buf[1024];
+
+                p.claims[0].claim = mu_xasprintf("%s-gpu", p.meta.name);
+                snprintf(buf, sizeof(buf),
+                         "{\"metadata\":{\"namespace\":\"" NS "\","
+                         "\"name\":\"%s\"},\"spec\":{\"devices\":"
+                         "{\"requests\":[{\"name\":\"gpu\",\"exactly\":"
+                         "{\"deviceClassName\":\"gpu.bench\"}}]}},"
+                         "\"status\":{\"allocation\":{\"devices\":"
+                         "{\"results\":[{\"request\":\"gpu\",\"driver\":"
+                         "\"gpu.bench\",\"pool\":\"node-%06d\","
+                         "\"device\":\"gpu-%d\"}]}}}}",
+                         p.claims[0].claim, slot / NODE_GPUS, slot % NODE_GPUS);
+                if (add_dra_json(c, "claim", buf)) {
+                    mu_pod_release(&p);
+                    return -EINVAL;
+                }
+            }
+        }
         p.group = mu_xstrdup(g->name);
         p.task_spec = mu_xstrdup("worker");
         p.task_index = i;
@@ -250,8 +340,25 @@ int bench_gen(struct mu_cluster *c, const struct bench_spec *s,
 
     /* Nodes, queues, then jobs, then pods: jobs added before their pods
      * adopt nothing (no scan), and pods find their node and job. */
-    for (int i = 0; i < s->nodes && !rc; i++)
-        rc = add_node(c, i, gpu_dim);
+    if (s->dra) {
+        rc = add_dra_json(c, "class",
+                          "{\"metadata\":{\"name\":\"gpu.bench\"},\"spec\":"
+                          "{\"extendedResourceName\":\"" GPU_NAME "\","
+                          "\"selectors\":[{\"cel\":{\"expression\":"
+                          "\"device.driver == \\\"gpu.bench\\\"\"}}]}}");
+        if (!rc)
+            rc = add_dra_json(c, "template",
+                              "{\"metadata\":{\"namespace\":\"" NS "\","
+                              "\"name\":\"one-gpu\"},\"spec\":{\"spec\":"
+                              "{\"devices\":{\"requests\":[{\"name\":"
+                              "\"gpu\",\"exactly\":{\"deviceClassName\":"
+                              "\"gpu.bench\"}}]}}}}");
+    }
+    for (int i = 0; i < s->nodes && !rc; i++) {
+        rc = add_node(c, i, s->dra ? -1 : gpu_dim);
+        if (!rc && s->dra)
+            rc = add_slice(c, i);
+    }
     for (int i = 0; i < s->queues && !rc; i++)
         rc = add_queue(c, i, s->created - 86400 + i);
     for (size_t i = 0; i < npend && !rc; i++)
@@ -259,9 +366,9 @@ int bench_gen(struct mu_cluster *c, const struct bench_spec *s,
     for (size_t i = 0; i < nrun && !rc; i++)
         rc = add_job(c, s, &run[i], gpu_dim);
     for (size_t i = 0; i < npend && !rc; i++)
-        rc = add_pods(c, &pend[i], gpu_dim);
+        rc = add_pods(c, &pend[i], gpu_dim, s->dra);
     for (size_t i = 0; i < nrun && !rc; i++)
-        rc = add_pods(c, &run[i], gpu_dim);
+        rc = add_pods(c, &run[i], gpu_dim, s->dra);
     if (!rc)
         mu_cluster_link(c);
 

@@ -15,6 +15,13 @@
  *            (16 x10, 8 x3, 4 x2, 2 x3, 1 x2: 200 pods in 20 gangs, a mean of
  *            exactly 10), so P pending pods make about P / 10 gangs; the
  *            last gang is cut to what is left of the pod budget.
+ *   dra      optionally, the GPUs come through DRA instead: no node has
+ *            nvidia.com/gpu allocatable; each has a ResourceSlice of 8
+ *            devices (driver gpu.bench, pool = the node), the DeviceClass
+ *            gpu.bench maps them to nvidia.com/gpu (extendedResourceName),
+ *            and every pod asks for its GPU through a claim from the
+ *            template bench/one-gpu; a running pod's claim is a
+ *            ResourceClaim allocated the device of its GPU slot.
  *   running  optionally, gangs "bench/run-NNNNNNN" of the same shapes
  *            already Running (PodGroup phase Running, pods phase Running
  *            with spec.nodeName), packed onto nodes in order until
@@ -47,6 +54,7 @@ struct bench_spec {
     bool inqueue;            /* pending PodGroups start Inqueue (else
                                 Pending, and the enqueue action admits) */
     bool min_resources;      /* PodGroups carry spec.minResources */
+    bool dra;                /* GPUs as DRA devices and claims */
     uint64_t seed;           /* != 0 */
     int64_t created;         /* creationTimestamp of the first object, s */
 };

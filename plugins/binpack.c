@@ -87,7 +87,9 @@ static double node_score(void *st, const struct mu_task *t,
     double score = 0;
     int64_t wsum = 0;
 
-    uint32_t set = t->pod.req.set;
+    /* qreq: a DRA claim's devices count under their quota name, against
+     * the node's devices of that name (devq, devused) */
+    uint32_t set = t->qreq->set;
 
     if (b->weight == 0)
         return 0;
@@ -96,12 +98,16 @@ static double node_score(void *st, const struct mu_task *t,
 
         if (!(set & 1u))
             continue;
-        req = t->pod.req.v[d];
+        req = t->qreq->v[d];
         if (req == 0 || !b->listed[d])
             continue;
         cap = mu_res_has(&n->spec.allocatable, d) ? n->spec.allocatable.v[d]
                                                   : 0;
         used = mu_res_has(&n->used, d) ? n->used.v[d] : 0;
+        if (t->dd) {
+            cap += n->devq.v[d];
+            used += n->devused.v[d];
+        }
         wsum += b->w[d];
         if (cap == 0 || b->w[d] == 0)
             continue;

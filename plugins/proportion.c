@@ -218,7 +218,7 @@ static void scan_jobs(struct mu_cqueue *q, struct wq *w, struct mu_res *el,
 
         for (size_t k = 0; k < j->ntasks; k++)
             if (j->tasks[k]->status == MU_TASK_PENDING)
-                mu_res_add(&w->request, &j->tasks[k]->qreq);
+                mu_res_add(&w->request, j->tasks[k]->qreq);
         for (int d = 0; d < MU_RES_MAX; d++) {
             int64_t x = mu_sub_sat(get0(&j->allocated, d),
                                    get0(&j->pg.min_resources, d));
@@ -328,7 +328,7 @@ static bool allocatable(void *st, const struct mu_cqueue *q,
                         const struct mu_task *t, struct mu_sb *why)
 {
     const struct prop *p = st;
-    const struct mu_res *req = &t->qreq;
+    const struct mu_res *req = t->qreq;
 
     uint32_t set = req->set & ~(1u << MU_RES_PODS);
 
@@ -453,7 +453,7 @@ static void job_enqueued(void *st, const struct mu_job *j)
 static bool victim_queue_ok(void *st, const struct mu_task *preemptor,
                             const struct mu_cqueue *q, bool reclaim)
 {
-    uint32_t set = preemptor->qreq.set & DIMS_ALL;
+    uint32_t set = preemptor->qreq->set & DIMS_ALL;
 
     (void)st;
     if (!reclaim || !q || !q->has_deserved)
@@ -461,7 +461,7 @@ static bool victim_queue_ok(void *st, const struct mu_task *preemptor,
     for (; set; set &= set - 1) {
         int d = __builtin_ctz(set);
 
-        if (preemptor->qreq.v[d] > 0 &&
+        if (preemptor->qreq->v[d] > 0 &&
             get0(&q->allocated, d) > get0(&q->deserved, d))
             return true;
     }

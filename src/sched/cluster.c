@@ -282,6 +282,7 @@ struct mu_cnode *mu_cluster_add_node(struct mu_cluster *c, struct mu_node *n,
     reindex_nodes(c);
     mu_map_put(&c->node_by_name, cn->spec.meta.name, cn);
     mu_res_add(&c->total, &cn->spec.allocatable);
+    cn->devs = mu_devices_node(&c->dev, cn->spec.meta.name);
     mu_devices_node_quota(&c->dev, cn->spec.meta.name, &c->rn, &cn->devq);
     mu_res_add(&c->total, &cn->devq);
     c->node_gen++;
@@ -332,9 +333,9 @@ static void job_attach_task(struct mu_job *j, struct mu_task *t)
     t->job = j;
     j->count[t->status]++;
     if (mu_status_allocated(t->status) && t->node) {
-        mu_res_add(&j->allocated, &t->qreq);
+        mu_res_add(&j->allocated, t->qreq);
         if (j->queue)
-            mu_res_add(&j->queue->allocated, &t->qreq);
+            mu_res_add(&j->queue->allocated, t->qreq);
     }
 }
 
@@ -343,9 +344,9 @@ static void job_detach_task(struct mu_job *j, struct mu_task *t)
     ptr_remove((void **)j->tasks, &j->ntasks, t);
     j->count[t->status]--;
     if (mu_status_allocated(t->status) && t->node) {
-        mu_res_sub(&j->allocated, &t->qreq);
+        mu_res_sub(&j->allocated, t->qreq);
         if (j->queue)
-            mu_res_sub(&j->queue->allocated, &t->qreq);
+            mu_res_sub(&j->queue->allocated, t->qreq);
     }
     t->job = NULL;
 }
@@ -464,11 +465,13 @@ static void task_demand(struct mu_cluster *c, struct mu_task *t)
         free(t->dd);
         t->dd = NULL;
     }
-    t->qreq = t->pod.req;
+    t->qreq = &t->pod.req;
     if (t->pod.nclaims) {
         t->dd = mu_xcalloc(1, sizeof(*t->dd));
         mu_devdemand_resolve(&c->dev, &t->pod, &c->rn, t->dd);
-        mu_res_add(&t->qreq, &t->dd->quota);
+        t->dd->qreq = t->pod.req;
+        mu_res_add(&t->dd->qreq, &t->dd->quota);
+        t->qreq = &t->dd->qreq;
     }
     t->shape = task_shape(c, &t->pod, t->dd);
 }
@@ -859,13 +862,14 @@ void mu_task_place(struct mu_cluster *c, struct mu_task *t, struct mu_cnode *n,
         t->job->count[t->status]--;
         t->job->count[st]++;
         if (mu_status_allocated(st)) {
-            mu_res_add(&t->job->allocated, &t->qreq);
+            mu_res_add(&t->job->allocated, t->qreq);
             if (t->job->queue)
-                mu_res_add(&t->job->queue->allocated, &t->qreq);
+                mu_res_add(&t->job->queue->allocated, t->qreq);
         }
     }
     if (t->dd && st != MU_TASK_PIPELINED) {
-        mu_devices_take(&c->dev, t->dd, n->spec.meta.name);
+        mu_devices_take(&c->dev, t->dd, n->devs);
+        mu_res_add(&n->devused, &t->dd->quota);
         if (st == MU_TASK_RELEASING)
             mu_devices_leaving(&c->dev, t->dd, true);
     }
@@ -891,12 +895,16 @@ void mu_task_set_status(struct mu_cluster *c, struct mu_task *t,
     if (t->dd && n && old != MU_TASK_PIPELINED &&
         (old == MU_TASK_RELEASING) != (st == MU_TASK_RELEASING))
         mu_devices_leaving(&c->dev, t->dd, st == MU_TASK_RELEASING);
-    if (t->dd && n && old == MU_TASK_PIPELINED && mu_status_on_node(st))
-        mu_devices_take(&c->dev, t->dd, n->spec.meta.name);
+    if (t->dd && n && old == MU_TASK_PIPELINED && mu_status_on_node(st)) {
+        mu_devices_take(&c->dev, t->dd, n->devs);
+        mu_res_add(&n->devused, &t->dd->quota);
+    }
     /* leaving the node (pending, finished) */
     if (n && !mu_status_on_node(st) && st != MU_TASK_PIPELINED) {
-        if (t->dd && old != MU_TASK_PIPELINED)
+        if (t->dd && old != MU_TASK_PIPELINED) {
             mu_devices_give(&c->dev, t->dd);
+            mu_res_sub(&n->devused, &t->dd->quota);
+        }
         if (old == MU_TASK_PIPELINED) {
             mu_res_sub(&n->pipelined, &t->pod.req);
         } else {
@@ -921,9 +929,9 @@ void mu_task_set_status(struct mu_cluster *c, struct mu_task *t,
             void (*op)(struct mu_res *, const struct mu_res *) =
                 now_alloc ? mu_res_add : mu_res_sub;
 
-            op(&t->job->allocated, &t->qreq);
+            op(&t->job->allocated, t->qreq);
             if (t->job->queue)
-                op(&t->job->queue->allocated, &t->qreq);
+                op(&t->job->queue->allocated, t->qreq);
         }
     }
     t->status = st;

@@ -74,8 +74,9 @@ struct mu_task {
     int node_slot;             /* index in node->tasks, or -1 */
     int64_t started_ms;        /* simulated time the task started running */
     struct mu_devdemand *dd;   /* its DRA claims resolved, NULL without */
-    struct mu_res qreq;        /* what its queue counts: pod.req plus the
-                                  devices of mapped classes (devices.h) */
+    const struct mu_res *qreq; /* what its queue counts: &pod.req, or
+                                  with DRA claims &dd->qreq (pod.req plus
+                                  the devices of mapped classes) */
 };
 
 /* A scheduling gate that is not muster's keeps the pod out of muster's
@@ -94,6 +95,8 @@ struct mu_cnode {
     struct mu_res releasing;
     struct mu_res pipelined;
     struct mu_res devq;        /* its DRA devices by quota name, in total */
+    struct mu_res devused;     /* of them, what its tasks' quotas take */
+    struct mu_devnode *devs;   /* its DRA slices (devices.h), borrowed */
     size_t ntasks, cap_tasks;
     struct mu_task **tasks;    /* tasks using this node (any on-node status,
                                   plus pipelined) */

@@ -101,11 +101,15 @@ static void devices_text(const struct mu_cluster *c, const struct mu_task *t,
     mu_devices_free_count(&c->dev, t->dd, &total, &nodes, &best, &per, &cls);
     if (!cls)
         return;
-    mu_sb_addf(sb, "; needs %lld device%s of class %s (%lld per pod); free: "
-                   "%lld on %lld node%s, at most %lld on one node",
+    mu_sb_addf(sb, "; needs %lld device%s of class %s (%lld per pod); ",
                (long long)(per * pods), per * pods == 1 ? "" : "s", cls,
-               (long long)per, (long long)total, (long long)nodes,
-               nodes == 1 ? "" : "s", (long long)best);
+               (long long)per);
+    if (!total)
+        mu_sb_add(sb, "none free");
+    else
+        mu_sb_addf(sb, "free: %lld on %lld node%s, at most %lld on one node",
+                   (long long)total, (long long)nodes, nodes == 1 ? "" : "s",
+                   (long long)best);
 }
 
 static void nodes_text(const struct mu_cluster *c, const struct mu_job *j,

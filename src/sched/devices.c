@@ -3,6 +3,18 @@
  */
 #include "sched/devices.h"
 
+/* The answers mu_devices_free_count remembers. */
+struct devcount {
+    const void *opt;
+    uint64_t hold_gen, gen;
+    int64_t total, nodes, best;
+};
+
+struct mu_devcounts {
+    struct devcount e[MU_DEV_COUNT_CACHE];
+    unsigned next;
+};
+
 /* Most devices one fit check may pick (the API allows 32 requests of up
  * to 1024 devices each; beyond this a demand does not fit). */
 #define MU_DEV_PICK_MAX 1024
@@ -17,6 +29,8 @@ void mu_devices_init(struct mu_devices *d)
     mu_map_init(&d->claims);
     mu_map_init(&d->templates);
     mu_map_init(&d->pools);
+    mu_map_init(&d->changed_set);
+    d->counts = mu_xcalloc(1, sizeof(*d->counts));
 }
 
 /* ---- holds ---- */
@@ -54,14 +68,12 @@ static void holds_clear(struct mu_dclaim *c)
 
 static void note_node(struct mu_devices *d, const char *node)
 {
-    if (!node)
+    if (!node || mu_map_get(&d->changed_set, node))
         return;
-    for (size_t i = 0; i < d->nchanged; i++)
-        if (!strcmp(d->changed[i], node))
-            return;
     mu_xgrow((void **)&d->changed, &d->cap_changed, d->nchanged + 1,
              sizeof(*d->changed));
     d->changed[d->nchanged++] = mu_xstrdup(node);
+    mu_map_put(&d->changed_set, node, (void *)1);
 }
 
 void mu_devices_clear_changed(struct mu_devices *d)
@@ -69,6 +81,8 @@ void mu_devices_clear_changed(struct mu_devices *d)
     for (size_t i = 0; i < d->nchanged; i++)
         free(d->changed[i]);
     d->nchanged = 0;
+    mu_map_release(&d->changed_set);
+    mu_map_init(&d->changed_set);
     d->quota_stale = false;
 }
 
@@ -187,6 +201,7 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
     char *old_pool = NULL;
     size_t short_claims = 0;
 
+    d->hold_gen++;
     mu_map_init(&held);
     if (old) {
         slice_unlink(d, old, &held);
@@ -262,6 +277,7 @@ void mu_devices_del_slice(struct mu_devices *d, const char *name)
 
     if (!s)
         return;
+    d->hold_gen++;
     slice_unlink(d, s, NULL);
     pool = mu_xstrdup(s->pool_key);
     mu_map_del(&d->slices, name);
@@ -371,6 +387,7 @@ void mu_devices_put_claim(struct mu_devices *d, struct mu_claim *in)
     struct mu_dclaim *c = mu_map_get(&d->claims, key);
     bool was = c && c->api_alloc;
 
+    d->hold_gen++;
     if (!c) {
         c = mu_xcalloc(1, sizeof(*c));
         c->key = key;
@@ -401,6 +418,7 @@ void mu_devices_del_claim(struct mu_devices *d, const char *ns,
     free(key);
     if (!c)
         return;
+    d->hold_gen++;
     note_node(d, c->node);
     dclaim_free(c);
 }
@@ -451,7 +469,9 @@ void mu_devices_release(struct mu_devices *d)
     mu_devices_set_maps(d, NULL, 0);
     free(d->maps);
     mu_devices_clear_changed(d);
+    mu_map_release(&d->changed_set);
     free(d->changed);
+    free(d->counts);
     memset(d, 0, sizeof(*d));
 }
 
@@ -607,11 +627,20 @@ static bool dev_free(const struct mu_cdev *dev, bool future)
     return !h || (future && h->users > 0 && h->leaving == h->users);
 }
 
-static bool serves(const struct mu_devclass *c, const struct mu_devopt *o,
-                   const struct mu_cdev *dev)
+/* Whether class c and option o select dev. The class's answer is
+ * remembered on the device (classes change only with the inventory's
+ * gen): most requests name a class and nothing else. */
+static bool serves(const struct mu_devices *d, const struct mu_devclass *c,
+                   const struct mu_devopt *o, const struct mu_cdev *dev)
 {
-    return mu_devsel_match(&c->sel, &dev->view) &&
-           mu_devsel_match(&o->sel, &dev->view);
+    struct mu_cdev *m = (struct mu_cdev *)dev;
+
+    if (m->memo_class != c || m->memo_gen != d->gen + 1) {
+        m->memo_class = c;
+        m->memo_gen = d->gen + 1;
+        m->memo_ok = mu_devsel_match(&c->sel, &dev->view);
+    }
+    return m->memo_ok && (!o->sel.n || mu_devsel_match(&o->sel, &dev->view));
 }
 
 /* Picks devices of node nd for option o into p; false (p unchanged) when
@@ -620,27 +649,33 @@ static bool pick_opt(const struct mu_devices *d, const struct mu_devnode *nd,
                      const struct mu_devopt *o, bool future, struct picks *p,
                      int64_t *nfree)
 {
+    /* nfree NULL: stop as soon as an ExactCount has its devices */
     const struct mu_devclass *c = mu_map_get(&d->classes, o->class_name);
     size_t mark = p->n;
     int64_t got = 0;
 
-    *nfree = 0;
+    if (nfree)
+        *nfree = 0;
     if (!c || !nd)
         return false;
     for (size_t i = 0; i < nd->n; i++)
         for (size_t k = 0; k < nd->v[i]->s.ndevs; k++) {
             struct mu_cdev *dev = &nd->v[i]->devs[k];
 
-            if (!dev->usable || picked(p, dev) || !serves(c, o, dev))
+            if (!dev->usable || picked(p, dev) || !serves(d, c, o, dev))
                 continue;
             if (!dev_free(dev, future)) {
                 if (o->mode == MU_ALLOC_ALL)
                     goto fail; /* All wants every matching device */
                 continue;
             }
-            (*nfree)++;
-            if (o->mode == MU_ALLOC_EXACT && got >= o->count)
+            if (nfree)
+                (*nfree)++;
+            if (o->mode == MU_ALLOC_EXACT && got >= o->count) {
+                if (!nfree)
+                    return true;
                 continue;
+            }
             if (p->n >= MU_DEV_PICK_MAX)
                 goto fail;
             p->v[p->n++] = dev;
@@ -663,9 +698,10 @@ static bool pick_claim(const struct mu_devices *d, const struct mu_devnode *nd,
         bool ok = false;
 
         for (size_t k = 0; k < r->nopts && !ok; k++) {
-            int64_t nfree;
+            int64_t nfree = 0;
 
-            ok = pick_opt(d, nd, &r->opts[k], future, p, &nfree);
+            ok = pick_opt(d, nd, &r->opts[k], future, p,
+                          why && !k ? &nfree : NULL);
             if (!ok && !k && why) {
                 why->class_name = r->opts[0].class_name;
                 why->need = r->opts[0].mode == MU_ALLOC_EXACT
@@ -680,18 +716,22 @@ static bool pick_claim(const struct mu_devices *d, const struct mu_devnode *nd,
     return true;
 }
 
-bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
-                    const char *node, bool future, struct mu_devfit *why)
+struct mu_devnode *mu_devices_node(struct mu_devices *d, const char *name)
 {
-    const struct mu_devnode *nd = mu_map_get(&d->nodes, node);
-    struct picks *p;
+    return list_at(&d->nodes, name);
+}
+
+bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
+                    const struct mu_devnode *nd, const char *node,
+                    bool future, struct mu_devfit *why)
+{
+    struct picks pk, *p = &pk;
     bool ok = true;
 
     if (why)
         memset(why, 0, sizeof(*why));
     if (dm->why)
         return false;
-    p = mu_xmalloc(sizeof(*p));
     p->n = 0;
     for (size_t i = 0; i < dm->n && ok; i++) {
         const struct mu_dclaim *c = entry_claim(d, dm, i);
@@ -703,16 +743,15 @@ bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
         else
             ok = pick_claim(d, nd, c, future, p, why);
     }
-    free(p);
     return ok;
 }
 
 void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
-                     const char *node)
+                     const struct mu_devnode *nd)
 {
-    const struct mu_devnode *nd = mu_map_get(&d->nodes, node);
-    struct picks *p = mu_xmalloc(sizeof(*p));
+    struct picks pk, *p = &pk;
 
+    d->hold_gen++;
     for (size_t i = 0; i < dm->n; i++) {
         struct mu_dclaim *c = entry_claim(d, dm, i);
 
@@ -723,34 +762,27 @@ void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
             for (size_t r = 0; r < c->spec->nreqs; r++) {
                 const struct mu_devreq *q = &c->spec->reqs[r];
 
-                for (size_t k = 0; k < q->nopts; k++) {
-                    int64_t nfree;
-
-                    if (pick_opt(d, nd, &q->opts[k], false, p, &nfree))
+                for (size_t k = 0; k < q->nopts; k++)
+                    if (pick_opt(d, nd, &q->opts[k], false, p, NULL))
                         break;
-                }
             }
             for (size_t k = 0; k < p->n; k++)
                 hold_add(c, p->v[k]);
-            if (p->n)
-                note_node(d, node);
         }
         c->users++;
     }
-    free(p);
 }
 
 void mu_devices_give(struct mu_devices *d, struct mu_devdemand *dm)
 {
+    d->hold_gen++;
     for (size_t i = 0; i < dm->n; i++) {
         struct mu_dclaim *c = entry_claim(d, dm, i);
 
         if (!c || c->users <= 0)
             continue;
-        if (--c->users == 0 && !c->api_alloc && c->nheld) {
-            note_node(d, c->node);
+        if (--c->users == 0 && !c->api_alloc && c->nheld)
             holds_clear(c);
-        }
         if (c->leaving > c->users)
             c->leaving = c->users;
     }
@@ -767,7 +799,6 @@ void mu_devices_leaving(struct mu_devices *d, struct mu_devdemand *dm,
         c->leaving += on ? 1 : -1;
         if (c->leaving < 0)
             c->leaving = 0;
-        note_node(d, c->node);
     }
 }
 
@@ -825,6 +856,16 @@ void mu_devices_free_count(const struct mu_devices *d,
         return;
     *class_name = o->class_name;
     *per = o->mode == MU_ALLOC_EXACT ? o->count : 1;
+    for (size_t i = 0; i < MU_DEV_COUNT_CACHE; i++) {
+        const struct devcount *e = &d->counts->e[i];
+
+        if (e->opt == o && e->hold_gen == d->hold_gen && e->gen == d->gen) {
+            *total = e->total;
+            *nodes = e->nodes;
+            *best = e->best;
+            return;
+        }
+    }
     while (mu_map_next(&d->nodes, &it, &k, &v)) {
         const struct mu_devnode *nd = v;
         int64_t n = 0;
@@ -833,12 +874,23 @@ void mu_devices_free_count(const struct mu_devices *d,
             for (size_t j = 0; j < nd->v[i]->s.ndevs; j++) {
                 const struct mu_cdev *dev = &nd->v[i]->devs[j];
 
-                if (dev->usable && !dev->holder && serves(c, o, dev))
+                if (dev->usable && !dev->holder && serves(d, c, o, dev))
                     n++;
             }
         *total += n;
         *nodes += n > 0;
         if (n > *best)
             *best = n;
+    }
+    {
+        struct devcount *e =
+            &d->counts->e[d->counts->next++ % MU_DEV_COUNT_CACHE];
+
+        e->opt = o;
+        e->hold_gen = d->hold_gen;
+        e->gen = d->gen;
+        e->total = *total;
+        e->nodes = *nodes;
+        e->best = *best;
     }
 }

@@ -52,6 +52,9 @@
 #include "common/mu.h"
 #include "sched/conf.h"
 
+/* Free-device counts remembered (struct mu_devices). */
+#define MU_DEV_COUNT_CACHE 16
+
 struct mu_dclaim;
 
 /* One device of one slice on one node. */
@@ -62,6 +65,11 @@ struct mu_cdev {
     struct mu_cel_device view; /* what selectors read */
     bool usable;               /* its pool is complete, newest generation */
     struct mu_dclaim *holder;  /* NULL = free */
+    /* placement's memo: whether the class memo_class selects it, valid
+     * while the inventory's gen is memo_gen + 1 */
+    const void *memo_class;
+    uint64_t memo_gen;
+    bool memo_ok;
 };
 
 /* A claim as placement sees it. */
@@ -114,6 +122,12 @@ struct mu_devices {
      * order, each once. */
     size_t nchanged, cap_changed;
     char **changed;
+    struct mu_map changed_set; /* the same names -> 1 */
+    uint64_t hold_gen;         /* moves with every hold taken or dropped */
+    /* mu_devices_free_count's last answers (a cycle asks the same for
+     * every waiting gang of one template): a cache the const reader
+     * fills, so behind a pointer; owned */
+    struct mu_devcounts *counts;
 };
 
 void mu_devices_init(struct mu_devices *d);
@@ -147,6 +161,8 @@ struct mu_devdemand {
     } *c;
     char *why;                 /* why it cannot be planned, or NULL */
     struct mu_res quota;       /* per mapped resource name */
+    struct mu_res qreq;        /* the pod's request plus quota (the
+                                  cluster fills it: mu_task.qreq) */
     char *sig;                 /* what placement depends on, for shapes */
     uint64_t gen;              /* the inventory's gen when resolved */
 };
@@ -165,15 +181,22 @@ struct mu_devfit {
     int64_t need, free;
 };
 
+/* The slices of node `name`, made empty when it has none yet: the entry
+ * lives as long as the inventory, so a cluster node keeps the pointer. */
+struct mu_devnode *mu_devices_node(struct mu_devices *d, const char *name);
+
 /* Whether the node's free devices (future: also those held by claims
- * whose every user is releasing) cover the demand. */
+ * whose every user is releasing) cover the demand. nd from
+ * mu_devices_node; name is the node's. */
 bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
-                    const char *node, bool future, struct mu_devfit *why);
+                    const struct mu_devnode *nd, const char *name,
+                    bool future, struct mu_devfit *why);
 /* Takes the devices for a task placed on node (claims held already are
- * only counted); a claim short of devices takes what it found. Notes the
- * node changed when devices were taken. */
+ * only counted); a claim short of devices takes what it found. The caller
+ * (the cluster, placing the task) moves the node's generation: take, give
+ * and leaving do not note nodes changed. */
 void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
-                     const char *node);
+                     const struct mu_devnode *nd);
 /* The reverse of take: a claim whose last user leaves frees the devices
  * muster planned for it (the API's allocations stay until the API says). */
 void mu_devices_give(struct mu_devices *d, struct mu_devdemand *dm);

@@ -407,8 +407,8 @@ bool mu_ssn_fits(const struct mu_ssn *s, const struct mu_task *t,
             return false;
         }
     }
-    if (t->dd && !mu_devices_fit(&s->cluster->dev, t->dd, n->spec.meta.name,
-                                 future, NULL)) {
+    if (t->dd && !mu_devices_fit(&s->cluster->dev, t->dd, n->devs,
+                                 n->spec.meta.name, future, NULL)) {
         if (fit) {
             fit->code = MU_FIT_DEVICES;
             fit->dim = -1;

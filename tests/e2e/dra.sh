@@ -16,7 +16,9 @@
 #    while another queue takes the rest, and a device-plugin gang in the
 #    same queue runs on the one node that has nvidia.com/gpu allocatable;
 #  - a claim pod never lands on the device-plugin node nor a plain GPU pod
-#    on a DRA node.
+#    on a DRA node;
+#  - reclaim: a queue owed devices gets them from a queue over its share,
+#    the victim gang's claims are freed and the reclaimer's allocated.
 #
 # Usage: tests/e2e/dra.sh MUSTER_BINARY
 # Env: MUSTER_E2E_KEEP=1 keeps the run directory (path printed on stderr).
@@ -227,5 +229,30 @@ check "kubectl get queue: team-a has 4 nvidia.com/gpu allocated, team-b 7" \
     wait_for 20 equals "4/7" bash -c "$(declare -f gpus); echo \$(gpus team-a)/\$(gpus team-b)"
 check "every running claim pod's claim is allocated on its node" \
     bash -c "$(declare -f claims_on_their_nodes); claims_on_their_nodes qa-1- && claims_on_their_nodes qb-1-"
+
+# ---- c: reclaim frees a DRA gang's devices for the queue it owes --------------
+kubectl delete vcjob --all --wait=false >/dev/null
+check "every job gone: pods and claims with them" \
+    wait_for 120 bash -c "test \$(kubectl get pods --no-headers 2>/dev/null | wc -l) = 0 && test \$(kubectl get resourceclaims --no-headers 2>/dev/null | wc -l) = 0"
+claimjob rb-1 team-b 5
+check "team-b takes 5 devices while team-a is idle" wait_for 60 equals 5 running rb-1-
+claimjob rb-2 team-b 4
+check "and the other 4" wait_for 60 equals 4 running rb-2-
+claimjob ra-1 team-a 4
+check "team-a asks for 4 devices it is owed: reclaim frees a team-b gang's and team-a's gang runs" \
+    wait_for 180 equals 4 running ra-1-
+check "the reclaimer's claims are allocated on its pods' nodes" claims_on_their_nodes ra-1-
+check "team-b is left with one gang running" \
+    bash -c "$(declare -f running); test \$(( \$(running rb-1-) + \$(running rb-2-) )) -le 5"
+check "no device is held by two claims" bash -c '
+kubectl get resourceclaims -o json | python3 -c "
+import json, sys
+seen = {}
+for c in json.load(sys.stdin)[\"items\"]:
+    for r in (((c.get(\"status\") or {}).get(\"allocation\") or {}).get(\"devices\") or {}).get(\"results\", []):
+        k = (r[\"pool\"], r[\"device\"])
+        assert k not in seen, (k, seen.get(k), c[\"metadata\"][\"name\"])
+        seen[k] = c[\"metadata\"][\"name\"]
+"'
 
 tap_end

@@ -135,7 +135,8 @@ static struct mu_task *pod(const char *name, const char *claims,
 
 static bool fits(const struct mu_task *t, const char *n)
 {
-    return mu_devices_fit(&c.dev, t->dd, n, false, NULL);
+    return mu_devices_fit(&c.dev, t->dd, mu_devices_node(&c.dev, n), n,
+                          false, NULL);
 }
 
 static int held_on(const char *n)
@@ -289,7 +290,7 @@ START_TEST(test_take_give_and_undo)
     ck_assert_int_eq(held_on("n1"), 2);
     ck_assert(!fits(b, "n1")); /* one device left */
     /* the queue side counts the two devices */
-    ck_assert_int_eq(a->qreq.v[mu_resnames_index(&c.rn, "nvidia.com/gpu",
+    ck_assert_int_eq(a->qreq->v[mu_resnames_index(&c.rn, "nvidia.com/gpu",
                                                  false)], 2);
     mu_stmt_rollback(&st, 0);
     ck_assert_int_eq(held_on("n1"), 0);

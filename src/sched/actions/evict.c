@@ -44,7 +44,7 @@ static bool relevant(struct mu_ssn *s, const struct mu_task *t,
     bool dim = false;
 
     for (int d = 0; d < MU_RES_MAX; d++)
-        if (d != MU_RES_PODS && t->qreq.v[d] > 0 && v->qreq.v[d] > 0)
+        if (d != MU_RES_PODS && t->qreq->v[d] > 0 && v->qreq->v[d] > 0)
             dim = true;
     return dim && v->node && mu_ssn_predicate(s, t, v->node, NULL);
 }
