@@ -18,7 +18,10 @@
 #  - a claim pod never lands on the device-plugin node nor a plain GPU pod
 #    on a DRA node;
 #  - reclaim: a queue owed devices gets them from a queue over its share,
-#    the victim gang's claims are freed and the reclaimer's allocated.
+#    the victim gang's claims are freed and the reclaimer's allocated;
+#  - kill -9 of muster just after it released a claim gang: after the
+#    restart the gang runs whole and no device is left allocated to a pod
+#    that does not run.
 #
 # Usage: tests/e2e/dra.sh MUSTER_BINARY
 # Env: MUSTER_E2E_KEEP=1 keeps the run directory (path printed on stderr).
@@ -39,6 +42,7 @@ MUSTER_SERVE_ARGS=(--config "$CONF")
 
 tap_up dra
 cp "$CONF" "$D/muster.conf" && rm -f "$CONF"
+MUSTER_SERVE_ARGS=(--config "$D/muster.conf") # for the restart below
 
 # ---- helpers -----------------------------------------------------------------
 
@@ -254,5 +258,39 @@ for c in json.load(sys.stdin)[\"items\"]:
         assert k not in seen, (k, seen.get(k), c[\"metadata\"][\"name\"])
         seen[k] = c[\"metadata\"][\"name\"]
 "'
+
+# ---- d: kill -9 between a claim gang's release and its binds ------------------
+kubectl delete vcjob --all --wait=false >/dev/null
+check "every job gone again" \
+    wait_for 120 bash -c "test \$(kubectl get pods --no-headers 2>/dev/null | wc -l) = 0 && test \$(kubectl get resourceclaims --no-headers 2>/dev/null | wc -l) = 0"
+claimjob crash default 8
+# polled every 20 ms: the kill should land before kube-scheduler's binds
+released() {
+    local end=$((SECONDS + 60))
+    until grep -q 'release default/crash' "$D/muster.log"; do
+        [ $SECONDS -lt $end ] || return 1
+        sleep 0.02
+    done
+}
+if released && [ -n "$MPID" ]; then
+    kill -9 "$MPID"
+    wait "$MPID" 2>/dev/null
+    MPID=""
+    ok "muster killed with -9 just after it released a claim gang"
+    sleep 3
+    echo "# $(bound crash-) of 8 members were bound and $(kubectl get resourceclaims -o json | python3 -c 'import json,sys; print(sum(1 for c in json.load(sys.stdin)["items"] if (c.get("status") or {}).get("allocation")))') claims allocated when muster died"
+    if start_muster >/dev/null 2>&1; then
+        ok "muster restarts"
+    else
+        not_ok "muster restarts" "$(tail -20 "$D/muster.log")"
+    fi
+    check "after the restart the whole gang runs" wait_for 120 equals 8 running crash-
+    check "each claim allocated on its pod's node, none held by a pod that does not run" \
+        claims_on_their_nodes crash-
+    check "no claim is left allocated beyond the 8 running pods'" \
+        equals 8 bash -c "kubectl get resourceclaims -o json | python3 -c 'import json,sys; print(sum(1 for c in json.load(sys.stdin)[\"items\"] if (c.get(\"status\") or {}).get(\"allocation\")))'"
+else
+    not_ok "muster released the claim gang before the kill" "$(tail -5 "$D/muster.log")"
+fi
 
 tap_end
