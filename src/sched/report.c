@@ -154,6 +154,31 @@ static void clause(struct mu_sb *sb, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The devices t's DRA claims need for need pods, when too few are free
+ * (or why its claims cannot be planned at all). */
+static void devices_clause(const struct mu_cluster *c, const struct mu_task *t,
+                           int need, struct mu_sb *sb)
+{
+    int64_t total, nodes, best, per;
+    const char *cls;
+
+    if (!t->dd)
+        return;
+    if (t->dd->why) {
+        clause(sb, "its claims cannot be planned: %s", t->dd->why);
+        return;
+    }
+    mu_devices_free_count(&c->dev, t->dd, &total, &nodes, &best, &per, &cls);
+    if (!cls || (total >= per * need && best >= per))
+        return;
+    clause(sb,
+           "devices of class %s: %lld needed (%lld per pod), %lld free on "
+           "%lld node(s), at most %lld on one node (add devices, or wait for "
+           "claims to be freed)",
+           cls, (long long)(per * need), (long long)per, (long long)total,
+           (long long)nodes, (long long)best);
+}
+
 /* What would let j start: its queue's capability, its queue's share, room
  * on the nodes its pods may use, each that stands in the way, in words. */
 static char *unblock_text(const struct mu_cluster *c, const struct mu_job *j,
@@ -189,7 +214,7 @@ static char *unblock_text(const struct mu_cluster *c, const struct mu_job *j,
                             j->count[MU_TASK_FAILED], j->ntasks,
                             j->count[MU_TASK_RELEASING] +
                                 j->count[MU_TASK_UNKNOWN]);
-    req = t->pod.req;
+    req = *t->qreq; /* what the queue counts: with a DRA claim's devices */
     req.set &= ~(1u << MU_RES_PODS);
     mu_sb_init(&rs);
     mu_res_format(&req, &c->rn, false, &rs);
@@ -214,6 +239,7 @@ static char *unblock_text(const struct mu_cluster *c, const struct mu_job *j,
                mu_quantity_format(c->rn.name[d], want, a, sizeof(a)),
                mu_quantity_format(c->rn.name[d], q->deserved.v[d], b,
                                   sizeof(b)));
+    devices_clause(c, t, need, &sb);
     r = t->shape >= 0 && t->shape < c->nshapes ? &rooms[t->shape] : &own;
     if (!r->done)
         room_of(c, t, r);

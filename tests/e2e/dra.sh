@@ -192,6 +192,13 @@ check "the resourceclaim controller makes the pods' claims from the template" \
     wait_for 60 equals 8 bash -c "kubectl get resourceclaims --no-headers 2>/dev/null | wc -l"
 check "the gang of 8 waits whole on 5 free devices: its reason says 8 needed, 5 free" \
     wait_for 30 pg_says train "needs 8 devices of class gpu.example.com (1 per pod); free: 5 on 2 nodes, at most 4 on one node"
+explain_ok() {
+    local out
+    out=$("$MUSTER" explain "podgroup/$(pg_of train)" --muster-url "http://127.0.0.1:$METRICS") || return 1
+    echo "$out" | grep -qF "devices of class gpu.example.com: 8 needed (1 per pod), 5 free on 2 node(s), at most 4 on one node" ||
+        { echo "$out"; return 1; }
+}
+check "muster explain names the same numbers" wait_for 20 explain_ok
 sleep 3
 check "no pod of the gang is bound meanwhile" equals 0 bound train-
 slice dra-002 4
