@@ -578,10 +578,12 @@ static int pod_claims(const json_t *spec, const json_t *status,
         return rc;
     out->claims = mu_xcalloc(json_array_size(a), sizeof(*out->claims));
     json_array_foreach(a, i, v) {
-        struct mu_pod_claim *c = &out->claims[out->nclaims++];
+        struct mu_pod_claim *c = &out->claims[out->nclaims];
         const json_t *s;
         size_t k;
 
+        memset(c, 0, sizeof(*c));
+        out->nclaims++;
         mu_json_path_at(p, "spec", "resourceClaims", i);
         rc = mu_json_member_dup(v, p, "name", &c->name, err);
         if (!rc && !c->name)
@@ -600,9 +602,20 @@ static int pod_claims(const json_t *spec, const json_t *status,
         json_array_foreach(st, k, s) {
             const char *made = mu_json_str(s, "resourceClaimName");
 
-            if (c->tmpl && made && *made &&
-                !mu_strcmp0(mu_json_str(s, "name"), c->name))
+            if (!c->tmpl || mu_strcmp0(mu_json_str(s, "name"), c->name))
+                continue;
+            free(c->claim);
+            c->claim = NULL;
+            if (made && *made) {
                 c->claim = mu_xstrdup(made);
+            } else {
+                /* the API's word that no claim is needed for it: the
+                 * entry asks for nothing */
+                free(c->name);
+                free(c->tmpl);
+                out->nclaims--;
+                break;
+            }
         }
     }
     return 0;

@@ -30,6 +30,7 @@ void mu_devices_init(struct mu_devices *d)
     mu_map_init(&d->templates);
     mu_map_init(&d->pools);
     mu_map_init(&d->changed_set);
+    mu_map_init(&d->wanted);
     d->counts = mu_xcalloc(1, sizeof(*d->counts));
 }
 
@@ -86,10 +87,26 @@ void mu_devices_clear_changed(struct mu_devices *d)
     d->quota_stale = false;
 }
 
-static void dclaim_free(struct mu_dclaim *c)
+/* Forgets the device keys c waits for. */
+static void want_clear(struct mu_devices *d, struct mu_dclaim *c)
+{
+    for (size_t i = 0; i < c->nwant; i++) {
+        if (mu_map_get(&d->wanted, c->want[i]) == c)
+            mu_map_del(&d->wanted, c->want[i]);
+        free(c->want[i]);
+    }
+    free(c->want);
+    c->want = NULL;
+    c->nwant = 0;
+}
+
+/* d may be NULL for a private claim (it waits for nothing). */
+static void dclaim_free(struct mu_devices *d, struct mu_dclaim *c)
 {
     if (!c)
         return;
+    if (d)
+        want_clear(d, c);
     holds_clear(c);
     free(c->held);
     free(c->key);
@@ -161,21 +178,53 @@ static void pool_update(struct mu_devices *d, const char *key)
     }
 }
 
-/* Takes slice s out of every index; its devices' holders are returned in
- * keys/holders (the caller gives them back to the devices that replace
- * them). */
+/* Another slice's device of the same key (driver/pool/device) in s's
+ * pool, of the newest generation, or NULL. */
+static struct mu_cdev *other_copy(struct mu_devices *d,
+                                  const struct mu_devslice *s, const char *key)
+{
+    const struct mu_devnode *p = mu_map_get(&d->pools, s->pool_key);
+    struct mu_cdev *best = NULL;
+
+    for (size_t i = 0; p && i < p->n; i++) {
+        struct mu_devslice *o = p->v[i];
+
+        if (o == s)
+            continue;
+        for (size_t k = 0; k < o->s.ndevs; k++)
+            if (!strcmp(o->devs[k].key, key) &&
+                (!best || o->s.generation > best->slice->generation))
+                best = &o->devs[k];
+    }
+    return best;
+}
+
+/* Takes slice s out of every index. A device the key index names moves
+ * to another slice's copy of it (a pool changing generation), with its
+ * holder; otherwise a muster-planned holder is returned in held (the
+ * caller gives it back to the device that replaces it), and an API
+ * claim's hold comes back through the wanted map when the device does. */
 static void slice_unlink(struct mu_devices *d, struct mu_devslice *s,
                          struct mu_map *held)
 {
     for (size_t k = 0; k < s->s.ndevs; k++) {
-        struct mu_cdev *dev = &s->devs[k];
+        struct mu_cdev *dev = &s->devs[k], *alt;
+        struct mu_dclaim *h = dev->holder;
 
-        if (dev->holder) {
-            if (held)
-                mu_map_put(held, dev->key, dev->holder);
-            hold_drop(dev->holder, dev);
-        }
+        if (h)
+            hold_drop(h, dev);
+        if (mu_map_get(&d->devs, dev->key) != dev)
+            continue; /* an older copy: never indexed nor held */
         mu_map_del(&d->devs, dev->key);
+        alt = other_copy(d, s, dev->key);
+        if (alt) {
+            mu_map_put(&d->devs, alt->key, alt);
+            if (h && !alt->holder)
+                hold_add(h, alt);
+            note_node(d, alt->slice->node);
+        } else if (h && held && !h->api_alloc) {
+            mu_map_put(held, dev->key, h);
+        }
     }
     if (s->s.node)
         list_del(list_at(&d->nodes, s->s.node), s);
@@ -199,7 +248,6 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
     struct mu_devslice *old = mu_map_get(&d->slices, in->meta.name);
     struct mu_map held;
     char *old_pool = NULL;
-    size_t short_claims = 0;
 
     d->hold_gen++;
     mu_map_init(&held);
@@ -226,11 +274,20 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
         dev->view.attrs = src->attrs;
         dev->view.ncaps = src->ncaps;
         dev->view.caps = src->caps;
-        if (mu_map_get(&d->devs, dev->key))
-            continue; /* a duplicate name in the pool: not planned */
-        mu_map_put(&d->devs, dev->key, dev);
+        {
+            struct mu_cdev *was = mu_map_get(&d->devs, dev->key);
+
+            /* the key index names the newest generation's copy */
+            if (was && was->slice->generation > s->s.generation)
+                continue;
+            mu_map_put(&d->devs, dev->key, dev);
+            if (was && was->holder)
+                hold_add(was->holder, dev); /* moves it */
+        }
         h = mu_map_get(&held, dev->key);
-        if (h)
+        if (!h)
+            h = mu_map_get(&d->wanted, dev->key);
+        if (h && !dev->holder)
             hold_add(h, dev);
     }
     mu_map_release(&held);
@@ -243,31 +300,6 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
     if (old_pool && strcmp(old_pool, s->pool_key))
         pool_update(d, old_pool);
     free(old_pool);
-    /* claims the API shows holding devices that just appeared */
-    if (d->api_short) {
-        size_t it = 0;
-        const char *k;
-        void *v;
-
-        while (mu_map_next(&d->claims, &it, &k, &v)) {
-            struct mu_dclaim *c = v;
-
-            if (!c->api_alloc || c->nheld == c->api.nresults)
-                continue;
-            for (size_t i = 0; i < c->api.nresults; i++) {
-                const struct mu_devresult *r = &c->api.results[i];
-                char *key = mu_xasprintf("%s/%s/%s", r->driver, r->pool,
-                                         r->device);
-                struct mu_cdev *dev = mu_map_get(&d->devs, key);
-
-                if (dev && dev->holder != c)
-                    hold_add(c, dev);
-                free(key);
-            }
-            short_claims += c->nheld < c->api.nresults;
-        }
-        d->api_short = short_claims > 0;
-    }
 }
 
 void mu_devices_del_slice(struct mu_devices *d, const char *name)
@@ -323,6 +355,7 @@ void mu_devices_put_template(struct mu_devices *d, struct mu_claimtemplate *in)
     key = mu_xasprintf("%s/%s", t->meta.ns, t->meta.name);
     mu_map_put(&d->templates, key, t);
     free(key);
+    d->hold_gen++; /* free counts are remembered per template option */
 }
 
 void mu_devices_del_template(struct mu_devices *d, const char *ns,
@@ -336,6 +369,7 @@ void mu_devices_del_template(struct mu_devices *d, const char *ns,
         return;
     mu_claimtemplate_release(t);
     free(t);
+    d->hold_gen++;
 }
 
 void mu_devices_set_maps(struct mu_devices *d, const struct mu_devmap *m,
@@ -358,26 +392,39 @@ void mu_devices_set_maps(struct mu_devices *d, const struct mu_devmap *m,
 
 /* ---- claims ---- */
 
-/* Holds what the API's allocation of c names (those of its devices the
- * inventory has). */
+static void plan_claim(const struct mu_devices *d, struct mu_dclaim *c,
+                       const struct mu_devnode *nd);
+
+/* Holds what the API's allocation of c names: the devices the inventory
+ * has now, and the others as soon as a slice shows them (the wanted map).
+ * A device muster had planned for another claim still in use goes to c
+ * (the API decided), and that claim is planned again on its node. */
 static void hold_api(struct mu_devices *d, struct mu_dclaim *c)
 {
     note_node(d, c->node);
     holds_clear(c);
+    want_clear(d, c);
+    c->want = mu_xcalloc(c->api.nresults + 1, sizeof(*c->want));
     for (size_t i = 0; i < c->api.nresults; i++) {
         const struct mu_devresult *r = &c->api.results[i];
         char *key = mu_xasprintf("%s/%s/%s", r->driver, r->pool, r->device);
         struct mu_cdev *dev = mu_map_get(&d->devs, key);
+        struct mu_dclaim *v = dev ? dev->holder : NULL;
 
-        free(key);
+        c->want[c->nwant++] = key;
+        mu_map_put(&d->wanted, key, c);
         if (!dev)
             continue;
-        if (dev->holder && dev->holder != c)
-            note_node(d, dev->holder->node);
         hold_add(c, dev);
+        if (v && v != c && !v->api_alloc && v->users > 0) {
+            const char *node = dev->slice->node;
+
+            holds_clear(v);
+            if (node)
+                plan_claim(d, v, mu_map_get(&d->nodes, node));
+            note_node(d, node);
+        }
     }
-    if (c->nheld < c->api.nresults)
-        d->api_short = true;
     note_node(d, c->node);
 }
 
@@ -406,6 +453,7 @@ void mu_devices_put_claim(struct mu_devices *d, struct mu_claim *in)
         /* deallocated: what muster plans for it now is the users' */
         note_node(d, c->node);
         holds_clear(c);
+        want_clear(d, c);
     }
 }
 
@@ -420,7 +468,7 @@ void mu_devices_del_claim(struct mu_devices *d, const char *ns,
         return;
     d->hold_gen++;
     note_node(d, c->node);
-    dclaim_free(c);
+    dclaim_free(d, c);
 }
 
 /* ---- release ---- */
@@ -445,7 +493,7 @@ void mu_devices_release(struct mu_devices *d)
     void *v;
 
     while (mu_map_next(&d->claims, &it, &k, &v))
-        dclaim_free(v);
+        dclaim_free(d, v);
     mu_map_release(&d->claims);
     it = 0;
     while (mu_map_next(&d->slices, &it, &k, &v))
@@ -470,6 +518,7 @@ void mu_devices_release(struct mu_devices *d)
     free(d->maps);
     mu_devices_clear_changed(d);
     mu_map_release(&d->changed_set);
+    mu_map_release(&d->wanted);
     free(d->changed);
     free(d->counts);
     memset(d, 0, sizeof(*d));
@@ -491,7 +540,7 @@ static const char *class_quota(const struct mu_devices *d, const char *name)
 
 /* Checks spec against the inventory; adds its quota. */
 static void demand_spec(struct mu_devices *d, const char *what,
-                        const struct mu_claimspec *spec,
+                        const struct mu_claimspec *spec, bool charge,
                         struct mu_resnames *rn, struct mu_devdemand *out)
 {
     if (spec->bad && !out->why)
@@ -512,7 +561,7 @@ static void demand_spec(struct mu_devices *d, const char *what,
             if (c && c->sel.bad && !out->why)
                 out->why = mu_xasprintf("DeviceClass %s: %s", o->class_name,
                                         c->sel.bad);
-            if (k || o->mode != MU_ALLOC_EXACT ||
+            if (!charge || k || o->mode != MU_ALLOC_EXACT ||
                 !(q = class_quota(d, o->class_name)))
                 continue;
             dim = mu_resnames_index(rn, q, true);
@@ -548,7 +597,10 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
             char *what = mu_xasprintf("ResourceClaim %s", key);
 
             out->c[out->n++].claim_key = key;
-            demand_spec(d, what, c->spec, rn, out);
+            /* a claim named by resourceClaimName may be shared by any
+             * number of pods: it is not charged to each of them */
+            demand_spec(d, what, c->spec, pc->tmpl != NULL, rn, out);
+            out->shared |= !pc->tmpl;
             free(what);
             if (c->api_alloc)
                 mu_sb_addf(&sig, "at:%s;", c->node ? c->node : "");
@@ -567,7 +619,7 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
 
                 p->spec = &t->spec;
                 out->c[out->n++].priv = p;
-                demand_spec(d, what, p->spec, rn, out);
+                demand_spec(d, what, p->spec, true, rn, out);
                 free(what);
                 mu_sb_addf(&sig, "t:%s;", pc->tmpl);
             } else if (!out->why) {
@@ -575,8 +627,10 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
                                         "%s", tk);
             }
             free(tk);
-        } else if (!out->why) {
-            out->why = mu_xasprintf("waiting for ResourceClaim %s", key);
+        } else {
+            out->shared = true;
+            if (!out->why)
+                out->why = mu_xasprintf("waiting for ResourceClaim %s", key);
         }
         free(key);
     }
@@ -589,7 +643,7 @@ void mu_devdemand_release(struct mu_devdemand *dm)
 {
     for (size_t i = 0; i < dm->n; i++) {
         free(dm->c[i].claim_key);
-        dclaim_free(dm->c[i].priv);
+        dclaim_free(NULL, dm->c[i].priv);
     }
     free(dm->c);
     free(dm->why);
@@ -738,6 +792,10 @@ bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
 
         if (!c)
             ok = false;
+        else if (c->api_alloc) /* only where the API put its devices */
+            ok = !c->api.nresults ||
+                 (c->nheld == c->api.nresults && c->node &&
+                  !strcmp(c->node, node));
         else if (c->nheld)
             ok = c->node && !strcmp(c->node, node);
         else
@@ -746,29 +804,37 @@ bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
     return ok;
 }
 
-void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
-                     const struct mu_devnode *nd)
+/* Holds for c (which holds nothing) the devices of node nd its requests
+ * pick, first fit; a request that finds none is left short. */
+static void plan_claim(const struct mu_devices *d, struct mu_dclaim *c,
+                       const struct mu_devnode *nd)
 {
     struct picks pk, *p = &pk;
 
+    p->n = 0;
+    for (size_t r = 0; r < c->spec->nreqs; r++) {
+        const struct mu_devreq *q = &c->spec->reqs[r];
+
+        for (size_t k = 0; k < q->nopts; k++)
+            if (pick_opt(d, nd, &q->opts[k], false, p, NULL))
+                break;
+    }
+    for (size_t k = 0; k < p->n; k++)
+        hold_add(c, p->v[k]);
+}
+
+void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
+                     const struct mu_devnode *nd)
+{
     d->hold_gen++;
     for (size_t i = 0; i < dm->n; i++) {
         struct mu_dclaim *c = entry_claim(d, dm, i);
 
         if (!c)
             continue;
-        if (!c->nheld && !c->users) {
-            p->n = 0;
-            for (size_t r = 0; r < c->spec->nreqs; r++) {
-                const struct mu_devreq *q = &c->spec->reqs[r];
-
-                for (size_t k = 0; k < q->nopts; k++)
-                    if (pick_opt(d, nd, &q->opts[k], false, p, NULL))
-                        break;
-            }
-            for (size_t k = 0; k < p->n; k++)
-                hold_add(c, p->v[k]);
-        }
+        /* the API's allocation is the API's: only its users are counted */
+        if (!c->api_alloc && !c->nheld && !c->users)
+            plan_claim(d, c, nd);
         c->users++;
     }
 }
@@ -808,28 +874,46 @@ void mu_devices_node_quota(struct mu_devices *d, const char *node,
                            struct mu_resnames *rn, struct mu_res *out)
 {
     const struct mu_devnode *nd = mu_map_get(&d->nodes, node);
-    size_t it = 0;
-    const char *name;
-    void *v;
+    size_t it = 0, nc = 0, cap = 0;
+    const char **names;
+    struct {
+        const struct mu_devclass *c;
+        int dim;
+    } *m = NULL;
 
     mu_res_zero(out);
-    if (!nd)
+    if (!nd || !nd->n)
         return;
-    while (mu_map_next(&d->classes, &it, &name, &v)) {
-        const struct mu_devclass *c = v;
-        const char *q = class_quota(d, name);
+    /* the mapped classes in name order (quota names registered in a
+     * fixed order), then each usable device counted once per quota name
+     * however many of them select it */
+    names = mu_map_sorted_keys(&d->classes, &nc);
+    for (size_t i = 0; i < nc; i++) {
+        const char *q = class_quota(d, names[i]);
         int dim;
-        int64_t n = 0;
 
         if (!q || (dim = mu_resnames_index(rn, q, true)) < 0)
             continue;
-        for (size_t i = 0; i < nd->n; i++)
-            for (size_t k = 0; k < nd->v[i]->s.ndevs; k++)
-                if (nd->v[i]->devs[k].usable &&
-                    mu_devsel_match(&c->sel, &nd->v[i]->devs[k].view))
-                    n++;
-        mu_res_put(out, dim, out->v[dim] + n);
+        mu_xgrow((void **)&m, &cap, it + 1, sizeof(*m));
+        m[it].c = mu_map_get(&d->classes, names[i]);
+        m[it++].dim = dim;
     }
+    free(names);
+    for (size_t i = 0; i < nd->n && it; i++)
+        for (size_t k = 0; k < nd->v[i]->s.ndevs; k++) {
+            const struct mu_cdev *dev = &nd->v[i]->devs[k];
+            uint32_t seen = 0;
+
+            if (!dev->usable)
+                continue;
+            for (size_t j = 0; j < it; j++)
+                if (!(seen & (1u << m[j].dim)) &&
+                    mu_devsel_match(&m[j].c->sel, &dev->view)) {
+                    seen |= 1u << m[j].dim;
+                    mu_res_put(out, m[j].dim, out->v[m[j].dim] + 1);
+                }
+        }
+    free(m);
 }
 
 void mu_devices_free_count(const struct mu_devices *d,

@@ -78,6 +78,9 @@ struct mu_dclaim {
     struct mu_claim api;       /* the API's claim (api.spec) */
     const struct mu_claimspec *spec; /* &api.spec, or the template's */
     bool api_alloc;            /* holds what status.allocation names */
+    size_t nwant;
+    char **want;               /* the device keys it names (in the
+                                  inventory's wanted map), owned */
     size_t nheld, cap_held;
     struct mu_cdev **held;
     const char *node;          /* node of the held devices, or NULL */
@@ -113,8 +116,9 @@ struct mu_devices {
                                   changes (every demand resolved before is
                                   stale; a template's or claim's change
                                   concerns its users only) */
-    bool api_short;            /* a claim the API shows allocated names a
-                                  device no slice has yet */
+    struct mu_map wanted;      /* device key -> the API claim whose
+                                  allocation names it (held as soon as a
+                                  slice shows the device) */
     bool quota_stale;          /* a class or mapping changed: every
                                   node's mu_devices_node_quota may differ */
     /* Nodes whose devices changed (slices came or went, a claim's
@@ -164,6 +168,9 @@ struct mu_devdemand {
     struct mu_res qreq;        /* the pod's request plus quota (the
                                   cluster fills it: mu_task.qreq) */
     char *sig;                 /* what placement depends on, for shapes */
+    bool shared;               /* names a claim by resourceClaimName: pods
+                                  that share it share its node, so their
+                                  picks are checked one by one */
     uint64_t gen;              /* the inventory's gen when resolved */
 };
 /* Resolves pod's claims (pod->nclaims > 0) into out, registering mapped

@@ -419,6 +419,180 @@ START_TEST(test_removed_slice_leaves_its_holders)
 }
 END_TEST
 
+
+/* A slice whose devices are named by names (a comma list), model H100. */
+static void nslice(const char *name, const char *node, const char *pool,
+                   int gen, const char *names)
+{
+    char devs[2048] = "", one[128];
+    size_t len = 0;
+    const char *p = names;
+    json_t *j;
+    struct mu_slice s;
+    struct mu_err err;
+
+    while (*p) {
+        size_t n = strcspn(p, ",");
+
+        snprintf(one, sizeof(one), "%.*s", (int)n, p);
+        len += (size_t)snprintf(devs + len, sizeof(devs) - len,
+                                "%s{\"name\":\"%s\",\"attributes\":"
+                                "{\"model\":{\"string\":\"H100\"}}}",
+                                len ? "," : "", one);
+        p += n + (p[n] == ',');
+    }
+    j = js("{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"driver\":\"gpu.x\","
+           "\"nodeName\":\"%s\",\"pool\":{\"name\":\"%s\",\"generation\":%d,"
+           "\"resourceSliceCount\":1},\"devices\":[%s]}}",
+           name, node, pool, gen, devs);
+    ck_assert_msg(mu_slice_decode(j, &s, &err) == 0, "%s", err.msg);
+    mu_cluster_put_slice(&c, &s);
+    json_decref(j);
+}
+
+static const struct mu_dclaim *holder_of(const char *key)
+{
+    const struct mu_cdev *d = mu_map_get(&c.dev.devs, key);
+
+    ck_assert_msg(d != NULL, "no device %s", key);
+    return d->holder;
+}
+
+static const struct mu_dclaim *claim_of(const char *name)
+{
+    char *k = mu_xasprintf("default/%s", name);
+    const struct mu_dclaim *cl = mu_map_get(&c.dev.claims, k);
+
+    free(k);
+    return cl;
+}
+
+#define ALLOC(pool, dev)                                                   \
+    "{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\","      \
+    "\"driver\":\"gpu.x\",\"pool\":\"" pool "\",\"device\":\"" dev "\"}]}}}"
+#define USE(cl) "[{\"name\":\"g\",\"resourceClaimName\":\"" cl "\"}]"
+
+START_TEST(test_api_claim_waits_for_its_own_devices)
+{
+    struct mu_task *t, *o;
+
+    template_("one", ONE);
+    nslice("s1", "n1", "p1", 0, "s1-0");
+    /* allocated on a device no slice shows yet */
+    claim("c1", ONE, ALLOC("p1", "late-0"));
+    t = pod("p", USE("c1"), "{}");
+    ck_assert(!fits(t, "n1")); /* not where the API put it (yet) */
+    mu_task_place(&c, t, mu_cluster_node(&c, "n1"), MU_TASK_RUNNING);
+    ck_assert_ptr_null(holder_of("gpu.x/p1/s1-0")); /* nothing planned */
+    nslice("late", "n1", "p1", 0, "late-0");
+    ck_assert_ptr_eq(holder_of("gpu.x/p1/late-0"), claim_of("c1"));
+    o = pod("o", TMPL("one"), "{}");
+    ck_assert(fits(o, "n1")); /* s1-0 is free */
+    ck_assert(fits(t, "n1"));
+    ck_assert(!fits(t, "n2"));
+}
+END_TEST
+
+START_TEST(test_generation_change_keeps_holds_on_the_newest_copy)
+{
+    struct mu_task *o;
+
+    template_("one", ONE);
+    nslice("old", "n1", "p1", 1, "g0");
+    claim("ca", ONE, ALLOC("p1", "g0"));
+    nslice("new", "n1", "p1", 2, "g0"); /* the driver republishes */
+    o = pod("o", TMPL("one"), "{}");
+    ck_assert_ptr_eq(holder_of("gpu.x/p1/g0"), claim_of("ca"));
+    ck_assert(!fits(o, "n1"));
+    mu_cluster_del_slice(&c, "old");
+    ck_assert_ptr_eq(holder_of("gpu.x/p1/g0"), claim_of("ca"));
+    ck_assert(!fits(o, "n1"));
+    ck_assert_int_eq(held_on("n1"), 1);
+}
+END_TEST
+
+START_TEST(test_api_allocation_over_a_planned_device_replans_the_other)
+{
+    struct mu_task *a, *b, *x;
+
+    template_("one", ONE);
+    nslice("s1", "n1", "p1", 0, "s1-0,s1-1");
+    claim("ca", ONE, "");
+    claim("cb", ONE, "");
+    a = pod("a", USE("ca"), "{}");
+    b = pod("b", USE("cb"), "{}");
+    mu_task_place(&c, a, mu_cluster_node(&c, "n1"), MU_TASK_BINDING);
+    mu_task_place(&c, b, mu_cluster_node(&c, "n1"), MU_TASK_BINDING);
+    ck_assert_ptr_eq(holder_of("gpu.x/p1/s1-1"), claim_of("cb"));
+    /* kube-scheduler allocates ca on s1-1, the one muster planned for cb */
+    claim("ca", ONE, ALLOC("p1", "s1-1"));
+    ck_assert_ptr_eq(holder_of("gpu.x/p1/s1-1"), claim_of("ca"));
+    ck_assert_ptr_eq(holder_of("gpu.x/p1/s1-0"), claim_of("cb"));
+    x = pod("x", TMPL("one"), "{}");
+    ck_assert(!fits(x, "n1")); /* two devices, two claims */
+}
+END_TEST
+
+START_TEST(test_slice_made_again_gives_the_api_claim_its_device)
+{
+    struct mu_task *x;
+
+    template_("one", ONE);
+    nslice("s1", "n1", "p1", 0, "s1-0");
+    claim("ca", ONE, ALLOC("p1", "s1-0"));
+    mu_cluster_del_slice(&c, "s1"); /* a driver restart */
+    nslice("s1", "n1", "p1", 0, "s1-0");
+    ck_assert_ptr_eq(holder_of("gpu.x/p1/s1-0"), claim_of("ca"));
+    x = pod("x", TMPL("one"), "{}");
+    ck_assert(!fits(x, "n1"));
+}
+END_TEST
+
+START_TEST(test_overlapping_classes_count_a_device_once)
+{
+    class_("h100", "\"device.attributes[\\\"gpu.x\\\"].model == \\\"H100\\\"\"",
+           "nvidia.com/gpu");
+    nslice("s1", "n1", "p1", 0, "a,b");
+    ck_assert_int_eq(c.total.v[mu_resnames_index(&c.rn, "nvidia.com/gpu",
+                                                 false)], 2);
+}
+END_TEST
+
+START_TEST(test_shared_claim_is_not_charged_per_pod)
+{
+    struct mu_task *a;
+    int gpu;
+
+    nslice("s1", "n1", "p1", 0, "a");
+    claim("shared", ONE, "");
+    a = pod("a", USE("shared"), "{}");
+    gpu = mu_resnames_index(&c.rn, "nvidia.com/gpu", false);
+    ck_assert(a->dd->shared);
+    ck_assert_int_ge(gpu, 0);
+    ck_assert_int_eq(a->qreq->v[gpu], 0);
+}
+END_TEST
+
+START_TEST(test_status_without_a_claim_name_needs_none)
+{
+    struct mu_pod p;
+    json_t *j;
+
+    j = js("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"resourceClaims\":"
+           "[{\"name\":\"g\",\"resourceClaimTemplateName\":\"t\"},"
+           "{\"name\":\"h\",\"resourceClaimTemplateName\":\"t\"}],"
+           "\"containers\":[]},\"status\":{\"resourceClaimStatuses\":"
+           "[{\"name\":\"g\"},{\"name\":\"h\",\"resourceClaimName\":\"x\"},"
+           "{\"name\":\"h\",\"resourceClaimName\":\"p-h\"}]}}");
+    ck_assert_int_eq(mu_pod_decode(j, &c.rn, &p, NULL), 0);
+    ck_assert_int_eq(p.nclaims, 1);
+    ck_assert_str_eq(p.claims[0].name, "h");
+    ck_assert_str_eq(p.claims[0].claim, "p-h"); /* the last entry wins */
+    mu_pod_release(&p);
+    json_decref(j);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dra");
@@ -436,6 +610,13 @@ int main(void)
     tcase_add_test(tc, test_selectors_all_mode_and_first_available);
     tcase_add_test(tc, test_missing_template_then_arrives);
     tcase_add_test(tc, test_removed_slice_leaves_its_holders);
+    tcase_add_test(tc, test_api_claim_waits_for_its_own_devices);
+    tcase_add_test(tc, test_generation_change_keeps_holds_on_the_newest_copy);
+    tcase_add_test(tc, test_api_allocation_over_a_planned_device_replans_the_other);
+    tcase_add_test(tc, test_slice_made_again_gives_the_api_claim_its_device);
+    tcase_add_test(tc, test_overlapping_classes_count_a_device_once);
+    tcase_add_test(tc, test_shared_claim_is_not_charged_per_pod);
+    tcase_add_test(tc, test_status_without_a_claim_name_needs_none);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

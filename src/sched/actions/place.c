@@ -208,6 +208,44 @@ static struct mu_cnode *scan_idle(struct mu_ssn *s, const struct mu_task *t)
     return best;
 }
 
+/* Every node, best first by tier then score (the heap's order), for a
+ * task whose fit the shape's heap cannot follow: one of its claims is
+ * shared with other pods, so the first to take it moves where the others
+ * fit without their nodes changing. */
+static struct mu_cnode *scan_all(struct mu_ssn *s, const struct mu_task *t,
+                                 bool *pipelined, struct mu_fit_hist *hist)
+{
+    const struct mu_cluster *c = s->cluster;
+    struct mu_cnode *best = NULL;
+    struct hent b = {0, -1, 0, 0};
+
+    for (size_t i = 0; i < c->nnodes; i++) {
+        struct mu_cnode *n = c->nodes[i];
+        struct hent e;
+
+        if (!mu_ssn_predicate(s, t, n, NULL))
+            continue;
+        if (mu_ssn_fits(s, t, n, false, NULL))
+            e.tier = 1;
+        else if (mu_ssn_fits(s, t, n, true, NULL))
+            e.tier = 0;
+        else
+            continue;
+        e.score = mu_ssn_node_score(s, t, n);
+        e.node = n->index;
+        e.gen = n->gen;
+        if (!best || before(&e, &b)) {
+            best = n;
+            b = e;
+        }
+    }
+    if (best && pipelined)
+        *pipelined = b.tier == 0;
+    if (!best && hist)
+        fill_hist(s, t, hist);
+    return best;
+}
+
 struct mu_cnode *mu_pick_node(struct mu_place *p, const struct mu_task *t,
                               bool future, bool *pipelined,
                               struct mu_fit_hist *hist)
@@ -220,6 +258,8 @@ struct mu_cnode *mu_pick_node(struct mu_place *p, const struct mu_task *t,
         *pipelined = false;
     if (!future)
         return scan_idle(s, t);
+    if (t->dd && t->dd->shared)
+        return scan_all(s, t, pipelined, hist);
     h = shape_heap(p, t);
     while (h->n) {
         const struct hent *top = &h->v[0];
