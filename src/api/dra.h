@@ -92,6 +92,10 @@ struct mu_devopt {
     struct mu_devsel sel;
     enum mu_alloc_mode mode;
     int64_t count;            /* ExactCount: default 1 */
+    /* not decoded: placement's memo of the class it names
+     * (sched/devices.c), valid while memo_gen is the inventory's gen + 1 */
+    const void *memo_class;
+    uint64_t memo_gen;
 };
 
 struct mu_devreq {

@@ -107,10 +107,8 @@ static void why_free(struct mu_why *w)
 
 static void task_free(struct mu_task *t)
 {
-    if (t->dd) {
-        mu_devdemand_release(t->dd);
-        free(t->dd);
-    }
+    if (t->dd)
+        mu_devdemand_release(t->dd); /* in t's allocation */
     mu_pod_release(&t->pod);
     free(t->key);
     free(t);
@@ -462,12 +460,11 @@ static void task_demand(struct mu_cluster *c, struct mu_task *t)
 {
     if (t->dd) {
         mu_devdemand_release(t->dd);
-        free(t->dd);
         t->dd = NULL;
     }
     t->qreq = &t->pod.req;
     if (t->pod.nclaims) {
-        t->dd = mu_xcalloc(1, sizeof(*t->dd));
+        t->dd = (struct mu_devdemand *)(t + 1); /* mu_cluster_add_task */
         mu_devdemand_resolve(&c->dev, &t->pod, &c->rn, t->dd);
         t->dd->qreq = t->pod.req;
         mu_res_add(&t->dd->qreq, &t->dd->quota);
@@ -519,7 +516,10 @@ struct mu_task *mu_cluster_add_task(struct mu_cluster *c, struct mu_pod *p,
         free(key);
         return NULL;
     }
-    t = mu_xcalloc(1, sizeof(*t));
+    /* a pod with claims gets its demand in the same allocation: the cycle
+     * reads its qreq wherever it reads the task */
+    t = mu_xcalloc(1, sizeof(*t) +
+                          (p->nclaims ? sizeof(struct mu_devdemand) : 0));
     t->pod = *p;
     memset(p, 0, sizeof(*p));
     t->key = key;

@@ -73,7 +73,9 @@ struct mu_task {
                                   affinity, tolerations); see mu_cluster */
     int node_slot;             /* index in node->tasks, or -1 */
     int64_t started_ms;        /* simulated time the task started running */
-    struct mu_devdemand *dd;   /* its DRA claims resolved, NULL without */
+    struct mu_devdemand *dd;   /* its DRA claims resolved, NULL without;
+                                  it lives in the task's own allocation,
+                                  right after the struct */
     const struct mu_res *qreq; /* what its queue counts: &pod.req, or
                                   with DRA claims &dd->qreq (pod.req plus
                                   the devices of mapped classes) */

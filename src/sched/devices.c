@@ -697,6 +697,20 @@ static bool serves(const struct mu_devices *d, const struct mu_devclass *c,
     return m->memo_ok && (!o->sel.n || mu_devsel_match(&o->sel, &dev->view));
 }
 
+/* The class o names (NULL when there is none), remembered on o: classes
+ * change only with the inventory's gen. */
+static const struct mu_devclass *opt_class(const struct mu_devices *d,
+                                           const struct mu_devopt *o)
+{
+    struct mu_devopt *m = (struct mu_devopt *)o;
+
+    if (m->memo_gen != d->gen + 1) {
+        m->memo_class = mu_map_get(&d->classes, o->class_name);
+        m->memo_gen = d->gen + 1;
+    }
+    return m->memo_class;
+}
+
 /* Picks devices of node nd for option o into p; false (p unchanged) when
  * the node cannot serve it. *nfree: matching free devices seen. */
 static bool pick_opt(const struct mu_devices *d, const struct mu_devnode *nd,
@@ -704,7 +718,7 @@ static bool pick_opt(const struct mu_devices *d, const struct mu_devnode *nd,
                      int64_t *nfree)
 {
     /* nfree NULL: stop as soon as an ExactCount has its devices */
-    const struct mu_devclass *c = mu_map_get(&d->classes, o->class_name);
+    const struct mu_devclass *c = opt_class(d, o);
     size_t mark = p->n;
     int64_t got = 0;
 
