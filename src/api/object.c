@@ -314,6 +314,7 @@ void mu_pod_release(struct mu_pod *p)
         free(p->claims[i].tmpl);
     }
     free(p->claims);
+    free(p->ext_claim);
     memset(p, 0, sizeof(*p));
 }
 
@@ -574,8 +575,13 @@ static int pod_claims(const json_t *spec, const json_t *status,
     if (!rc)
         rc = mu_json_member(status, "status", "resourceClaimStatuses",
                             JSON_ARRAY, &st, err);
-    if (rc || !json_array_size(a))
+    if (rc)
         return rc;
+    out->ext_claim = mu_xstrdup_or_null(mu_json_nonempty(
+        json_object_get(status, "extendedResourceClaimStatus"),
+        "resourceClaimName"));
+    if (!json_array_size(a))
+        return 0;
     out->claims = mu_xcalloc(json_array_size(a), sizeof(*out->claims));
     json_array_foreach(a, i, v) {
         struct mu_pod_claim *c = &out->claims[out->nclaims];

@@ -138,6 +138,10 @@ struct mu_pod {
                                NULL while not made yet */
         char *tmpl;         /* resourceClaimTemplateName or NULL */
     } *claims;
+    char *ext_claim;        /* status.extendedResourceClaimStatus.
+                               resourceClaimName: the claim kube-scheduler
+                               made for the extended resources DRA serves
+                               (KEP-5004), or NULL */
 };
 int mu_pod_decode(const json_t *j, struct mu_resnames *rn, struct mu_pod *out,
                   struct mu_err *err);

@@ -107,8 +107,11 @@ static void why_free(struct mu_why *w)
 
 static void task_free(struct mu_task *t)
 {
-    if (t->dd)
-        mu_devdemand_release(t->dd); /* in t's allocation */
+    if (t->dd) {
+        mu_devdemand_release(t->dd);
+        if (!t->pod.nclaims)
+            free(t->dd); /* else in t's allocation */
+    }
     mu_pod_release(&t->pod);
     free(t->key);
     free(t);
@@ -435,6 +438,15 @@ static int task_shape(struct mu_cluster *c, const struct mu_pod *p,
  * names, in claim_users. */
 static void claim_users_edit(struct mu_cluster *c, struct mu_task *t, bool add)
 {
+    if (t->pod.ext_claim) {
+        char *key = obj_key(t->pod.meta.ns, t->pod.ext_claim);
+
+        if (add)
+            wait_add(&c->claim_users, key, t);
+        else
+            wait_del(&c->claim_users, key, t);
+        free(key);
+    }
     for (size_t i = 0; i < t->pod.nclaims; i++) {
         const struct mu_pod_claim *pc = &t->pod.claims[i];
 
@@ -460,11 +472,17 @@ static void task_demand(struct mu_cluster *c, struct mu_task *t)
 {
     if (t->dd) {
         mu_devdemand_release(t->dd);
+        if (!t->pod.nclaims)
+            free(t->dd);
         t->dd = NULL;
     }
     t->qreq = &t->pod.req;
-    if (t->pod.nclaims) {
-        t->dd = (struct mu_devdemand *)(t + 1); /* mu_cluster_add_task */
+    if (mu_devdemand_needed(&c->dev, &t->pod)) {
+        /* in the task's allocation when it had claims when added
+         * (mu_cluster_add_task), else its own (an extended resource a
+         * class serves) */
+        t->dd = t->pod.nclaims ? (struct mu_devdemand *)(t + 1)
+                               : mu_xcalloc(1, sizeof(*t->dd));
         mu_devdemand_resolve(&c->dev, &t->pod, &c->rn, t->dd);
         t->dd->qreq = t->pod.req;
         mu_res_add(&t->dd->qreq, &t->dd->quota);
@@ -868,7 +886,7 @@ void mu_task_place(struct mu_cluster *c, struct mu_task *t, struct mu_cnode *n,
         }
     }
     if (t->dd && st != MU_TASK_PIPELINED) {
-        mu_devices_take(&c->dev, t->dd, n->devs);
+        mu_devices_take(&c->dev, t->dd, n->devs, n->spec.allocatable.set);
         mu_res_add(&n->devused, &t->dd->quota);
         if (st == MU_TASK_RELEASING)
             mu_devices_leaving(&c->dev, t->dd, true);
@@ -896,7 +914,7 @@ void mu_task_set_status(struct mu_cluster *c, struct mu_task *t,
         (old == MU_TASK_RELEASING) != (st == MU_TASK_RELEASING))
         mu_devices_leaving(&c->dev, t->dd, st == MU_TASK_RELEASING);
     if (t->dd && n && old == MU_TASK_PIPELINED && mu_status_on_node(st)) {
-        mu_devices_take(&c->dev, t->dd, n->devs);
+        mu_devices_take(&c->dev, t->dd, n->devs, n->spec.allocatable.set);
         mu_res_add(&n->devused, &t->dd->quota);
     }
     /* leaving the node (pending, finished) */

@@ -17,7 +17,8 @@ void mu_cluster_dra_sync(struct mu_cluster *c)
     if (d->gen != c->dev_gen) {
         c->dev_gen = d->gen;
         for (size_t i = 0; i < c->ntasks; i++)
-            if (c->tasks[i]->pod.nclaims)
+            if (c->tasks[i]->dd ||
+                mu_devdemand_needed(&c->dev, &c->tasks[i]->pod))
                 mu_cluster_redemand_task(c, c->tasks[i]);
     }
     if (d->quota_stale) {

@@ -328,6 +328,7 @@ void mu_devices_put_class(struct mu_devices *d, struct mu_devclass *in)
     memset(in, 0, sizeof(*in));
     mu_devices_del_class(d, c->meta.name);
     mu_map_put(&d->classes, c->meta.name, c);
+    d->next_classes += c->ext_resource != NULL;
     d->gen++;
     d->quota_stale = true;
 }
@@ -338,6 +339,7 @@ void mu_devices_del_class(struct mu_devices *d, const char *name)
 
     if (!c)
         return;
+    d->next_classes -= c->ext_resource != NULL;
     mu_devclass_release(c);
     free(c);
     d->gen++;
@@ -577,6 +579,79 @@ static void demand_spec(struct mu_devices *d, const char *what,
     }
 }
 
+/* The class serving extended resource name (KEP-5004): the newest that
+ * names it in extendedResourceName, then the first by name; NULL. */
+static const struct mu_devclass *ext_class(const struct mu_devices *d,
+                                           const char *name)
+{
+    const struct mu_devclass *best = NULL;
+    size_t it = 0;
+    const char *k;
+    void *v;
+
+    while (mu_map_next(&d->classes, &it, &k, &v)) {
+        const struct mu_devclass *c = v;
+
+        if (!c->ext_resource || strcmp(c->ext_resource, name))
+            continue;
+        if (!best || c->meta.created > best->meta.created ||
+            (c->meta.created == best->meta.created &&
+             strcmp(c->meta.name, best->meta.name) < 0))
+            best = c;
+    }
+    return best;
+}
+
+/* The entries of the pod's extended resources DRA serves. */
+static void demand_ext(struct mu_devices *d, const struct mu_pod *pod,
+                       const struct mu_resnames *rn, struct mu_devdemand *out,
+                       struct mu_sb *sig)
+{
+    uint32_t set = d->next_classes ? pod->req.set & ~7u : 0;
+
+    for (int dim = 0; set; dim++, set >>= 1) {
+        const struct mu_devclass *cls;
+        char *key;
+        struct mu_dclaim *p;
+        struct mu_devopt *o;
+
+        if (!(set & 1u) || pod->req.v[dim] <= 0 || dim >= rn->n ||
+            !(cls = ext_class(d, rn->name[dim])))
+            continue;
+        out->ext_dims |= 1u << dim;
+        out->c[out->n].ext_dim = dim;
+        key = pod->ext_claim ? mu_xasprintf("%s/%s", pod->meta.ns,
+                                            pod->ext_claim)
+                             : NULL;
+        if (key && mu_map_get(&d->claims, key)) {
+            const struct mu_dclaim *c = mu_map_get(&d->claims, key);
+
+            out->c[out->n++].claim_key = key;
+            mu_sb_addf(sig, "x%d:at:%s;", dim,
+                       c->api_alloc && c->node ? c->node : "");
+            continue;
+        }
+        free(key);
+        /* a claim of the pod's count of devices of the class */
+        p = mu_xcalloc(1, sizeof(*p));
+        p->api.spec.reqs = mu_xcalloc(1, sizeof(*p->api.spec.reqs));
+        p->api.spec.nreqs = 1;
+        p->api.spec.reqs[0].name = mu_xstrdup(rn->name[dim]);
+        p->api.spec.reqs[0].opts = o = mu_xcalloc(1, sizeof(*o));
+        p->api.spec.reqs[0].nopts = 1;
+        o->name = mu_xstrdup(rn->name[dim]);
+        o->class_name = mu_xstrdup(cls->meta.name);
+        o->mode = MU_ALLOC_EXACT;
+        o->count = pod->req.v[dim];
+        p->spec = &p->api.spec;
+        out->c[out->n++].priv = p;
+        if (cls->sel.bad && !out->why)
+            out->why = mu_xasprintf("DeviceClass %s: %s", cls->meta.name,
+                                    cls->sel.bad);
+        mu_sb_addf(sig, "x%d:%s;", dim, cls->meta.name);
+    }
+}
+
 void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
                           struct mu_resnames *rn, struct mu_devdemand *out)
 {
@@ -585,7 +660,9 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
     memset(out, 0, sizeof(*out));
     mu_sb_init(&sig);
     out->gen = d->gen;
-    out->c = mu_xcalloc(pod->nclaims + 1, sizeof(*out->c));
+    out->c = mu_xcalloc(pod->nclaims + MU_RES_MAX + 1, sizeof(*out->c));
+    for (size_t i = 0; i < pod->nclaims + MU_RES_MAX + 1; i++)
+        out->c[i].ext_dim = -1;
     for (size_t i = 0; i < pod->nclaims; i++) {
         const struct mu_pod_claim *pc = &pod->claims[i];
         char *key = pc->claim ? mu_xasprintf("%s/%s", pod->meta.ns,
@@ -634,9 +711,15 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
         }
         free(key);
     }
+    demand_ext(d, pod, rn, out, &sig);
     if (out->why)
         mu_sb_add(&sig, "why;");
     out->sig = sig.buf ? sig.buf : mu_xstrdup("");
+}
+
+bool mu_devdemand_needed(const struct mu_devices *d, const struct mu_pod *pod)
+{
+    return pod->nclaims || (d->next_classes && (pod->req.set & ~7u));
 }
 
 void mu_devdemand_release(struct mu_devdemand *dm)
@@ -791,7 +874,7 @@ struct mu_devnode *mu_devices_node(struct mu_devices *d, const char *name)
 
 bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
                     const struct mu_devnode *nd, const char *node,
-                    bool future, struct mu_devfit *why)
+                    uint32_t node_dims, bool future, struct mu_devfit *why)
 {
     struct picks pk, *p = &pk;
     bool ok = true;
@@ -804,6 +887,8 @@ bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
     for (size_t i = 0; i < dm->n && ok; i++) {
         const struct mu_dclaim *c = entry_claim(d, dm, i);
 
+        if (dm->c[i].ext_dim >= 0 && (node_dims >> dm->c[i].ext_dim & 1u))
+            continue; /* the node's allocatable serves it */
         if (!c)
             ok = false;
         else if (c->api_alloc) /* only where the API put its devices */
@@ -838,18 +923,20 @@ static void plan_claim(const struct mu_devices *d, struct mu_dclaim *c,
 }
 
 void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
-                     const struct mu_devnode *nd)
+                     const struct mu_devnode *nd, uint32_t node_dims)
 {
     d->hold_gen++;
     for (size_t i = 0; i < dm->n; i++) {
         struct mu_dclaim *c = entry_claim(d, dm, i);
 
-        if (!c)
+        if (!c || dm->c[i].taken ||
+            (dm->c[i].ext_dim >= 0 && (node_dims >> dm->c[i].ext_dim & 1u)))
             continue;
         /* the API's allocation is the API's: only its users are counted */
         if (!c->api_alloc && !c->nheld && !c->users)
             plan_claim(d, c, nd);
         c->users++;
+        dm->c[i].taken = true;
     }
 }
 
@@ -859,6 +946,9 @@ void mu_devices_give(struct mu_devices *d, struct mu_devdemand *dm)
     for (size_t i = 0; i < dm->n; i++) {
         struct mu_dclaim *c = entry_claim(d, dm, i);
 
+        if (!dm->c[i].taken)
+            continue;
+        dm->c[i].taken = false;
         if (!c || c->users <= 0)
             continue;
         if (--c->users == 0 && !c->api_alloc && c->nheld)
@@ -874,7 +964,7 @@ void mu_devices_leaving(struct mu_devices *d, struct mu_devdemand *dm,
     for (size_t i = 0; i < dm->n; i++) {
         struct mu_dclaim *c = entry_claim(d, dm, i);
 
-        if (!c)
+        if (!c || !dm->c[i].taken)
             continue;
         c->leaving += on ? 1 : -1;
         if (c->leaving < 0)

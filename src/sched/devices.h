@@ -112,6 +112,7 @@ struct mu_devices {
     struct mu_map pools;       /* "driver/pool" -> struct mu_devnode * */
     size_t nmaps;
     struct mu_devmap *maps;    /* from the config, first match wins */
+    int next_classes;          /* classes with an extendedResourceName */
     uint64_t gen;              /* moves whenever a class or a mapping
                                   changes (every demand resolved before is
                                   stale; a template's or claim's change
@@ -162,7 +163,13 @@ struct mu_devdemand {
     struct {
         char *claim_key;       /* a claim of the inventory ("ns/name") */
         struct mu_dclaim *priv; /* or a private one (owned) */
+        int ext_dim;           /* >= 0: it serves the pod's request of
+                                  this extended resource through DRA
+                                  (KEP-5004), on nodes whose allocatable
+                                  lacks it; -1: a claim of the pod */
+        bool taken;            /* counted in its claim's users */
     } *c;
+    uint32_t ext_dims;         /* the ext_dim bits of the entries */
     char *why;                 /* why it cannot be planned, or NULL */
     struct mu_res quota;       /* per mapped resource name */
     struct mu_res qreq;        /* the pod's request plus quota (the
@@ -173,9 +180,18 @@ struct mu_devdemand {
                                   picks are checked one by one */
     uint64_t gen;              /* the inventory's gen when resolved */
 };
-/* Resolves pod's claims (pod->nclaims > 0) into out, registering mapped
- * names in rn. Never fails: what cannot be resolved (a missing claim,
- * template or class, a selector outside cel.h, rn full) is out->why. */
+/* Resolves pod's claims into out, registering mapped names in rn. A
+ * request of an extended resource that a DeviceClass names in
+ * extendedResourceName (KEP-5004: the API server keeps that field only
+ * with the DRAExtendedResource gate on) becomes an entry too: the claim
+ * kube-scheduler made for it (pod->ext_claim), else a private claim of
+ * that many devices of the class (the newest class naming it, then by
+ * name); it applies only on nodes whose allocatable lacks the resource.
+ * Never fails: what cannot be resolved (a missing claim, template or
+ * class, a selector outside cel.h, rn full) is out->why. */
+/* Whether a pod needs a demand at all: it has claims, or asks for an
+ * extended resource while some class names one. */
+bool mu_devdemand_needed(const struct mu_devices *d, const struct mu_pod *pod);
 void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
                           struct mu_resnames *rn, struct mu_devdemand *out);
 void mu_devdemand_release(struct mu_devdemand *dm);
@@ -194,16 +210,17 @@ struct mu_devnode *mu_devices_node(struct mu_devices *d, const char *name);
 
 /* Whether the node's free devices (future: also those held by claims
  * whose every user is releasing) cover the demand. nd from
- * mu_devices_node; name is the node's. */
+ * mu_devices_node; name is the node's; node_dims its allocatable's set
+ * (an extended-resource entry applies where its bit is clear). */
 bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
                     const struct mu_devnode *nd, const char *name,
-                    bool future, struct mu_devfit *why);
+                    uint32_t node_dims, bool future, struct mu_devfit *why);
 /* Takes the devices for a task placed on node (claims held already are
  * only counted); a claim short of devices takes what it found. The caller
  * (the cluster, placing the task) moves the node's generation: take, give
  * and leaving do not note nodes changed. */
 void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
-                     const struct mu_devnode *nd);
+                     const struct mu_devnode *nd, uint32_t node_dims);
 /* The reverse of take: a claim whose last user leaves frees the devices
  * muster planned for it (the API's allocations stay until the API says). */
 void mu_devices_give(struct mu_devices *d, struct mu_devdemand *dm);

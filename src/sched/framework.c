@@ -385,6 +385,10 @@ bool mu_ssn_fits(const struct mu_ssn *s, const struct mu_task *t,
 
         if (!(set & 1u) || d == MU_RES_PODS || req->v[d] <= 0)
             continue;
+        /* an extended resource DRA serves where the node has none */
+        if (t->dd && (t->dd->ext_dims >> d & 1u) &&
+            !mu_res_has(&n->spec.allocatable, d))
+            continue;
         have = future ? mu_node_future_idle(n, d) : n->idle.v[d];
         if (req->v[d] > have) {
             if (fit) {
@@ -408,7 +412,8 @@ bool mu_ssn_fits(const struct mu_ssn *s, const struct mu_task *t,
         }
     }
     if (t->dd && !mu_devices_fit(&s->cluster->dev, t->dd, n->devs,
-                                 n->spec.meta.name, future, NULL)) {
+                                 n->spec.meta.name, n->spec.allocatable.set,
+                                 future, NULL)) {
         if (fit) {
             fit->code = MU_FIT_DEVICES;
             fit->dim = -1;

@@ -307,6 +307,11 @@ EOF
         --unsafe-no-fsync=true --log-level=warn
     wait_for etcd "http://127.0.0.1:$ETCD_PORT/health" etcd_healthy
 
+    # MUSTER_FEATURE_GATES (e.g. DRAExtendedResource=true): --feature-gates
+    # for kube-apiserver and both kube-schedulers
+    local gates=()
+    [ -n "${MUSTER_FEATURE_GATES:-}" ] && gates=(--feature-gates="$MUSTER_FEATURE_GATES")
+
     # 2. kube-apiserver (TaintNodesByCondition and ServiceAccount admission off:
     #    there is no kubelet and no token controller in the pod path)
     start kube-apiserver "$K/kube-apiserver" \
@@ -321,7 +326,7 @@ EOF
         --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
         --endpoint-reconciler-type=none --allow-privileged=true \
         --max-requests-inflight=0 --max-mutating-requests-inflight=0 \
-        --enable-priority-and-fairness=false -v="$VLOG"
+        --enable-priority-and-fairness=false "${gates[@]}" -v="$VLOG"
     wait_for kube-apiserver "https://127.0.0.1:$APISERVER_PORT/readyz" apiserver_ready
 
     # shellcheck disable=SC2054
@@ -366,7 +371,7 @@ profiles:
 - schedulerName: default-scheduler
 EOF
     start kube-scheduler "$K/kube-scheduler" --config="$D/scheduler-default.yaml" \
-        --secure-port="$SCHED_PORT" "${authn[@]}" -v="$VLOG"
+        --secure-port="$SCHED_PORT" "${authn[@]}" "${gates[@]}" -v="$VLOG"
 
     # 6. muster's kube-scheduler: profile `volcano`, muster as extender
     if [ -n "${MUSTER_EXTENDER_URL:-}" ]; then
@@ -381,7 +386,7 @@ EOF
         e2e_scheduler_config "$MUSTER_EXTENDER_URL" "$D/scheduler.kubeconfig" "$D/tls" \
             "$D/scheduler-volcano.yaml"
         start kube-scheduler-volcano "$K/kube-scheduler" --config="$D/scheduler-volcano.yaml" \
-            --secure-port="$VOLCANO_SCHED_PORT" "${authn[@]}" -v="$VLOG"
+            --secure-port="$VOLCANO_SCHED_PORT" "${authn[@]}" "${gates[@]}" -v="$VLOG"
     fi
 
     wait_for kube-controller-manager "https://127.0.0.1:$KCM_PORT/healthz" healthz_ok "$KCM_PORT"

@@ -136,7 +136,8 @@ static struct mu_task *pod(const char *name, const char *claims,
 static bool fits(const struct mu_task *t, const char *n)
 {
     return mu_devices_fit(&c.dev, t->dd, mu_devices_node(&c.dev, n), n,
-                          false, NULL);
+                          mu_cluster_node(&c, n)->spec.allocatable.set, false,
+                          NULL);
 }
 
 static int held_on(const char *n)
@@ -593,6 +594,45 @@ START_TEST(test_status_without_a_claim_name_needs_none)
 }
 END_TEST
 
+START_TEST(test_extended_resource_served_by_a_class)
+{
+    struct mu_task *t;
+    json_t *j;
+    struct mu_node n;
+    struct mu_pod p;
+    struct mu_err err;
+
+    /* a device-plugin node beside the DRA ones */
+    j = js("{\"metadata\":{\"name\":\"dp\"},\"status\":{\"allocatable\":"
+           "{\"cpu\":\"8\",\"pods\":\"10\",\"nvidia.com/gpu\":\"1\"}}}");
+    ck_assert_int_eq(mu_node_decode(j, &c.rn, &n, NULL), 0);
+    ck_assert_ptr_nonnull(mu_cluster_add_node(&c, &n, NULL));
+    json_decref(j);
+    nslice("s1", "n1", "p1", 0, "a,b");
+    j = js("{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{"
+           "\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":"
+           "\"2\"}}}]}}");
+    ck_assert_int_eq(mu_pod_decode(j, &c.rn, &p, &err), 0);
+    t = mu_cluster_add_task(&c, &p, &err);
+    json_decref(j);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_ptr_nonnull(t->dd); /* the class "gpu" names nvidia.com/gpu */
+    ck_assert(fits(t, "n1"));  /* 2 devices of the class */
+    ck_assert(!fits(t, "n2")); /* none */
+    ck_assert(fits(t, "dp"));  /* the device plugin's: devices not asked */
+    mu_task_place(&c, t, mu_cluster_node(&c, "n1"), MU_TASK_BINDING);
+    ck_assert_int_eq(held_on("n1"), 2);
+    mu_task_unplace(&c, t);
+    ck_assert_int_eq(held_on("n1"), 0);
+    mu_task_place(&c, t, mu_cluster_node(&c, "dp"), MU_TASK_BINDING);
+    ck_assert_int_eq(held_on("n1"), 0);
+    mu_task_unplace(&c, t);
+    /* the class gone: a plain extended resource again */
+    mu_cluster_del_class(&c, "gpu");
+    ck_assert_ptr_null(t->dd);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dra");
@@ -617,6 +657,7 @@ int main(void)
     tcase_add_test(tc, test_overlapping_classes_count_a_device_once);
     tcase_add_test(tc, test_shared_claim_is_not_charged_per_pod);
     tcase_add_test(tc, test_status_without_a_claim_name_needs_none);
+    tcase_add_test(tc, test_extended_resource_served_by_a_class);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -6,13 +6,17 @@ static bool pending(struct mu_ssn *s, struct mu_job *j)
     return j->phase == MU_PG_PENDING || j->phase == MU_PG_NONE;
 }
 
-/* The most of each resource one node has (its allocatable), over every
- * node of the cluster. */
+/* The most of each resource one node has (its allocatable, with its DRA
+ * devices under their quota names), over every node of the cluster. */
 static void node_max(const struct mu_cluster *c, struct mu_res *max)
 {
     mu_res_zero(max);
-    for (size_t i = 0; i < c->nnodes; i++)
-        mu_res_max(max, &c->nodes[i]->spec.allocatable);
+    for (size_t i = 0; i < c->nnodes; i++) {
+        struct mu_res r = c->nodes[i]->spec.allocatable;
+
+        mu_res_add(&r, &c->nodes[i]->devq);
+        mu_res_max(max, &r);
+    }
 }
 
 static const char *qty(const struct mu_cluster *c, int d,
