@@ -885,6 +885,8 @@ void mu_task_place(struct mu_cluster *c, struct mu_task *t, struct mu_cnode *n,
                 mu_res_add(&t->job->queue->allocated, t->qreq);
         }
     }
+    if (t->dd && st == MU_TASK_PIPELINED)
+        mu_devices_pipe(&c->dev, t->dd, n->devs, n->spec.allocatable.set);
     if (t->dd && st != MU_TASK_PIPELINED) {
         mu_devices_take(&c->dev, t->dd, n->devs, n->spec.allocatable.set);
         mu_res_add(&n->devused, &t->dd->quota);
@@ -913,6 +915,8 @@ void mu_task_set_status(struct mu_cluster *c, struct mu_task *t,
     if (t->dd && n && old != MU_TASK_PIPELINED &&
         (old == MU_TASK_RELEASING) != (st == MU_TASK_RELEASING))
         mu_devices_leaving(&c->dev, t->dd, st == MU_TASK_RELEASING);
+    if (t->dd && n && old == MU_TASK_PIPELINED)
+        mu_devices_unpipe(&c->dev, t->dd);
     if (t->dd && n && old == MU_TASK_PIPELINED && mu_status_on_node(st)) {
         mu_devices_take(&c->dev, t->dd, n->devs, n->spec.allocatable.set);
         mu_res_add(&n->devused, &t->dd->quota);

@@ -67,6 +67,24 @@ static void holds_clear(struct mu_dclaim *c)
         hold_drop(c, c->held[c->nheld - 1]);
 }
 
+static void pipe_drop(struct mu_dclaim *c, struct mu_cdev *dev)
+{
+    for (size_t i = 0; i < c->npiped; i++)
+        if (c->piped[i] == dev) {
+            c->piped[i] = c->piped[--c->npiped];
+            break;
+        }
+    dev->pipe = NULL;
+}
+
+static void pipes_clear(struct mu_dclaim *c)
+{
+    for (size_t i = 0; i < c->npiped; i++)
+        if (c->piped[i]->pipe == c)
+            c->piped[i]->pipe = NULL;
+    c->npiped = 0;
+}
+
 static void note_node(struct mu_devices *d, const char *node)
 {
     if (!node || mu_map_get(&d->changed_set, node))
@@ -108,7 +126,9 @@ static void dclaim_free(struct mu_devices *d, struct mu_dclaim *c)
     if (d)
         want_clear(d, c);
     holds_clear(c);
+    pipes_clear(c);
     free(c->held);
+    free(c->piped);
     free(c->key);
     mu_claim_release(&c->api);
     free(c);
@@ -211,6 +231,8 @@ static void slice_unlink(struct mu_devices *d, struct mu_devslice *s,
         struct mu_cdev *dev = &s->devs[k], *alt;
         struct mu_dclaim *h = dev->holder;
 
+        if (dev->pipe)
+            pipe_drop(dev->pipe, dev);
         if (h)
             hold_drop(h, dev);
         if (mu_map_get(&d->devs, dev->key) != dev)
@@ -761,6 +783,8 @@ static bool dev_free(const struct mu_cdev *dev, bool future)
 {
     const struct mu_dclaim *h = dev->holder;
 
+    if (future && dev->pipe)
+        return false; /* promised to a pipelined task */
     return !h || (future && h->users > 0 && h->leaving == h->users);
 }
 
@@ -937,6 +961,44 @@ void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
             plan_claim(d, c, nd);
         c->users++;
         dm->c[i].taken = true;
+    }
+}
+
+void mu_devices_pipe(struct mu_devices *d, struct mu_devdemand *dm,
+                     const struct mu_devnode *nd, uint32_t node_dims)
+{
+    struct picks pk, *p = &pk;
+
+    d->hold_gen++;
+    for (size_t i = 0; i < dm->n; i++) {
+        struct mu_dclaim *c = entry_claim(d, dm, i);
+
+        if (!c || c->api_alloc || c->nheld || c->users || c->npiped ||
+            (dm->c[i].ext_dim >= 0 && (node_dims >> dm->c[i].ext_dim & 1u)))
+            continue;
+        p->n = 0;
+        for (size_t r = 0; r < c->spec->nreqs; r++)
+            for (size_t k = 0; k < c->spec->reqs[r].nopts; k++)
+                if (pick_opt(d, nd, &c->spec->reqs[r].opts[k], true, p,
+                             NULL))
+                    break;
+        mu_xgrow((void **)&c->piped, &c->cap_piped, p->n + 1,
+                 sizeof(*c->piped));
+        for (size_t k = 0; k < p->n; k++) {
+            p->v[k]->pipe = c;
+            c->piped[c->npiped++] = p->v[k];
+        }
+    }
+}
+
+void mu_devices_unpipe(struct mu_devices *d, struct mu_devdemand *dm)
+{
+    d->hold_gen++;
+    for (size_t i = 0; i < dm->n; i++) {
+        struct mu_dclaim *c = entry_claim(d, dm, i);
+
+        if (c)
+            pipes_clear(c);
     }
 }
 

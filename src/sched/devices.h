@@ -65,6 +65,8 @@ struct mu_cdev {
     struct mu_cel_device view; /* what selectors read */
     bool usable;               /* its pool is complete, newest generation */
     struct mu_dclaim *holder;  /* NULL = free */
+    struct mu_dclaim *pipe;    /* promised to a pipelined task's claim once
+                                  its holder goes (a future fit skips it) */
     /* placement's memo: whether the class memo_class selects it, valid
      * while the inventory's gen is memo_gen + 1 */
     const void *memo_class;
@@ -84,6 +86,8 @@ struct mu_dclaim {
     size_t nheld, cap_held;
     struct mu_cdev **held;
     const char *node;          /* node of the held devices, or NULL */
+    size_t npiped, cap_piped;
+    struct mu_cdev **piped;    /* devices promised to it (mu_cdev.pipe) */
     int users;                 /* placed tasks that use it */
     int leaving;               /* of them, releasing */
 };
@@ -224,6 +228,12 @@ void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
 /* The reverse of take: a claim whose last user leaves frees the devices
  * muster planned for it (the API's allocations stay until the API says). */
 void mu_devices_give(struct mu_devices *d, struct mu_devdemand *dm);
+/* A task pipelined on nd: its claims that hold nothing are promised the
+ * future-free devices they would pick (so no other pipelined task counts
+ * them); unpipe takes the promises back. */
+void mu_devices_pipe(struct mu_devices *d, struct mu_devdemand *dm,
+                     const struct mu_devnode *nd, uint32_t node_dims);
+void mu_devices_unpipe(struct mu_devices *d, struct mu_devdemand *dm);
 /* A placed task starts (on) or stops (off) releasing. */
 void mu_devices_leaving(struct mu_devices *d, struct mu_devdemand *dm,
                         bool on);

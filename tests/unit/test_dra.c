@@ -633,6 +633,27 @@ START_TEST(test_extended_resource_served_by_a_class)
 }
 END_TEST
 
+START_TEST(test_pipelined_tasks_do_not_share_a_future_device)
+{
+    struct mu_task *v, *a, *b;
+    const struct mu_devnode *nd;
+
+    template_("one", ONE);
+    nslice("s1", "n1", "p1", 0, "a");
+    v = pod("v", TMPL("one"), "{}");
+    a = pod("a", TMPL("one"), "{}");
+    b = pod("b", TMPL("one"), "{}");
+    nd = mu_devices_node(&c.dev, "n1");
+    mu_task_place(&c, v, mu_cluster_node(&c, "n1"), MU_TASK_RUNNING);
+    mu_task_set_status(&c, v, MU_TASK_RELEASING);
+    ck_assert(mu_devices_fit(&c.dev, a->dd, nd, "n1", 0, true, NULL));
+    mu_task_place(&c, a, mu_cluster_node(&c, "n1"), MU_TASK_PIPELINED);
+    ck_assert(!mu_devices_fit(&c.dev, b->dd, nd, "n1", 0, true, NULL));
+    mu_task_unplace(&c, a);
+    ck_assert(mu_devices_fit(&c.dev, b->dd, nd, "n1", 0, true, NULL));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dra");
@@ -658,6 +679,7 @@ int main(void)
     tcase_add_test(tc, test_shared_claim_is_not_charged_per_pod);
     tcase_add_test(tc, test_status_without_a_claim_name_needs_none);
     tcase_add_test(tc, test_extended_resource_served_by_a_class);
+    tcase_add_test(tc, test_pipelined_tasks_do_not_share_a_future_device);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
