@@ -678,12 +678,18 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
                           struct mu_resnames *rn, struct mu_devdemand *out)
 {
     struct mu_sb sig;
+    size_t nent;
 
     memset(out, 0, sizeof(*out));
     mu_sb_init(&sig);
     out->gen = d->gen;
-    out->c = mu_xcalloc(pod->nclaims + MU_RES_MAX + 1, sizeof(*out->c));
-    for (size_t i = 0; i < pod->nclaims + MU_RES_MAX + 1; i++)
+    /* room for the pod's claims and one entry per extended resource it
+     * asks (demand_ext) */
+    nent = pod->nclaims + 1 +
+           (d->next_classes ? (size_t)__builtin_popcount(pod->req.set & ~7u)
+                            : 0);
+    out->c = mu_xcalloc(nent, sizeof(*out->c));
+    for (size_t i = 0; i < nent; i++)
         out->c[i].ext_dim = -1;
     for (size_t i = 0; i < pod->nclaims; i++) {
         const struct mu_pod_claim *pc = &pod->claims[i];
