@@ -23,25 +23,7 @@ case "$MUSTER" in /*) ;; *) MUSTER=$PWD/$MUSTER ;; esac
 export MUSTER_FEATURE_GATES=DRAExtendedResource=true
 tap_up dra-extended
 
-plainjob() { # NAME PODS: a vcjob of PODS pods asking nvidia.com/gpu: 1 each
-    kubectl apply -f - >/dev/null <<YAML
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {name: $1}
-spec:
-  minAvailable: $2
-  schedulerName: volcano
-  tasks:
-  - name: w
-    replicas: $2
-    template:
-      spec:
-        containers:
-        - name: train
-          image: nvcr.io/nvidia/pytorch:24.05-py3
-          resources: {limits: {nvidia.com/gpu: 1, cpu: "1"}}
-YAML
-}
+plainjob() { gpu_vcjob plain "$1" default "$2" | kubectl apply -f - >/dev/null; }
 running() { kubectl get pods --no-headers 2>/dev/null | grep "^$1" | grep -c ' Running '; }
 bound() {
     kubectl get pods -o custom-columns=N:.metadata.name,NODE:.spec.nodeName --no-headers 2>/dev/null |

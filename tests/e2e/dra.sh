@@ -69,52 +69,8 @@ spec:
 YAML
 }
 
-# claimjob NAME QUEUE PODS: a vcjob of PODS pods, one device claim each
-claimjob() {
-    kubectl apply -f - >/dev/null <<YAML
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {name: $1}
-spec:
-  minAvailable: $3
-  schedulerName: volcano
-  queue: $2
-  tasks:
-  - name: w
-    replicas: $3
-    template:
-      spec:
-        resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
-        containers:
-        - name: train
-          image: nvcr.io/nvidia/pytorch:24.05-py3
-          resources:
-            requests: {cpu: "1"}
-            claims: [{name: gpu}]
-YAML
-}
-
-# plainjob NAME QUEUE PODS: the same with nvidia.com/gpu: 1 (device plugin)
-plainjob() {
-    kubectl apply -f - >/dev/null <<YAML
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {name: $1}
-spec:
-  minAvailable: $3
-  schedulerName: volcano
-  queue: $2
-  tasks:
-  - name: w
-    replicas: $3
-    template:
-      spec:
-        containers:
-        - name: train
-          image: nvcr.io/nvidia/pytorch:24.05-py3
-          resources: {limits: {nvidia.com/gpu: 1, cpu: "1"}}
-YAML
-}
+claimjob() { gpu_vcjob claim "$@" | kubectl apply -f - >/dev/null; }
+plainjob() { gpu_vcjob plain "$@" | kubectl apply -f - >/dev/null; }
 
 running() { # PREFIX: pods Running
     kubectl get pods --no-headers 2>/dev/null | grep "^$1" | grep -c ' Running '
