@@ -33,6 +33,8 @@ set -u -o pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 E2E=$ROOT/tests/e2e
+# shellcheck source=tests/e2e/lib.sh
+. "$E2E/lib.sh"
 NODES=500 GROUPS_LIST=100,500 SIZE=8 RUNS=2 KEEP=0
 MUSTER=$ROOT/build/src/muster
 usage() { sed -n '/^# Usage:/,/^# Exit:/p' "$0" >&2; exit 2; }
@@ -51,7 +53,7 @@ for v in "$NODES" "$SIZE" "$RUNS" ${GROUPS_LIST//,/ }; do
     case "$v" in ''|*[!0-9]*|0) usage ;; esac
 done
 
-D=$(mktemp -d /tmp/muster-dra-tput.XXXXXX)
+D=$(mktemp -d)
 PORT=$((20000 + RANDOM % 20000))
 MPID=""
 cleanup() {
@@ -113,40 +115,12 @@ for _ in $(seq 60); do
     sleep 1
 done
 
-# jobs KIND G: the G vcjobs of one run
+# jobs KIND G: the G vcjobs of one run (ext: plain nvidia.com/gpu)
 jobs() {
     local i
     for i in $(seq 1 "$2"); do
-        cat <<YAML
----
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {name: $1-$i}
-spec:
-  minAvailable: $SIZE
-  schedulerName: volcano
-  tasks:
-  - name: w
-    replicas: $SIZE
-    template:
-      spec:
-YAML
-        if [ "$1" = claim ]; then
-            cat <<YAML
-        resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
-        containers:
-        - name: c
-          image: x
-          resources: {requests: {cpu: "1"}, claims: [{name: gpu}]}
-YAML
-        else
-            cat <<YAML
-        containers:
-        - name: c
-          image: x
-          resources: {limits: {nvidia.com/gpu: 1, cpu: "1"}}
-YAML
-        fi
+        echo ---
+        gpu_vcjob "$([ "$1" = claim ] && echo claim || echo plain)" "$1-$i" default "$SIZE"
     done
 }
 bound() {

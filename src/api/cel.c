@@ -1,7 +1,7 @@
 /*
- * cel.c - the DRA selector subset of CEL (cel.h): a lexer, a
- * recursive-descent parser that type-checks the tree as it builds it, and
- * an evaluator over one device.
+ * cel.c - the DRA selector subset of CEL (cel.h): a lexer and a
+ * recursive-descent parser that type-checks the tree as it builds it (the
+ * evaluator over one device is cel_eval.c).
  *
  * The grammar is CEL's, cut to the subset:
  *
@@ -28,7 +28,7 @@
  * with many kids, so a long chain of conditions is not a deep tree; the
  * parser's recursion and the tree's height both stop at MU_CEL_MAX_DEPTH.
  */
-#include "api/cel.h"
+#include "api/cel_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -37,13 +37,6 @@
 
 #include "api/resource.h"
 
-enum tk {
-    TK_EOF, TK_IDENT, TK_INT, TK_STR, TK_IN,
-    TK_LPAREN, TK_RPAREN, TK_LBRACK, TK_RBRACK, TK_LBRACE, TK_RBRACE,
-    TK_DOT, TK_COMMA, TK_NOT, TK_AND, TK_OR,
-    TK_EQ, TK_NE, TK_LT, TK_LE, TK_GT, TK_GE, /* relops, in this order */
-    TK_MINUS, TK_ARITH, TK_QUEST, TK_COLON,
-};
 
 /* Two-character tokens first. */
 static const struct {
@@ -79,52 +72,14 @@ struct name {
     int len;
 };
 
-enum kind {
-    N_LIT,    /* s (a string), i (an int, a bool, a quantity's milli) */
-    N_DRIVER, /* device.driver */
-    N_ATTR,   /* s: the qualified name */
-    N_CAP,    /* s: the qualified name; only compareTo's receiver */
-    N_DOMAIN, /* s: device.attributes[s] (capacity when caps); only in */
-    N_CMPTO,  /* kids[0] (an N_CAP).compareTo(i) */
-    N_IN,     /* s: the qualified name looked for */
-    N_NOT,
-    N_AND,
-    N_OR,
-    N_CMP, /* kids[0] op kids[1] */
-};
 
-/* Static types. The value kinds come first, with their numbers, so one
- * table names both; then an attribute (its kind known only when
- * evaluating) and what only compareTo and in take. */
-enum type {
-    TY_STRING = MU_CEL_STRING,
-    TY_INT = MU_CEL_INT,
-    TY_BOOL = MU_CEL_BOOL,
-    TY_VERSION = MU_CEL_VERSION,
-    TY_DYN,
-    TY_CAP,
-    TY_QTY,
-    TY_DOMAIN,
-};
-
-static const char *const type_names[] = {
+const char *const mu_cel_type_names[] = {
     [TY_STRING] = "string",   [TY_INT] = "int",    [TY_BOOL] = "bool",
     [TY_VERSION] = "version", [TY_DYN] = "attribute",
     [TY_CAP] = "capacity",    [TY_QTY] = "quantity",
     [TY_DOMAIN] = "domain",
 };
 
-struct mu_cel {
-    enum kind kind;
-    enum type type;
-    enum tk op; /* N_CMP */
-    char *s;
-    int64_t i;
-    bool caps; /* N_DOMAIN */
-    int height;
-    size_t n, cap;
-    struct mu_cel **kids;
-};
 
 /* ---- errors ---- */
 
@@ -366,11 +321,6 @@ static int check_height(struct parser *p, const struct mu_cel *n)
     return n->height > MU_CEL_MAX_DEPTH ? too_deep(p) : 0;
 }
 
-static bool is_str_lit(const struct mu_cel *n)
-{
-    return n->kind == N_LIT && n->type == TY_STRING;
-}
-
 /* Capacities, quantities and domains are parts of compareTo and in only. */
 static int need_value(struct parser *p, const struct mu_cel *n)
 {
@@ -395,17 +345,17 @@ static int need_bool(struct parser *p, const struct mu_cel *n,
     if (rc || n->type == TY_BOOL || n->type == TY_DYN)
         return rc;
     return mu_err_set(p->err, -EINVAL, "%s must be a bool, not %s", what,
-                      type_names[n->type]);
+                      mu_cel_type_names[n->type]);
 }
 
 /* Whether a op b exists: the same types, and bools only (in)equal. */
-static int check_overload(struct mu_err *err, enum tk op, enum type a,
+int mu_cel_check_overload(struct mu_err *err, enum tk op, enum type a,
                           enum type b)
 {
     if (a == b && (a != TY_BOOL || op == TK_EQ || op == TK_NE))
         return 0;
     return mu_err_set(err, -EINVAL, "no such overload: %s %s %s",
-                      type_names[a], op_name(op), type_names[b]);
+                      mu_cel_type_names[a], op_name(op), mu_cel_type_names[b]);
 }
 
 /* ---- parser ---- */
@@ -492,7 +442,7 @@ static char *parse_index(struct parser *p)
     k = parse_expr(p);
     if (!k)
         return NULL;
-    if (!is_str_lit(k))
+    if (!mu_cel_is_str_lit(k))
         unsupported(p, "index other than a string literal");
     else if (!expect(p, TK_RBRACK, "']'"))
         s = mu_xstrdup(k->s);
@@ -523,7 +473,7 @@ static struct mu_cel *parse_quantity(struct parser *p)
 
     if (!a)
         return NULL;
-    if (!is_str_lit(a)) {
+    if (!mu_cel_is_str_lit(a)) {
         unsupported(p, "quantity of anything but a string literal");
     } else if (mu_quantity_parse(a->s, MU_Q_MILLI, &a->i, p->err)) {
         mu_err_prefix(p->err, "quantity(\"%s\")", a->s);
@@ -719,7 +669,7 @@ static struct mu_cel *parse_member(struct parser *p)
         mu_cel_free(a);
     }
     if (n && (p->t.kind == TK_DOT || p->t.kind == TK_LBRACK)) {
-        refuse(p, type_names[n->type]);
+        refuse(p, mu_cel_type_names[n->type]);
         goto fail;
     }
     return n;
@@ -766,10 +716,10 @@ static struct mu_cel *make_in(struct parser *p, struct mu_cel *key,
 {
     struct mu_cel *n = NULL;
 
-    if (!is_str_lit(key))
+    if (!mu_cel_is_str_lit(key))
         unsupported(p, "in with a key other than a string literal");
     else if (dom->kind != N_DOMAIN)
-        unsupported(p, "in on %s", type_names[dom->type]);
+        unsupported(p, "in on %s", mu_cel_type_names[dom->type]);
     else if (dom->caps)
         unsupported(p, "in on device.capacity");
     else {
@@ -806,7 +756,7 @@ static struct mu_cel *make_cmp(struct parser *p, enum tk op,
     add_kid(n, r);
     if (check_height(p, n) || need_value(p, l) || need_value(p, r) ||
         (l->type != TY_DYN && r->type != TY_DYN &&
-         check_overload(p->err, op, l->type, r->type)) ||
+         mu_cel_check_overload(p->err, op, l->type, r->type)) ||
         check_compare_to(p, l, r)) {
         mu_cel_free(n);
         return NULL;
@@ -894,180 +844,4 @@ struct mu_cel *mu_cel_compile(const char *src, struct mu_err *err)
     }
     free(p.t.str);
     return n;
-}
-
-/* ---- evaluation ---- */
-
-struct val {
-    enum mu_cel_kind kind;
-    const char *s; /* STRING, VERSION */
-    int64_t i;     /* INT; BOOL as 0 or 1 */
-};
-
-static const struct mu_cel_attr *find_attr(const struct mu_cel_device *d,
-                                           const char *name)
-{
-    for (size_t i = 0; i < d->nattrs; i++)
-        if (strcmp(d->attrs[i].name, name) == 0)
-            return &d->attrs[i];
-    return NULL;
-}
-
-static const struct mu_cel_cap *find_cap(const struct mu_cel_device *d,
-                                         const char *name)
-{
-    for (size_t i = 0; i < d->ncaps; i++)
-        if (strcmp(d->caps[i].name, name) == 0)
-            return &d->caps[i];
-    return NULL;
-}
-
-static int eval(const struct mu_cel *e, const struct mu_cel_device *d,
-                struct val *v, struct mu_err *err);
-
-/* 1, 0 or -EINVAL. Only an attribute may not be a bool here: the compiler
- * checked the rest. */
-static int eval_bool(const struct mu_cel *e, const struct mu_cel_device *d,
-                     struct mu_err *err)
-{
-    struct val v;
-    int rc = eval(e, d, &v, err);
-
-    if (rc)
-        return rc;
-    if (v.kind != MU_CEL_BOOL)
-        return mu_err_set(err, -EINVAL, "attribute %s is %s, not bool", e->s,
-                          type_names[v.kind]);
-    return (int)v.i;
-}
-
-/* && and || as CEL has them: the deciding value (false for &&, true for
- * ||) wins over an error in any operand; otherwise the first error. */
-static int eval_logic(const struct mu_cel *e, const struct mu_cel_device *d,
-                      struct mu_err *err)
-{
-    int decide = e->kind == N_OR, rc = 0, r;
-    struct mu_err first;
-
-    for (size_t i = 0; i < e->n; i++) {
-        r = eval_bool(e->kids[i], d, rc || !err ? NULL : &first);
-        if (r == decide)
-            return decide;
-        if (r < 0 && !rc)
-            rc = r;
-    }
-    if (rc && err)
-        *err = first;
-    return rc ? rc : !decide;
-}
-
-static int eval_cmp(const struct mu_cel *e, const struct mu_cel_device *d,
-                    struct mu_err *err)
-{
-    struct val a, b;
-    int rc, c, ver;
-
-    rc = eval(e->kids[0], d, &a, err);
-    if (!rc)
-        rc = eval(e->kids[1], d, &b, err);
-    if (rc)
-        return rc;
-    if (a.kind == MU_CEL_VERSION || b.kind == MU_CEL_VERSION) {
-        ver = a.kind == MU_CEL_VERSION ? 0 : 1;
-        if ((e->op != TK_EQ && e->op != TK_NE) ||
-            !is_str_lit(e->kids[!ver]))
-            return mu_err_set(err, -EINVAL,
-                              "attribute %s is a version: it compares only "
-                              "with == or != to a string literal",
-                              e->kids[ver]->s);
-    } else {
-        rc = check_overload(err, e->op, (enum type)a.kind,
-                            (enum type)b.kind);
-        if (rc)
-            return rc;
-    }
-    if (a.kind == MU_CEL_INT || a.kind == MU_CEL_BOOL)
-        c = (a.i > b.i) - (a.i < b.i);
-    else
-        c = strcmp(a.s, b.s);
-    switch (e->op) {
-    case TK_EQ:
-        return c == 0;
-    case TK_NE:
-        return c != 0;
-    case TK_LT:
-        return c < 0;
-    case TK_LE:
-        return c <= 0;
-    case TK_GT:
-        return c > 0;
-    default:
-        return c >= 0;
-    }
-}
-
-static int eval(const struct mu_cel *e, const struct mu_cel_device *d,
-                struct val *v, struct mu_err *err)
-{
-    const struct mu_cel_attr *a;
-    const struct mu_cel_cap *c;
-    int r;
-
-    v->kind = MU_CEL_BOOL;
-    v->s = NULL;
-    v->i = 0;
-    switch (e->kind) {
-    case N_LIT:
-        v->kind = (enum mu_cel_kind)e->type;
-        v->s = e->s;
-        v->i = e->i;
-        return 0;
-    case N_DRIVER:
-        v->kind = MU_CEL_STRING;
-        v->s = d->driver ? d->driver : "";
-        return 0;
-    case N_ATTR:
-        a = find_attr(d, e->s);
-        if (!a)
-            return mu_err_set(err, -EINVAL, "no attribute %s", e->s);
-        v->kind = a->kind;
-        v->s = a->s ? a->s : "";
-        v->i = a->kind == MU_CEL_BOOL ? a->b : a->i;
-        return 0;
-    case N_IN:
-        v->i = find_attr(d, e->s) != NULL;
-        return 0;
-    case N_CMPTO:
-        c = find_cap(d, e->kids[0]->s);
-        if (!c)
-            return mu_err_set(err, -EINVAL, "no capacity %s",
-                              e->kids[0]->s);
-        v->kind = MU_CEL_INT;
-        v->i = (c->milli > e->i) - (c->milli < e->i);
-        return 0;
-    case N_NOT:
-        r = eval_bool(e->kids[0], d, err);
-        r = r < 0 ? r : !r;
-        break;
-    case N_AND:
-    case N_OR:
-        r = eval_logic(e, d, err);
-        break;
-    case N_CMP:
-        r = eval_cmp(e, d, err);
-        break;
-    default: /* N_CAP and N_DOMAIN: never at a place evaluated */
-        return mu_err_set(err, -EINVAL, "cannot evaluate %s",
-                          type_names[e->type]);
-    }
-    if (r < 0)
-        return r;
-    v->i = r;
-    return 0;
-}
-
-int mu_cel_eval(const struct mu_cel *e, const struct mu_cel_device *d,
-                struct mu_err *err)
-{
-    return eval_bool(e, d, err);
 }

@@ -91,10 +91,6 @@ struct mu_cel;
 struct mu_cel *mu_cel_compile(const char *src, struct mu_err *err);
 void mu_cel_free(struct mu_cel *e);
 
-/* 1 when the device is selected, 0 when not, -EINVAL when the evaluation
- * failed (err, if given, says why: "no attribute gpu.example.com/model").
- * A failed evaluation selects nothing. */
-int mu_cel_eval(const struct mu_cel *e, const struct mu_cel_device *d,
-                struct mu_err *err);
+/* Evaluating a compiled selector: api/cel_eval.h. */
 
 #endif

@@ -3,6 +3,7 @@
  */
 #include "api/dra.h"
 
+#include "api/cel_eval.h"
 #include "api/json.h"
 #include "api/resource.h"
 

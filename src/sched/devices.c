@@ -1,23 +1,9 @@
 /*
- * devices.c - the DRA device inventory and device placement (devices.h).
+ * devices.c - the DRA device inventory: slices and pools, classes,
+ * templates and claims, the devices the API's allocations hold
+ * (devices.h). Demands and placement are devplace.c's.
  */
-#include "sched/devices.h"
-
-/* The answers mu_devices_free_count remembers. */
-struct devcount {
-    const void *opt;
-    uint64_t hold_gen, gen;
-    int64_t total, nodes, best;
-};
-
-struct mu_devcounts {
-    struct devcount e[MU_DEV_COUNT_CACHE];
-    unsigned next;
-};
-
-/* Most devices one fit check may pick (the API allows 32 requests of up
- * to 1024 devices each; beyond this a demand does not fit). */
-#define MU_DEV_PICK_MAX 1024
+#include "sched/devices_int.h"
 
 void mu_devices_init(struct mu_devices *d)
 {
@@ -32,57 +18,6 @@ void mu_devices_init(struct mu_devices *d)
     mu_map_init(&d->changed_set);
     mu_map_init(&d->wanted);
     d->counts = mu_xcalloc(1, sizeof(*d->counts));
-}
-
-/* ---- holds ---- */
-
-static void hold_drop(struct mu_dclaim *c, struct mu_cdev *dev)
-{
-    for (size_t i = 0; i < c->nheld; i++)
-        if (c->held[i] == dev) {
-            memmove(&c->held[i], &c->held[i + 1],
-                    (c->nheld - i - 1) * sizeof(*c->held));
-            c->nheld--;
-            break;
-        }
-    if (!c->nheld)
-        c->node = NULL;
-    dev->holder = NULL;
-}
-
-static void hold_add(struct mu_dclaim *c, struct mu_cdev *dev)
-{
-    if (dev->holder)
-        hold_drop(dev->holder, dev);
-    mu_xgrow((void **)&c->held, &c->cap_held, c->nheld + 1,
-             sizeof(*c->held));
-    c->held[c->nheld++] = dev;
-    c->node = dev->slice->node;
-    dev->holder = c;
-}
-
-static void holds_clear(struct mu_dclaim *c)
-{
-    while (c->nheld)
-        hold_drop(c, c->held[c->nheld - 1]);
-}
-
-static void pipe_drop(struct mu_dclaim *c, struct mu_cdev *dev)
-{
-    for (size_t i = 0; i < c->npiped; i++)
-        if (c->piped[i] == dev) {
-            c->piped[i] = c->piped[--c->npiped];
-            break;
-        }
-    dev->pipe = NULL;
-}
-
-static void pipes_clear(struct mu_dclaim *c)
-{
-    for (size_t i = 0; i < c->npiped; i++)
-        if (c->piped[i]->pipe == c)
-            c->piped[i]->pipe = NULL;
-    c->npiped = 0;
 }
 
 static void note_node(struct mu_devices *d, const char *node)
@@ -103,35 +38,6 @@ void mu_devices_clear_changed(struct mu_devices *d)
     mu_map_release(&d->changed_set);
     mu_map_init(&d->changed_set);
     d->quota_stale = false;
-}
-
-/* Forgets the device keys c waits for. */
-static void want_clear(struct mu_devices *d, struct mu_dclaim *c)
-{
-    for (size_t i = 0; i < c->nwant; i++) {
-        if (mu_map_get(&d->wanted, c->want[i]) == c)
-            mu_map_del(&d->wanted, c->want[i]);
-        free(c->want[i]);
-    }
-    free(c->want);
-    c->want = NULL;
-    c->nwant = 0;
-}
-
-/* d may be NULL for a private claim (it waits for nothing). */
-static void dclaim_free(struct mu_devices *d, struct mu_dclaim *c)
-{
-    if (!c)
-        return;
-    if (d)
-        want_clear(d, c);
-    holds_clear(c);
-    pipes_clear(c);
-    free(c->held);
-    free(c->piped);
-    free(c->key);
-    mu_claim_release(&c->api);
-    free(c);
 }
 
 /* ---- slices ---- */
@@ -232,9 +138,9 @@ static void slice_unlink(struct mu_devices *d, struct mu_devslice *s,
         struct mu_dclaim *h = dev->holder;
 
         if (dev->pipe)
-            pipe_drop(dev->pipe, dev);
+            mu_dev_pipe_drop(dev->pipe, dev);
         if (h)
-            hold_drop(h, dev);
+            mu_dev_hold_drop(h, dev);
         if (mu_map_get(&d->devs, dev->key) != dev)
             continue; /* an older copy: never indexed nor held */
         mu_map_del(&d->devs, dev->key);
@@ -242,7 +148,7 @@ static void slice_unlink(struct mu_devices *d, struct mu_devslice *s,
         if (alt) {
             mu_map_put(&d->devs, alt->key, alt);
             if (h && !alt->holder)
-                hold_add(h, alt);
+                mu_dev_hold_add(h, alt);
             note_node(d, alt->slice->node);
         } else if (h && held && !h->api_alloc) {
             mu_map_put(held, dev->key, h);
@@ -304,13 +210,13 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
                 continue;
             mu_map_put(&d->devs, dev->key, dev);
             if (was && was->holder)
-                hold_add(was->holder, dev); /* moves it */
+                mu_dev_hold_add(was->holder, dev); /* moves it */
         }
         h = mu_map_get(&held, dev->key);
         if (!h)
             h = mu_map_get(&d->wanted, dev->key);
         if (h && !dev->holder)
-            hold_add(h, dev);
+            mu_dev_hold_add(h, dev);
     }
     mu_map_release(&held);
     mu_map_put(&d->slices, s->s.meta.name, s);
@@ -416,9 +322,6 @@ void mu_devices_set_maps(struct mu_devices *d, const struct mu_devmap *m,
 
 /* ---- claims ---- */
 
-static void plan_claim(const struct mu_devices *d, struct mu_dclaim *c,
-                       const struct mu_devnode *nd);
-
 /* Holds what the API's allocation of c names: the devices the inventory
  * has now, and the others as soon as a slice shows them (the wanted map).
  * A device muster had planned for another claim still in use goes to c
@@ -426,8 +329,8 @@ static void plan_claim(const struct mu_devices *d, struct mu_dclaim *c,
 static void hold_api(struct mu_devices *d, struct mu_dclaim *c)
 {
     note_node(d, c->node);
-    holds_clear(c);
-    want_clear(d, c);
+    mu_dev_holds_clear(c);
+    mu_dev_want_clear(d, c);
     c->want = mu_xcalloc(c->api.nresults + 1, sizeof(*c->want));
     for (size_t i = 0; i < c->api.nresults; i++) {
         const struct mu_devresult *r = &c->api.results[i];
@@ -439,13 +342,13 @@ static void hold_api(struct mu_devices *d, struct mu_dclaim *c)
         mu_map_put(&d->wanted, key, c);
         if (!dev)
             continue;
-        hold_add(c, dev);
+        mu_dev_hold_add(c, dev);
         if (v && v != c && !v->api_alloc && v->users > 0) {
             const char *node = dev->slice->node;
 
-            holds_clear(v);
+            mu_dev_holds_clear(v);
             if (node)
-                plan_claim(d, v, mu_map_get(&d->nodes, node));
+                mu_dev_plan_claim(d, v, mu_map_get(&d->nodes, node));
             note_node(d, node);
         }
     }
@@ -476,8 +379,8 @@ void mu_devices_put_claim(struct mu_devices *d, struct mu_claim *in)
     } else if (was) {
         /* deallocated: what muster plans for it now is the users' */
         note_node(d, c->node);
-        holds_clear(c);
-        want_clear(d, c);
+        mu_dev_holds_clear(c);
+        mu_dev_want_clear(d, c);
     }
 }
 
@@ -492,7 +395,7 @@ void mu_devices_del_claim(struct mu_devices *d, const char *ns,
         return;
     d->hold_gen++;
     note_node(d, c->node);
-    dclaim_free(d, c);
+    mu_dev_claim_free(d, c);
 }
 
 /* ---- release ---- */
@@ -517,7 +420,7 @@ void mu_devices_release(struct mu_devices *d)
     void *v;
 
     while (mu_map_next(&d->claims, &it, &k, &v))
-        dclaim_free(d, v);
+        mu_dev_claim_free(d, v);
     mu_map_release(&d->claims);
     it = 0;
     while (mu_map_next(&d->slices, &it, &k, &v))
@@ -548,605 +451,7 @@ void mu_devices_release(struct mu_devices *d)
     memset(d, 0, sizeof(*d));
 }
 
-/* ---- demands ---- */
-
-/* The quota name of a class, or NULL. */
-static const char *class_quota(const struct mu_devices *d, const char *name)
-{
-    const struct mu_devclass *c;
-
-    for (size_t i = 0; i < d->nmaps; i++)
-        if (!strcmp(d->maps[i].class_name, name))
-            return d->maps[i].resource;
-    c = mu_map_get(&d->classes, name);
-    return c ? c->ext_resource : NULL;
-}
-
-/* Checks spec against the inventory; adds its quota. */
-static void demand_spec(struct mu_devices *d, const char *what,
-                        const struct mu_claimspec *spec, bool charge,
-                        struct mu_resnames *rn, struct mu_devdemand *out)
-{
-    if (spec->bad && !out->why)
-        out->why = mu_xasprintf("%s: %s", what, spec->bad);
-    for (size_t i = 0; i < spec->nreqs; i++) {
-        const struct mu_devreq *r = &spec->reqs[i];
-
-        for (size_t k = 0; k < r->nopts; k++) {
-            const struct mu_devopt *o = &r->opts[k];
-            const struct mu_devclass *c = mu_map_get(&d->classes,
-                                                     o->class_name);
-            const char *q;
-            int dim;
-
-            if (!c && !out->why)
-                out->why = mu_xasprintf("%s: device class %s not found",
-                                        what, o->class_name);
-            if (c && c->sel.bad && !out->why)
-                out->why = mu_xasprintf("DeviceClass %s: %s", o->class_name,
-                                        c->sel.bad);
-            if (!charge || k || o->mode != MU_ALLOC_EXACT ||
-                !(q = class_quota(d, o->class_name)))
-                continue;
-            dim = mu_resnames_index(rn, q, true);
-            if (dim < 0) {
-                if (!out->why)
-                    out->why = mu_xasprintf("%s: too many resource names "
-                                            "for %s", what, q);
-                continue;
-            }
-            mu_res_put(&out->quota, dim,
-                       out->quota.v[dim] + o->count);
-        }
-    }
-}
-
-/* The class serving extended resource name (KEP-5004): the newest that
- * names it in extendedResourceName, then the first by name; NULL. */
-static const struct mu_devclass *ext_class(const struct mu_devices *d,
-                                           const char *name)
-{
-    const struct mu_devclass *best = NULL;
-    size_t it = 0;
-    const char *k;
-    void *v;
-
-    while (mu_map_next(&d->classes, &it, &k, &v)) {
-        const struct mu_devclass *c = v;
-
-        if (!c->ext_resource || strcmp(c->ext_resource, name))
-            continue;
-        if (!best || c->meta.created > best->meta.created ||
-            (c->meta.created == best->meta.created &&
-             strcmp(c->meta.name, best->meta.name) < 0))
-            best = c;
-    }
-    return best;
-}
-
-/* The entries of the pod's extended resources DRA serves. */
-static void demand_ext(struct mu_devices *d, const struct mu_pod *pod,
-                       const struct mu_resnames *rn, struct mu_devdemand *out,
-                       struct mu_sb *sig)
-{
-    uint32_t set = d->next_classes ? pod->req.set & ~7u : 0;
-
-    for (int dim = 0; set; dim++, set >>= 1) {
-        const struct mu_devclass *cls;
-        char *key;
-        struct mu_dclaim *p;
-        struct mu_devopt *o;
-
-        if (!(set & 1u) || pod->req.v[dim] <= 0 || dim >= rn->n ||
-            !(cls = ext_class(d, rn->name[dim])))
-            continue;
-        out->ext_dims |= 1u << dim;
-        out->c[out->n].ext_dim = dim;
-        key = pod->ext_claim ? mu_xasprintf("%s/%s", pod->meta.ns,
-                                            pod->ext_claim)
-                             : NULL;
-        if (key && mu_map_get(&d->claims, key)) {
-            const struct mu_dclaim *c = mu_map_get(&d->claims, key);
-
-            out->c[out->n++].claim_key = key;
-            mu_sb_addf(sig, "x%d:at:%s;", dim,
-                       c->api_alloc && c->node ? c->node : "");
-            continue;
-        }
-        free(key);
-        /* a claim of the pod's count of devices of the class */
-        p = mu_xcalloc(1, sizeof(*p));
-        p->api.spec.reqs = mu_xcalloc(1, sizeof(*p->api.spec.reqs));
-        p->api.spec.nreqs = 1;
-        p->api.spec.reqs[0].name = mu_xstrdup(rn->name[dim]);
-        p->api.spec.reqs[0].opts = o = mu_xcalloc(1, sizeof(*o));
-        p->api.spec.reqs[0].nopts = 1;
-        o->name = mu_xstrdup(rn->name[dim]);
-        o->class_name = mu_xstrdup(cls->meta.name);
-        o->mode = MU_ALLOC_EXACT;
-        o->count = pod->req.v[dim];
-        p->spec = &p->api.spec;
-        out->c[out->n++].priv = p;
-        if (cls->sel.bad && !out->why)
-            out->why = mu_xasprintf("DeviceClass %s: %s", cls->meta.name,
-                                    cls->sel.bad);
-        mu_sb_addf(sig, "x%d:%s;", dim, cls->meta.name);
-    }
-}
-
-void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
-                          struct mu_resnames *rn, struct mu_devdemand *out)
-{
-    struct mu_sb sig;
-    size_t nent;
-
-    memset(out, 0, sizeof(*out));
-    mu_sb_init(&sig);
-    out->gen = d->gen;
-    /* room for the pod's claims and one entry per extended resource it
-     * asks (demand_ext) */
-    nent = pod->nclaims + 1 +
-           (d->next_classes ? (size_t)__builtin_popcount(pod->req.set & ~7u)
-                            : 0);
-    out->c = mu_xcalloc(nent, sizeof(*out->c));
-    for (size_t i = 0; i < nent; i++)
-        out->c[i].ext_dim = -1;
-    for (size_t i = 0; i < pod->nclaims; i++) {
-        const struct mu_pod_claim *pc = &pod->claims[i];
-        char *key = pc->claim ? mu_xasprintf("%s/%s", pod->meta.ns,
-                                             pc->claim)
-                              : NULL;
-        struct mu_dclaim *c = key ? mu_map_get(&d->claims, key) : NULL;
-
-        if (c) {
-            char *what = mu_xasprintf("ResourceClaim %s", key);
-
-            out->c[out->n++].claim_key = key;
-            /* a claim named by resourceClaimName may be shared by any
-             * number of pods: it is not charged to each of them */
-            demand_spec(d, what, c->spec, pc->tmpl != NULL, rn, out);
-            out->shared |= !pc->tmpl;
-            free(what);
-            if (c->api_alloc)
-                mu_sb_addf(&sig, "at:%s;", c->node ? c->node : "");
-            else
-                mu_sb_addf(&sig, "%s:%s;", pc->tmpl ? "t" : "c",
-                           pc->tmpl ? pc->tmpl : key);
-            continue;
-        }
-        if (pc->tmpl) {
-            char *tk = mu_xasprintf("%s/%s", pod->meta.ns, pc->tmpl);
-            struct mu_claimtemplate *t = mu_map_get(&d->templates, tk);
-
-            if (t) {
-                struct mu_dclaim *p = mu_xcalloc(1, sizeof(*p));
-                char *what = mu_xasprintf("ResourceClaimTemplate %s", tk);
-
-                p->spec = &t->spec;
-                out->c[out->n++].priv = p;
-                demand_spec(d, what, p->spec, true, rn, out);
-                free(what);
-                mu_sb_addf(&sig, "t:%s;", pc->tmpl);
-            } else if (!out->why) {
-                out->why = mu_xasprintf("waiting for ResourceClaimTemplate "
-                                        "%s", tk);
-            }
-            free(tk);
-        } else {
-            out->shared = true;
-            if (!out->why)
-                out->why = mu_xasprintf("waiting for ResourceClaim %s", key);
-        }
-        free(key);
-    }
-    demand_ext(d, pod, rn, out, &sig);
-    if (out->why)
-        mu_sb_add(&sig, "why;");
-    out->sig = sig.buf ? sig.buf : mu_xstrdup("");
-}
-
-bool mu_devdemand_needed(const struct mu_devices *d, const struct mu_pod *pod)
-{
-    return pod->nclaims || (d->next_classes && (pod->req.set & ~7u));
-}
-
-void mu_devdemand_release(struct mu_devdemand *dm)
-{
-    for (size_t i = 0; i < dm->n; i++) {
-        free(dm->c[i].claim_key);
-        dclaim_free(NULL, dm->c[i].priv);
-    }
-    free(dm->c);
-    free(dm->why);
-    free(dm->sig);
-    memset(dm, 0, sizeof(*dm));
-}
-
-static struct mu_dclaim *entry_claim(const struct mu_devices *d,
-                                     const struct mu_devdemand *dm, size_t i)
-{
-    return dm->c[i].priv ? dm->c[i].priv
-                         : mu_map_get(&d->claims, dm->c[i].claim_key);
-}
-
-/* ---- matching ---- */
-
-/* Devices picked by one fit check or take, beyond those held. */
-struct picks {
-    size_t n;
-    struct mu_cdev *v[MU_DEV_PICK_MAX];
-};
-
-static bool picked(const struct picks *p, const struct mu_cdev *dev)
-{
-    for (size_t i = 0; i < p->n; i++)
-        if (p->v[i] == dev)
-            return true;
-    return false;
-}
-
-static bool dev_free(const struct mu_cdev *dev, bool future)
-{
-    const struct mu_dclaim *h = dev->holder;
-
-    if (future && dev->pipe)
-        return false; /* promised to a pipelined task */
-    return !h || (future && h->users > 0 && h->leaving == h->users);
-}
-
-/* Whether class c and option o select dev. The class's answer is
- * remembered on the device (classes change only with the inventory's
- * gen): most requests name a class and nothing else. */
-static bool serves(const struct mu_devices *d, const struct mu_devclass *c,
-                   const struct mu_devopt *o, const struct mu_cdev *dev)
-{
-    struct mu_cdev *m = (struct mu_cdev *)dev;
-
-    if (m->memo_class != c || m->memo_gen != d->gen + 1) {
-        m->memo_class = c;
-        m->memo_gen = d->gen + 1;
-        m->memo_ok = mu_devsel_match(&c->sel, &dev->view);
-    }
-    return m->memo_ok && (!o->sel.n || mu_devsel_match(&o->sel, &dev->view));
-}
-
-/* The class o names (NULL when there is none), remembered on o: classes
- * change only with the inventory's gen. */
-static const struct mu_devclass *opt_class(const struct mu_devices *d,
-                                           const struct mu_devopt *o)
-{
-    struct mu_devopt *m = (struct mu_devopt *)o;
-
-    if (m->memo_gen != d->gen + 1) {
-        m->memo_class = mu_map_get(&d->classes, o->class_name);
-        m->memo_gen = d->gen + 1;
-    }
-    return m->memo_class;
-}
-
-/* Picks devices of node nd for option o into p; false (p unchanged) when
- * the node cannot serve it. *nfree: matching free devices seen. */
-static bool pick_opt(const struct mu_devices *d, const struct mu_devnode *nd,
-                     const struct mu_devopt *o, bool future, struct picks *p,
-                     int64_t *nfree)
-{
-    /* nfree NULL: stop as soon as an ExactCount has its devices */
-    const struct mu_devclass *c = opt_class(d, o);
-    size_t mark = p->n;
-    int64_t got = 0;
-
-    if (nfree)
-        *nfree = 0;
-    if (!c || !nd)
-        return false;
-    for (size_t i = 0; i < nd->n; i++)
-        for (size_t k = 0; k < nd->v[i]->s.ndevs; k++) {
-            struct mu_cdev *dev = &nd->v[i]->devs[k];
-
-            if (!dev->usable || picked(p, dev) || !serves(d, c, o, dev))
-                continue;
-            if (!dev_free(dev, future)) {
-                if (o->mode == MU_ALLOC_ALL)
-                    goto fail; /* All wants every matching device */
-                continue;
-            }
-            if (nfree)
-                (*nfree)++;
-            if (o->mode == MU_ALLOC_EXACT && got >= o->count) {
-                if (!nfree)
-                    return true;
-                continue;
-            }
-            if (p->n >= MU_DEV_PICK_MAX)
-                goto fail;
-            p->v[p->n++] = dev;
-            got++;
-        }
-    if (got > 0 && (o->mode == MU_ALLOC_ALL || got >= o->count))
-        return true;
-fail:
-    p->n = mark;
-    return false;
-}
-
-/* Picks for the whole of claim c on node nd. */
-static bool pick_claim(const struct mu_devices *d, const struct mu_devnode *nd,
-                       const struct mu_dclaim *c, bool future,
-                       struct picks *p, struct mu_devfit *why)
-{
-    for (size_t i = 0; i < c->spec->nreqs; i++) {
-        const struct mu_devreq *r = &c->spec->reqs[i];
-        bool ok = false;
-
-        for (size_t k = 0; k < r->nopts && !ok; k++) {
-            int64_t nfree = 0;
-
-            ok = pick_opt(d, nd, &r->opts[k], future, p,
-                          why && !k ? &nfree : NULL);
-            if (!ok && !k && why) {
-                why->class_name = r->opts[0].class_name;
-                why->need = r->opts[0].mode == MU_ALLOC_EXACT
-                                ? r->opts[0].count
-                                : 1;
-                why->free = nfree;
-            }
-        }
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
 struct mu_devnode *mu_devices_node(struct mu_devices *d, const char *name)
 {
     return list_at(&d->nodes, name);
-}
-
-bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
-                    const struct mu_devnode *nd, const char *node,
-                    uint32_t node_dims, bool future, struct mu_devfit *why)
-{
-    struct picks pk, *p = &pk;
-    bool ok = true;
-
-    if (why)
-        memset(why, 0, sizeof(*why));
-    if (dm->why)
-        return false;
-    p->n = 0;
-    for (size_t i = 0; i < dm->n && ok; i++) {
-        const struct mu_dclaim *c = entry_claim(d, dm, i);
-
-        if (dm->c[i].ext_dim >= 0 && (node_dims >> dm->c[i].ext_dim & 1u))
-            continue; /* the node's allocatable serves it */
-        if (!c)
-            ok = false;
-        else if (c->api_alloc) /* only where the API put its devices */
-            ok = !c->api.nresults ||
-                 (c->nheld == c->api.nresults && c->node &&
-                  !strcmp(c->node, node));
-        else if (c->nheld)
-            ok = c->node && !strcmp(c->node, node);
-        else
-            ok = pick_claim(d, nd, c, future, p, why);
-    }
-    return ok;
-}
-
-/* Holds for c (which holds nothing) the devices of node nd its requests
- * pick, first fit; a request that finds none is left short. */
-static void plan_claim(const struct mu_devices *d, struct mu_dclaim *c,
-                       const struct mu_devnode *nd)
-{
-    struct picks pk, *p = &pk;
-
-    p->n = 0;
-    for (size_t r = 0; r < c->spec->nreqs; r++) {
-        const struct mu_devreq *q = &c->spec->reqs[r];
-
-        for (size_t k = 0; k < q->nopts; k++)
-            if (pick_opt(d, nd, &q->opts[k], false, p, NULL))
-                break;
-    }
-    for (size_t k = 0; k < p->n; k++)
-        hold_add(c, p->v[k]);
-}
-
-void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
-                     const struct mu_devnode *nd, uint32_t node_dims)
-{
-    d->hold_gen++;
-    for (size_t i = 0; i < dm->n; i++) {
-        struct mu_dclaim *c = entry_claim(d, dm, i);
-
-        if (!c || dm->c[i].taken ||
-            (dm->c[i].ext_dim >= 0 && (node_dims >> dm->c[i].ext_dim & 1u)))
-            continue;
-        /* the API's allocation is the API's: only its users are counted */
-        if (!c->api_alloc && !c->nheld && !c->users)
-            plan_claim(d, c, nd);
-        c->users++;
-        dm->c[i].taken = true;
-    }
-}
-
-void mu_devices_pipe(struct mu_devices *d, struct mu_devdemand *dm,
-                     const struct mu_devnode *nd, uint32_t node_dims)
-{
-    struct picks pk, *p = &pk;
-
-    d->hold_gen++;
-    for (size_t i = 0; i < dm->n; i++) {
-        struct mu_dclaim *c = entry_claim(d, dm, i);
-
-        if (!c || c->api_alloc || c->nheld || c->users || c->npiped ||
-            (dm->c[i].ext_dim >= 0 && (node_dims >> dm->c[i].ext_dim & 1u)))
-            continue;
-        p->n = 0;
-        for (size_t r = 0; r < c->spec->nreqs; r++)
-            for (size_t k = 0; k < c->spec->reqs[r].nopts; k++)
-                if (pick_opt(d, nd, &c->spec->reqs[r].opts[k], true, p,
-                             NULL))
-                    break;
-        mu_xgrow((void **)&c->piped, &c->cap_piped, p->n + 1,
-                 sizeof(*c->piped));
-        for (size_t k = 0; k < p->n; k++) {
-            p->v[k]->pipe = c;
-            c->piped[c->npiped++] = p->v[k];
-        }
-    }
-}
-
-void mu_devices_unpipe(struct mu_devices *d, struct mu_devdemand *dm)
-{
-    d->hold_gen++;
-    for (size_t i = 0; i < dm->n; i++) {
-        struct mu_dclaim *c = entry_claim(d, dm, i);
-
-        if (c)
-            pipes_clear(c);
-    }
-}
-
-void mu_devices_give(struct mu_devices *d, struct mu_devdemand *dm)
-{
-    d->hold_gen++;
-    for (size_t i = 0; i < dm->n; i++) {
-        struct mu_dclaim *c = entry_claim(d, dm, i);
-
-        if (!dm->c[i].taken)
-            continue;
-        dm->c[i].taken = false;
-        if (!c || c->users <= 0)
-            continue;
-        if (--c->users == 0 && !c->api_alloc && c->nheld)
-            holds_clear(c);
-        if (c->leaving > c->users)
-            c->leaving = c->users;
-    }
-}
-
-void mu_devices_leaving(struct mu_devices *d, struct mu_devdemand *dm,
-                        bool on)
-{
-    for (size_t i = 0; i < dm->n; i++) {
-        struct mu_dclaim *c = entry_claim(d, dm, i);
-
-        if (!c || !dm->c[i].taken)
-            continue;
-        c->leaving += on ? 1 : -1;
-        if (c->leaving < 0)
-            c->leaving = 0;
-    }
-}
-
-/* ---- counting ---- */
-
-void mu_devices_node_quota(struct mu_devices *d, const char *node,
-                           struct mu_resnames *rn, struct mu_res *out)
-{
-    const struct mu_devnode *nd = mu_map_get(&d->nodes, node);
-    size_t it = 0, nc = 0, cap = 0;
-    const char **names;
-    struct {
-        const struct mu_devclass *c;
-        int dim;
-    } *m = NULL;
-
-    mu_res_zero(out);
-    if (!nd || !nd->n)
-        return;
-    /* the mapped classes in name order (quota names registered in a
-     * fixed order), then each usable device counted once per quota name
-     * however many of them select it */
-    names = mu_map_sorted_keys(&d->classes, &nc);
-    for (size_t i = 0; i < nc; i++) {
-        const char *q = class_quota(d, names[i]);
-        int dim;
-
-        if (!q || (dim = mu_resnames_index(rn, q, true)) < 0)
-            continue;
-        mu_xgrow((void **)&m, &cap, it + 1, sizeof(*m));
-        m[it].c = mu_map_get(&d->classes, names[i]);
-        m[it++].dim = dim;
-    }
-    free(names);
-    for (size_t i = 0; i < nd->n && it; i++)
-        for (size_t k = 0; k < nd->v[i]->s.ndevs; k++) {
-            const struct mu_cdev *dev = &nd->v[i]->devs[k];
-            uint32_t seen = 0;
-
-            if (!dev->usable)
-                continue;
-            for (size_t j = 0; j < it; j++)
-                if (!(seen & (1u << m[j].dim)) &&
-                    mu_devsel_match(&m[j].c->sel, &dev->view)) {
-                    seen |= 1u << m[j].dim;
-                    mu_res_put(out, m[j].dim, out->v[m[j].dim] + 1);
-                }
-        }
-    free(m);
-}
-
-void mu_devices_free_count(const struct mu_devices *d,
-                           const struct mu_devdemand *dm, int64_t *total,
-                           int64_t *nodes, int64_t *best, int64_t *per,
-                           const char **class_name)
-{
-    const struct mu_devopt *o = NULL;
-    const struct mu_devclass *c;
-    size_t it = 0;
-    const char *k;
-    void *v;
-
-    *total = *nodes = *best = 0;
-    *per = 1;
-    *class_name = NULL;
-    for (size_t i = 0; i < dm->n && !o; i++) {
-        const struct mu_dclaim *cl = entry_claim(d, dm, i);
-
-        if (cl && !cl->nheld && cl->spec->nreqs)
-            o = &cl->spec->reqs[0].opts[0];
-    }
-    if (!o || !(c = mu_map_get(&d->classes, o->class_name)))
-        return;
-    *class_name = o->class_name;
-    *per = o->mode == MU_ALLOC_EXACT ? o->count : 1;
-    for (size_t i = 0; i < MU_DEV_COUNT_CACHE; i++) {
-        const struct devcount *e = &d->counts->e[i];
-
-        if (e->opt == o && e->hold_gen == d->hold_gen && e->gen == d->gen) {
-            *total = e->total;
-            *nodes = e->nodes;
-            *best = e->best;
-            return;
-        }
-    }
-    while (mu_map_next(&d->nodes, &it, &k, &v)) {
-        const struct mu_devnode *nd = v;
-        int64_t n = 0;
-
-        for (size_t i = 0; i < nd->n; i++)
-            for (size_t j = 0; j < nd->v[i]->s.ndevs; j++) {
-                const struct mu_cdev *dev = &nd->v[i]->devs[j];
-
-                if (dev->usable && !dev->holder && serves(d, c, o, dev))
-                    n++;
-            }
-        *total += n;
-        *nodes += n > 0;
-        if (n > *best)
-            *best = n;
-    }
-    {
-        struct devcount *e =
-            &d->counts->e[d->counts->next++ % MU_DEV_COUNT_CACHE];
-
-        e->opt = o;
-        e->hold_gen = d->hold_gen;
-        e->gen = d->gen;
-        e->total = *total;
-        e->nodes = *nodes;
-        e->best = *best;
-    }
 }

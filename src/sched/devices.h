@@ -182,7 +182,6 @@ struct mu_devdemand {
     bool shared;               /* names a claim by resourceClaimName: pods
                                   that share it share its node, so their
                                   picks are checked one by one */
-    uint64_t gen;              /* the inventory's gen when resolved */
 };
 /* Resolves pod's claims into out, registering mapped names in rn. A
  * request of an extended resource that a DeviceClass names in
@@ -200,14 +199,6 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
                           struct mu_resnames *rn, struct mu_devdemand *out);
 void mu_devdemand_release(struct mu_devdemand *dm);
 
-/* Why a demand does not fit a node: the first request short, how many
- * matching devices it needs and how many the node has free. */
-struct mu_devfit {
-    const char *class_name;    /* borrowed; NULL when the claim is held on
-                                  another node or cannot be planned */
-    int64_t need, free;
-};
-
 /* The slices of node `name`, made empty when it has none yet: the entry
  * lives as long as the inventory, so a cluster node keeps the pointer. */
 struct mu_devnode *mu_devices_node(struct mu_devices *d, const char *name);
@@ -218,7 +209,7 @@ struct mu_devnode *mu_devices_node(struct mu_devices *d, const char *name);
  * (an extended-resource entry applies where its bit is clear). */
 bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
                     const struct mu_devnode *nd, const char *name,
-                    uint32_t node_dims, bool future, struct mu_devfit *why);
+                    uint32_t node_dims, bool future);
 /* Takes the devices for a task placed on node (claims held already are
  * only counted); a claim short of devices takes what it found. The caller
  * (the cluster, placing the task) moves the node's generation: take, give

@@ -413,7 +413,7 @@ bool mu_ssn_fits(const struct mu_ssn *s, const struct mu_task *t,
     }
     if (t->dd && !mu_devices_fit(&s->cluster->dev, t->dd, n->devs,
                                  n->spec.meta.name, n->spec.allocatable.set,
-                                 future, NULL)) {
+                                 future)) {
         if (fit) {
             fit->code = MU_FIT_DEVICES;
             fit->dim = -1;

@@ -34,7 +34,7 @@ case "$MUSTER" in /*) ;; *) MUSTER=$PWD/$MUSTER ;; esac
 . "$HERE/tap.sh"
 
 # muster's configuration: the default, plus the class mapped to a quota name
-CONF=$(mktemp "${TMPDIR:-/tmp}/muster-dra-conf.XXXXXX")
+CONF=$(mktemp)
 { "$MUSTER" simulate --print-config
   printf 'deviceClassMappings:\n- name: nvidia.com/gpu\n  deviceClassNames: [gpu.example.com]\n'
 } >"$CONF"

@@ -118,3 +118,41 @@ e2e_scheduler_config() {
     *) ! grep -q 'enableHTTPS\|tlsConfig\|/etc/muster-tls' "$out" || e2e_die "TLS left in $out" ;;
     esac
 }
+
+# gpu_vcjob KIND NAME QUEUE PODS: the YAML of a vcjob of PODS one-GPU pods
+# in QUEUE, all of them a gang; KIND plain asks nvidia.com/gpu: 1 (the
+# device plugin), claim a device through a claim from the
+# ResourceClaimTemplate one-gpu (DRA: dra.sh, dra-extended.sh,
+# bench/dra-throughput.sh).
+gpu_vcjob() {
+    cat <<YAML
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: $2}
+spec:
+  minAvailable: $4
+  schedulerName: volcano
+  queue: $3
+  tasks:
+  - name: w
+    replicas: $4
+    template:
+      spec:
+YAML
+    if [ "$1" = claim ]; then
+        cat <<YAML
+        resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+        containers:
+        - name: train
+          image: nvcr.io/nvidia/pytorch:24.05-py3
+          resources: {requests: {cpu: "1"}, claims: [{name: gpu}]}
+YAML
+    else
+        cat <<YAML
+        containers:
+        - name: train
+          image: nvcr.io/nvidia/pytorch:24.05-py3
+          resources: {limits: {nvidia.com/gpu: 1, cpu: "1"}}
+YAML
+    fi
+}

@@ -11,6 +11,8 @@
 # Env: MUSTER_E2E_KEEP=1 keeps the run directory (path printed on stderr).
 
 ROOT=$(cd "$HERE/../.." && pwd)
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
 MPID=""
 n=0
 failed=0
@@ -116,43 +118,6 @@ tap_up() {
         ok "muster serve becomes ready with least-privilege RBAC"
     else
         not_ok "muster serve becomes ready with least-privilege RBAC" "$(tail -20 "$D/muster.log")"
-    fi
-}
-
-# gpu_vcjob KIND NAME QUEUE PODS: the YAML of a vcjob of PODS one-GPU pods
-# in QUEUE, all of them a gang; KIND plain asks nvidia.com/gpu: 1 (the
-# device plugin), claim a device through a claim from the
-# ResourceClaimTemplate one-gpu (DRA: dra.sh, dra-extended.sh).
-gpu_vcjob() {
-    cat <<YAML
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {name: $2}
-spec:
-  minAvailable: $4
-  schedulerName: volcano
-  queue: $3
-  tasks:
-  - name: w
-    replicas: $4
-    template:
-      spec:
-YAML
-    if [ "$1" = claim ]; then
-        cat <<YAML
-        resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
-        containers:
-        - name: train
-          image: nvcr.io/nvidia/pytorch:24.05-py3
-          resources: {requests: {cpu: "1"}, claims: [{name: gpu}]}
-YAML
-    else
-        cat <<YAML
-        containers:
-        - name: train
-          image: nvcr.io/nvidia/pytorch:24.05-py3
-          resources: {limits: {nvidia.com/gpu: 1, cpu: "1"}}
-YAML
     fi
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/cel.h"
+#include "api/cel_eval.h"
 
 #define GPU "device.attributes[\"gpu.example.com\"]"
 #define MEM "device.capacity[\"gpu.example.com\"].memory"

@@ -136,8 +136,7 @@ static struct mu_task *pod(const char *name, const char *claims,
 static bool fits(const struct mu_task *t, const char *n)
 {
     return mu_devices_fit(&c.dev, t->dd, mu_devices_node(&c.dev, n), n,
-                          mu_cluster_node(&c, n)->spec.allocatable.set, false,
-                          NULL);
+                          mu_cluster_node(&c, n)->spec.allocatable.set, false);
 }
 
 static int held_on(const char *n)
@@ -646,11 +645,11 @@ START_TEST(test_pipelined_tasks_do_not_share_a_future_device)
     nd = mu_devices_node(&c.dev, "n1");
     mu_task_place(&c, v, mu_cluster_node(&c, "n1"), MU_TASK_RUNNING);
     mu_task_set_status(&c, v, MU_TASK_RELEASING);
-    ck_assert(mu_devices_fit(&c.dev, a->dd, nd, "n1", 0, true, NULL));
+    ck_assert(mu_devices_fit(&c.dev, a->dd, nd, "n1", 0, true));
     mu_task_place(&c, a, mu_cluster_node(&c, "n1"), MU_TASK_PIPELINED);
-    ck_assert(!mu_devices_fit(&c.dev, b->dd, nd, "n1", 0, true, NULL));
+    ck_assert(!mu_devices_fit(&c.dev, b->dd, nd, "n1", 0, true));
     mu_task_unplace(&c, a);
-    ck_assert(mu_devices_fit(&c.dev, b->dd, nd, "n1", 0, true, NULL));
+    ck_assert(mu_devices_fit(&c.dev, b->dd, nd, "n1", 0, true));
 }
 END_TEST
 

@@ -112,23 +112,32 @@ static void heap_pop(struct mu_shape_heap *h)
         h->v[i] = last;
 }
 
+/* n as a candidate for t: false when it does not fit t even in future
+ * idle, else its entry (tier, score) in *e. */
+static bool node_entry(struct mu_ssn *s, const struct mu_task *t,
+                       const struct mu_cnode *n, struct hent *e)
+{
+    if (!mu_ssn_predicate(s, t, n, NULL))
+        return false;
+    if (mu_ssn_fits(s, t, n, false, NULL))
+        e->tier = 1;
+    else if (mu_ssn_fits(s, t, n, true, NULL))
+        e->tier = 0;
+    else
+        return false;
+    e->score = mu_ssn_node_score(s, t, n);
+    e->node = n->index;
+    e->gen = n->gen;
+    return true;
+}
+
 static void consider(struct mu_ssn *s, struct mu_shape_heap *h,
                      const struct mu_task *t, struct mu_cnode *n)
 {
     struct hent e;
 
-    if (!mu_ssn_predicate(s, t, n, NULL))
-        return;
-    if (mu_ssn_fits(s, t, n, false, NULL))
-        e.tier = 1;
-    else if (mu_ssn_fits(s, t, n, true, NULL))
-        e.tier = 0;
-    else
-        return;
-    e.score = mu_ssn_node_score(s, t, n);
-    e.node = n->index;
-    e.gen = n->gen;
-    heap_push(h, e);
+    if (node_entry(s, t, n, &e))
+        heap_push(h, e);
 }
 
 static struct mu_shape_heap *shape_heap(struct mu_place *p,
@@ -223,17 +232,8 @@ static struct mu_cnode *scan_all(struct mu_ssn *s, const struct mu_task *t,
         struct mu_cnode *n = c->nodes[i];
         struct hent e;
 
-        if (!mu_ssn_predicate(s, t, n, NULL))
+        if (!node_entry(s, t, n, &e))
             continue;
-        if (mu_ssn_fits(s, t, n, false, NULL))
-            e.tier = 1;
-        else if (mu_ssn_fits(s, t, n, true, NULL))
-            e.tier = 0;
-        else
-            continue;
-        e.score = mu_ssn_node_score(s, t, n);
-        e.node = n->index;
-        e.gen = n->gen;
         if (!best || before(&e, &b)) {
             best = n;
             b = e;

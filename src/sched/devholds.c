@@ -1,0 +1,85 @@
+/*
+ * devholds.c - which claim holds a device, and which pipelined claim is
+ * promised it (devices_int.h).
+ */
+#include "sched/devices_int.h"
+
+/* ---- holds ---- */
+
+void mu_dev_hold_drop(struct mu_dclaim *c, struct mu_cdev *dev)
+{
+    for (size_t i = 0; i < c->nheld; i++)
+        if (c->held[i] == dev) {
+            memmove(&c->held[i], &c->held[i + 1],
+                    (c->nheld - i - 1) * sizeof(*c->held));
+            c->nheld--;
+            break;
+        }
+    if (!c->nheld)
+        c->node = NULL;
+    dev->holder = NULL;
+}
+
+void mu_dev_hold_add(struct mu_dclaim *c, struct mu_cdev *dev)
+{
+    if (dev->holder)
+        mu_dev_hold_drop(dev->holder, dev);
+    mu_xgrow((void **)&c->held, &c->cap_held, c->nheld + 1,
+             sizeof(*c->held));
+    c->held[c->nheld++] = dev;
+    c->node = dev->slice->node;
+    dev->holder = c;
+}
+
+void mu_dev_holds_clear(struct mu_dclaim *c)
+{
+    while (c->nheld)
+        mu_dev_hold_drop(c, c->held[c->nheld - 1]);
+}
+
+void mu_dev_pipe_drop(struct mu_dclaim *c, struct mu_cdev *dev)
+{
+    for (size_t i = 0; i < c->npiped; i++)
+        if (c->piped[i] == dev) {
+            c->piped[i] = c->piped[--c->npiped];
+            break;
+        }
+    dev->pipe = NULL;
+}
+
+void mu_dev_pipes_clear(struct mu_dclaim *c)
+{
+    for (size_t i = 0; i < c->npiped; i++)
+        if (c->piped[i]->pipe == c)
+            c->piped[i]->pipe = NULL;
+    c->npiped = 0;
+}
+
+/* Forgets the device keys c waits for. */
+void mu_dev_want_clear(struct mu_devices *d, struct mu_dclaim *c)
+{
+    for (size_t i = 0; i < c->nwant; i++) {
+        if (mu_map_get(&d->wanted, c->want[i]) == c)
+            mu_map_del(&d->wanted, c->want[i]);
+        free(c->want[i]);
+    }
+    free(c->want);
+    c->want = NULL;
+    c->nwant = 0;
+}
+
+/* d may be NULL for a private claim (it waits for nothing). */
+void mu_dev_claim_free(struct mu_devices *d, struct mu_dclaim *c)
+{
+    if (!c)
+        return;
+    if (d)
+        mu_dev_want_clear(d, c);
+    mu_dev_holds_clear(c);
+    mu_dev_pipes_clear(c);
+    free(c->held);
+    free(c->piped);
+    free(c->key);
+    mu_claim_release(&c->api);
+    free(c);
+}

@@ -1,0 +1,42 @@
+/*
+ * devices_int.h - what the files of the device inventory share
+ * (sched/devices.c: the inventory; devholds.c: holds and promises;
+ * devplace.c: demands, matching and placement). Not for other files: the
+ * contract is devices.h.
+ */
+#ifndef MU_SCHED_DEVICES_INT_H
+#define MU_SCHED_DEVICES_INT_H
+
+#include "sched/devices.h"
+
+/* The answers mu_devices_free_count remembers. */
+struct devcount {
+    const void *opt;
+    uint64_t hold_gen, gen;
+    int64_t total, nodes, best;
+};
+
+struct mu_devcounts {
+    struct devcount e[MU_DEV_COUNT_CACHE];
+    unsigned next;
+};
+
+/* Holds (devholds.c): dev held by c, moved from any other holder; taken
+ * back; all of c's; the promises to pipelined claims (mu_cdev.pipe). */
+void mu_dev_hold_add(struct mu_dclaim *c, struct mu_cdev *dev);
+void mu_dev_hold_drop(struct mu_dclaim *c, struct mu_cdev *dev);
+void mu_dev_holds_clear(struct mu_dclaim *c);
+void mu_dev_pipe_drop(struct mu_dclaim *c, struct mu_cdev *dev);
+void mu_dev_pipes_clear(struct mu_dclaim *c);
+/* Forgets the device keys c waits for (d->wanted). */
+void mu_dev_want_clear(struct mu_devices *d, struct mu_dclaim *c);
+/* Frees c and what it holds; d may be NULL for a private claim. */
+void mu_dev_claim_free(struct mu_devices *d, struct mu_dclaim *c);
+
+/* Placement (devplace.c): holds for c (which holds nothing) the devices
+ * of node nd its requests pick, first fit; a request that finds none is
+ * left short. */
+void mu_dev_plan_claim(const struct mu_devices *d, struct mu_dclaim *c,
+                       const struct mu_devnode *nd);
+
+#endif

@@ -1,0 +1,579 @@
+/*
+ * devplace.c - a pod's claims resolved into a demand, devices matched to
+ * it, and the devices placement takes, gives and promises (devices.h).
+ */
+#include "sched/devices_int.h"
+
+/* Most devices one fit check may pick (the API allows 32 requests of up
+ * to 1024 devices each; beyond this a demand does not fit). */
+#define MU_DEV_PICK_MAX 1024
+
+/* ---- demands ---- */
+
+/* The quota name of a class, or NULL. */
+static const char *class_quota(const struct mu_devices *d, const char *name)
+{
+    const struct mu_devclass *c;
+
+    for (size_t i = 0; i < d->nmaps; i++)
+        if (!strcmp(d->maps[i].class_name, name))
+            return d->maps[i].resource;
+    c = mu_map_get(&d->classes, name);
+    return c ? c->ext_resource : NULL;
+}
+
+/* Checks spec against the inventory; adds its quota. */
+static void demand_spec(struct mu_devices *d, const char *what,
+                        const struct mu_claimspec *spec, bool charge,
+                        struct mu_resnames *rn, struct mu_devdemand *out)
+{
+    if (spec->bad && !out->why)
+        out->why = mu_xasprintf("%s: %s", what, spec->bad);
+    for (size_t i = 0; i < spec->nreqs; i++) {
+        const struct mu_devreq *r = &spec->reqs[i];
+
+        for (size_t k = 0; k < r->nopts; k++) {
+            const struct mu_devopt *o = &r->opts[k];
+            const struct mu_devclass *c = mu_map_get(&d->classes,
+                                                     o->class_name);
+            const char *q;
+            int dim;
+
+            if (!c && !out->why)
+                out->why = mu_xasprintf("%s: device class %s not found",
+                                        what, o->class_name);
+            if (c && c->sel.bad && !out->why)
+                out->why = mu_xasprintf("DeviceClass %s: %s", o->class_name,
+                                        c->sel.bad);
+            if (!charge || k || o->mode != MU_ALLOC_EXACT ||
+                !(q = class_quota(d, o->class_name)))
+                continue;
+            dim = mu_resnames_index(rn, q, true);
+            if (dim < 0) {
+                if (!out->why)
+                    out->why = mu_xasprintf("%s: too many resource names "
+                                            "for %s", what, q);
+                continue;
+            }
+            mu_res_put(&out->quota, dim,
+                       out->quota.v[dim] + o->count);
+        }
+    }
+}
+
+/* The class serving extended resource name (KEP-5004): the newest that
+ * names it in extendedResourceName, then the first by name; NULL. */
+static const struct mu_devclass *ext_class(const struct mu_devices *d,
+                                           const char *name)
+{
+    const struct mu_devclass *best = NULL;
+    size_t it = 0;
+    const char *k;
+    void *v;
+
+    while (mu_map_next(&d->classes, &it, &k, &v)) {
+        const struct mu_devclass *c = v;
+
+        if (!c->ext_resource || strcmp(c->ext_resource, name))
+            continue;
+        if (!best || c->meta.created > best->meta.created ||
+            (c->meta.created == best->meta.created &&
+             strcmp(c->meta.name, best->meta.name) < 0))
+            best = c;
+    }
+    return best;
+}
+
+/* The entries of the pod's extended resources DRA serves. */
+static void demand_ext(struct mu_devices *d, const struct mu_pod *pod,
+                       const struct mu_resnames *rn, struct mu_devdemand *out,
+                       struct mu_sb *sig)
+{
+    uint32_t set = d->next_classes ? pod->req.set & ~7u : 0;
+
+    for (int dim = 0; set; dim++, set >>= 1) {
+        const struct mu_devclass *cls;
+        char *key;
+        struct mu_dclaim *p;
+        struct mu_devopt *o;
+
+        if (!(set & 1u) || pod->req.v[dim] <= 0 || dim >= rn->n ||
+            !(cls = ext_class(d, rn->name[dim])))
+            continue;
+        out->ext_dims |= 1u << dim;
+        out->c[out->n].ext_dim = dim;
+        key = pod->ext_claim ? mu_xasprintf("%s/%s", pod->meta.ns,
+                                            pod->ext_claim)
+                             : NULL;
+        if (key && mu_map_get(&d->claims, key)) {
+            const struct mu_dclaim *c = mu_map_get(&d->claims, key);
+
+            out->c[out->n++].claim_key = key;
+            mu_sb_addf(sig, "x%d:at:%s;", dim,
+                       c->api_alloc && c->node ? c->node : "");
+            continue;
+        }
+        free(key);
+        /* a claim of the pod's count of devices of the class */
+        p = mu_xcalloc(1, sizeof(*p));
+        p->api.spec.reqs = mu_xcalloc(1, sizeof(*p->api.spec.reqs));
+        p->api.spec.nreqs = 1;
+        p->api.spec.reqs[0].name = mu_xstrdup(rn->name[dim]);
+        p->api.spec.reqs[0].opts = o = mu_xcalloc(1, sizeof(*o));
+        p->api.spec.reqs[0].nopts = 1;
+        o->name = mu_xstrdup(rn->name[dim]);
+        o->class_name = mu_xstrdup(cls->meta.name);
+        o->mode = MU_ALLOC_EXACT;
+        o->count = pod->req.v[dim];
+        p->spec = &p->api.spec;
+        out->c[out->n++].priv = p;
+        if (cls->sel.bad && !out->why)
+            out->why = mu_xasprintf("DeviceClass %s: %s", cls->meta.name,
+                                    cls->sel.bad);
+        mu_sb_addf(sig, "x%d:%s;", dim, cls->meta.name);
+    }
+}
+
+void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
+                          struct mu_resnames *rn, struct mu_devdemand *out)
+{
+    struct mu_sb sig;
+    size_t nent;
+
+    memset(out, 0, sizeof(*out));
+    mu_sb_init(&sig);
+    /* room for the pod's claims and one entry per extended resource it
+     * asks (demand_ext) */
+    nent = pod->nclaims + 1 +
+           (d->next_classes ? (size_t)__builtin_popcount(pod->req.set & ~7u)
+                            : 0);
+    out->c = mu_xcalloc(nent, sizeof(*out->c));
+    for (size_t i = 0; i < nent; i++)
+        out->c[i].ext_dim = -1;
+    for (size_t i = 0; i < pod->nclaims; i++) {
+        const struct mu_pod_claim *pc = &pod->claims[i];
+        char *key = pc->claim ? mu_xasprintf("%s/%s", pod->meta.ns,
+                                             pc->claim)
+                              : NULL;
+        struct mu_dclaim *c = key ? mu_map_get(&d->claims, key) : NULL;
+
+        if (c) {
+            char *what = mu_xasprintf("ResourceClaim %s", key);
+
+            out->c[out->n++].claim_key = key;
+            /* a claim named by resourceClaimName may be shared by any
+             * number of pods: it is not charged to each of them */
+            demand_spec(d, what, c->spec, pc->tmpl != NULL, rn, out);
+            out->shared |= !pc->tmpl;
+            free(what);
+            if (c->api_alloc)
+                mu_sb_addf(&sig, "at:%s;", c->node ? c->node : "");
+            else
+                mu_sb_addf(&sig, "%s:%s;", pc->tmpl ? "t" : "c",
+                           pc->tmpl ? pc->tmpl : key);
+            continue;
+        }
+        if (pc->tmpl) {
+            char *tk = mu_xasprintf("%s/%s", pod->meta.ns, pc->tmpl);
+            struct mu_claimtemplate *t = mu_map_get(&d->templates, tk);
+
+            if (t) {
+                struct mu_dclaim *p = mu_xcalloc(1, sizeof(*p));
+                char *what = mu_xasprintf("ResourceClaimTemplate %s", tk);
+
+                p->spec = &t->spec;
+                out->c[out->n++].priv = p;
+                demand_spec(d, what, p->spec, true, rn, out);
+                free(what);
+                mu_sb_addf(&sig, "t:%s;", pc->tmpl);
+            } else if (!out->why) {
+                out->why = mu_xasprintf("waiting for ResourceClaimTemplate "
+                                        "%s", tk);
+            }
+            free(tk);
+        } else {
+            out->shared = true;
+            if (!out->why)
+                out->why = mu_xasprintf("waiting for ResourceClaim %s", key);
+        }
+        free(key);
+    }
+    demand_ext(d, pod, rn, out, &sig);
+    if (out->why)
+        mu_sb_add(&sig, "why;");
+    out->sig = sig.buf ? sig.buf : mu_xstrdup("");
+}
+
+bool mu_devdemand_needed(const struct mu_devices *d, const struct mu_pod *pod)
+{
+    return pod->nclaims || (d->next_classes && (pod->req.set & ~7u));
+}
+
+void mu_devdemand_release(struct mu_devdemand *dm)
+{
+    for (size_t i = 0; i < dm->n; i++) {
+        free(dm->c[i].claim_key);
+        mu_dev_claim_free(NULL, dm->c[i].priv);
+    }
+    free(dm->c);
+    free(dm->why);
+    free(dm->sig);
+    memset(dm, 0, sizeof(*dm));
+}
+
+static struct mu_dclaim *entry_claim(const struct mu_devices *d,
+                                     const struct mu_devdemand *dm, size_t i)
+{
+    return dm->c[i].priv ? dm->c[i].priv
+                         : mu_map_get(&d->claims, dm->c[i].claim_key);
+}
+
+/* ---- matching ---- */
+
+/* Devices picked by one fit check or take, beyond those held. */
+struct picks {
+    size_t n;
+    struct mu_cdev *v[MU_DEV_PICK_MAX];
+};
+
+static bool picked(const struct picks *p, const struct mu_cdev *dev)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->v[i] == dev)
+            return true;
+    return false;
+}
+
+static bool dev_free(const struct mu_cdev *dev, bool future)
+{
+    const struct mu_dclaim *h = dev->holder;
+
+    if (future && dev->pipe)
+        return false; /* promised to a pipelined task */
+    return !h || (future && h->users > 0 && h->leaving == h->users);
+}
+
+/* Whether class c and option o select dev. The class's answer is
+ * remembered on the device (classes change only with the inventory's
+ * gen): most requests name a class and nothing else. */
+static bool serves(const struct mu_devices *d, const struct mu_devclass *c,
+                   const struct mu_devopt *o, const struct mu_cdev *dev)
+{
+    struct mu_cdev *m = (struct mu_cdev *)dev;
+
+    if (m->memo_class != c || m->memo_gen != d->gen + 1) {
+        m->memo_class = c;
+        m->memo_gen = d->gen + 1;
+        m->memo_ok = mu_devsel_match(&c->sel, &dev->view);
+    }
+    return m->memo_ok && (!o->sel.n || mu_devsel_match(&o->sel, &dev->view));
+}
+
+/* The class o names (NULL when there is none), remembered on o: classes
+ * change only with the inventory's gen. */
+static const struct mu_devclass *opt_class(const struct mu_devices *d,
+                                           const struct mu_devopt *o)
+{
+    struct mu_devopt *m = (struct mu_devopt *)o;
+
+    if (m->memo_gen != d->gen + 1) {
+        m->memo_class = mu_map_get(&d->classes, o->class_name);
+        m->memo_gen = d->gen + 1;
+    }
+    return m->memo_class;
+}
+
+/* Picks devices of node nd for option o into p (an ExactCount stops at
+ * its count); false (p unchanged) when the node cannot serve it. */
+static bool pick_opt(const struct mu_devices *d, const struct mu_devnode *nd,
+                     const struct mu_devopt *o, bool future, struct picks *p)
+{
+    const struct mu_devclass *c = opt_class(d, o);
+    size_t mark = p->n;
+    int64_t got = 0;
+
+    if (!c || !nd)
+        return false;
+    for (size_t i = 0; i < nd->n; i++)
+        for (size_t k = 0; k < nd->v[i]->s.ndevs; k++) {
+            struct mu_cdev *dev = &nd->v[i]->devs[k];
+
+            if (!dev->usable || picked(p, dev) || !serves(d, c, o, dev))
+                continue;
+            if (!dev_free(dev, future)) {
+                if (o->mode == MU_ALLOC_ALL)
+                    goto fail; /* All wants every matching device */
+                continue;
+            }
+            if (o->mode == MU_ALLOC_EXACT && got >= o->count)
+                return true;
+            if (p->n >= MU_DEV_PICK_MAX)
+                goto fail;
+            p->v[p->n++] = dev;
+            got++;
+        }
+    if (got > 0 && (o->mode == MU_ALLOC_ALL || got >= o->count))
+        return true;
+fail:
+    p->n = mark;
+    return false;
+}
+
+/* Picks for every request of claim c on node nd (each its first option
+ * that fits) into p; false when one found none: at once when whole (a
+ * fit check), else after trying the others (a plan keeps what it found). */
+static bool pick_claim(const struct mu_devices *d, const struct mu_devnode *nd,
+                       const struct mu_dclaim *c, bool future, bool whole,
+                       struct picks *p)
+{
+    bool all = true;
+
+    for (size_t i = 0; i < c->spec->nreqs; i++) {
+        const struct mu_devreq *r = &c->spec->reqs[i];
+        bool ok = false;
+
+        for (size_t k = 0; k < r->nopts && !ok; k++)
+            ok = pick_opt(d, nd, &r->opts[k], future, p);
+        if (!ok && whole)
+            return false;
+        all &= ok;
+    }
+    return all;
+}
+
+bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
+                    const struct mu_devnode *nd, const char *node,
+                    uint32_t node_dims, bool future)
+{
+    struct picks pk, *p = &pk;
+    bool ok = true;
+
+    if (dm->why)
+        return false;
+    p->n = 0;
+    for (size_t i = 0; i < dm->n && ok; i++) {
+        const struct mu_dclaim *c = entry_claim(d, dm, i);
+
+        if (dm->c[i].ext_dim >= 0 && (node_dims >> dm->c[i].ext_dim & 1u))
+            continue; /* the node's allocatable serves it */
+        if (!c)
+            ok = false;
+        else if (c->api_alloc) /* only where the API put its devices */
+            ok = !c->api.nresults ||
+                 (c->nheld == c->api.nresults && c->node &&
+                  !strcmp(c->node, node));
+        else if (c->nheld)
+            ok = c->node && !strcmp(c->node, node);
+        else
+            ok = pick_claim(d, nd, c, future, true, p);
+    }
+    return ok;
+}
+
+/* Holds for c (which holds nothing) the devices of node nd its requests
+ * pick, first fit; a request that finds none is left short. */
+void mu_dev_plan_claim(const struct mu_devices *d, struct mu_dclaim *c,
+                       const struct mu_devnode *nd)
+{
+    struct picks pk, *p = &pk;
+
+    p->n = 0;
+    pick_claim(d, nd, c, false, false, p);
+    for (size_t k = 0; k < p->n; k++)
+        mu_dev_hold_add(c, p->v[k]);
+}
+
+void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
+                     const struct mu_devnode *nd, uint32_t node_dims)
+{
+    d->hold_gen++;
+    for (size_t i = 0; i < dm->n; i++) {
+        struct mu_dclaim *c = entry_claim(d, dm, i);
+
+        if (!c || dm->c[i].taken ||
+            (dm->c[i].ext_dim >= 0 && (node_dims >> dm->c[i].ext_dim & 1u)))
+            continue;
+        /* the API's allocation is the API's: only its users are counted */
+        if (!c->api_alloc && !c->nheld && !c->users)
+            mu_dev_plan_claim(d, c, nd);
+        c->users++;
+        dm->c[i].taken = true;
+    }
+}
+
+void mu_devices_pipe(struct mu_devices *d, struct mu_devdemand *dm,
+                     const struct mu_devnode *nd, uint32_t node_dims)
+{
+    struct picks pk, *p = &pk;
+
+    d->hold_gen++;
+    for (size_t i = 0; i < dm->n; i++) {
+        struct mu_dclaim *c = entry_claim(d, dm, i);
+
+        if (!c || c->api_alloc || c->nheld || c->users || c->npiped ||
+            (dm->c[i].ext_dim >= 0 && (node_dims >> dm->c[i].ext_dim & 1u)))
+            continue;
+        p->n = 0;
+        pick_claim(d, nd, c, true, false, p);
+        mu_xgrow((void **)&c->piped, &c->cap_piped, p->n + 1,
+                 sizeof(*c->piped));
+        for (size_t k = 0; k < p->n; k++) {
+            p->v[k]->pipe = c;
+            c->piped[c->npiped++] = p->v[k];
+        }
+    }
+}
+
+void mu_devices_unpipe(struct mu_devices *d, struct mu_devdemand *dm)
+{
+    d->hold_gen++;
+    for (size_t i = 0; i < dm->n; i++) {
+        struct mu_dclaim *c = entry_claim(d, dm, i);
+
+        if (c)
+            mu_dev_pipes_clear(c);
+    }
+}
+
+void mu_devices_give(struct mu_devices *d, struct mu_devdemand *dm)
+{
+    d->hold_gen++;
+    for (size_t i = 0; i < dm->n; i++) {
+        struct mu_dclaim *c = entry_claim(d, dm, i);
+
+        if (!dm->c[i].taken)
+            continue;
+        dm->c[i].taken = false;
+        if (!c || c->users <= 0)
+            continue;
+        if (--c->users == 0 && !c->api_alloc && c->nheld)
+            mu_dev_holds_clear(c);
+        if (c->leaving > c->users)
+            c->leaving = c->users;
+    }
+}
+
+void mu_devices_leaving(struct mu_devices *d, struct mu_devdemand *dm,
+                        bool on)
+{
+    for (size_t i = 0; i < dm->n; i++) {
+        struct mu_dclaim *c = entry_claim(d, dm, i);
+
+        if (!c || !dm->c[i].taken)
+            continue;
+        c->leaving += on ? 1 : -1;
+        if (c->leaving < 0)
+            c->leaving = 0;
+    }
+}
+
+/* ---- counting ---- */
+
+void mu_devices_node_quota(struct mu_devices *d, const char *node,
+                           struct mu_resnames *rn, struct mu_res *out)
+{
+    const struct mu_devnode *nd = mu_map_get(&d->nodes, node);
+    size_t it = 0, nc = 0, cap = 0;
+    const char **names;
+    struct {
+        const struct mu_devclass *c;
+        int dim;
+    } *m = NULL;
+
+    mu_res_zero(out);
+    if (!nd || !nd->n)
+        return;
+    /* the mapped classes in name order (quota names registered in a
+     * fixed order), then each usable device counted once per quota name
+     * however many of them select it */
+    names = mu_map_sorted_keys(&d->classes, &nc);
+    for (size_t i = 0; i < nc; i++) {
+        const char *q = class_quota(d, names[i]);
+        int dim;
+
+        if (!q || (dim = mu_resnames_index(rn, q, true)) < 0)
+            continue;
+        mu_xgrow((void **)&m, &cap, it + 1, sizeof(*m));
+        m[it].c = mu_map_get(&d->classes, names[i]);
+        m[it++].dim = dim;
+    }
+    free(names);
+    for (size_t i = 0; i < nd->n && it; i++)
+        for (size_t k = 0; k < nd->v[i]->s.ndevs; k++) {
+            const struct mu_cdev *dev = &nd->v[i]->devs[k];
+            uint32_t seen = 0;
+
+            if (!dev->usable)
+                continue;
+            for (size_t j = 0; j < it; j++)
+                if (!(seen & (1u << m[j].dim)) &&
+                    mu_devsel_match(&m[j].c->sel, &dev->view)) {
+                    seen |= 1u << m[j].dim;
+                    mu_res_put(out, m[j].dim, out->v[m[j].dim] + 1);
+                }
+        }
+    free(m);
+}
+
+void mu_devices_free_count(const struct mu_devices *d,
+                           const struct mu_devdemand *dm, int64_t *total,
+                           int64_t *nodes, int64_t *best, int64_t *per,
+                           const char **class_name)
+{
+    const struct mu_devopt *o = NULL;
+    const struct mu_devclass *c;
+    size_t it = 0;
+    const char *k;
+    void *v;
+
+    *total = *nodes = *best = 0;
+    *per = 1;
+    *class_name = NULL;
+    for (size_t i = 0; i < dm->n && !o; i++) {
+        const struct mu_dclaim *cl = entry_claim(d, dm, i);
+
+        if (cl && !cl->nheld && cl->spec->nreqs)
+            o = &cl->spec->reqs[0].opts[0];
+    }
+    if (!o || !(c = mu_map_get(&d->classes, o->class_name)))
+        return;
+    *class_name = o->class_name;
+    *per = o->mode == MU_ALLOC_EXACT ? o->count : 1;
+    for (size_t i = 0; i < MU_DEV_COUNT_CACHE; i++) {
+        const struct devcount *e = &d->counts->e[i];
+
+        if (e->opt == o && e->hold_gen == d->hold_gen && e->gen == d->gen) {
+            *total = e->total;
+            *nodes = e->nodes;
+            *best = e->best;
+            return;
+        }
+    }
+    while (mu_map_next(&d->nodes, &it, &k, &v)) {
+        const struct mu_devnode *nd = v;
+        int64_t n = 0;
+
+        for (size_t i = 0; i < nd->n; i++)
+            for (size_t j = 0; j < nd->v[i]->s.ndevs; j++) {
+                const struct mu_cdev *dev = &nd->v[i]->devs[j];
+
+                if (dev->usable && !dev->holder && serves(d, c, o, dev))
+                    n++;
+            }
+        *total += n;
+        *nodes += n > 0;
+        if (n > *best)
+            *best = n;
+    }
+    {
+        struct devcount *e =
+            &d->counts->e[d->counts->next++ % MU_DEV_COUNT_CACHE];
+
+        e->opt = o;
+        e->hold_gen = d->hold_gen;
+        e->gen = d->gen;
+        e->total = *total;
+        e->nodes = *nodes;
+        e->best = *best;
+    }
+}
