@@ -16,16 +16,21 @@
 #
 # Each run starts from a clean slate (no vcjobs, pods or claims), creates
 # the vcjobs at t0 and polls until every pod is bound; runs alternate
-# between the kinds (noise drifts evenly). Prints one line per run, then
+# between the kinds (noise drifts evenly). With --backlog the objects are
+# made before muster starts instead: muster is stopped, G PodGroups and
+# their G x S pods (annotated with their group, schedulerName volcano;
+# the resourceclaim controller makes the claim pods' claims meanwhile)
+# are created, and muster is started at t0. Prints one line per run, then
 # per kind and backlog the median seconds and pods/s, and claim/ext.
 #
 # Usage: bench/dra-throughput.sh [--nodes N] [--groups G[,G..]] [--size S]
-#            [--runs R] [--muster PATH] [--keep]
+#            [--runs R] [--muster PATH] [--backlog] [--keep]
 #   --nodes N        kwok nodes of each kind (default 500)
 #   --groups G,...   vcjobs per run, each backlog size in turn (default 100,500)
 #   --size S         pods per vcjob, one GPU each (default 8)
 #   --runs R         runs per kind and backlog (default 2)
 #   --muster PATH    muster binary (default build/src/muster)
+#   --backlog        PodGroups and pods made before muster starts
 #   --keep           keep the run directory
 # Exit: 0 when every run completed; 1 when one timed out; 2 usage.
 set -u -o pipefail
@@ -35,7 +40,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 E2E=$ROOT/tests/e2e
 # shellcheck source=tests/e2e/lib.sh
 . "$E2E/lib.sh"
-NODES=500 GROUPS_LIST=100,500 SIZE=8 RUNS=2 KEEP=0
+NODES=500 GROUPS_LIST=100,500 SIZE=8 RUNS=2 KEEP=0 BACKLOG=0
 MUSTER=$ROOT/build/src/muster
 usage() { sed -n '/^# Usage:/,/^# Exit:/p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -46,6 +51,7 @@ while [ $# -gt 0 ]; do
     --runs) RUNS=${2:?}; shift 2 ;;
     --muster) MUSTER=${2:?}; shift 2 ;;
     --keep) KEEP=1; shift ;;
+    --backlog) BACKLOG=1; shift ;;
     *) usage ;;
     esac
 done
@@ -107,9 +113,16 @@ kubectl apply --server-side -f "$D/dra.yaml" >/dev/null || exit 1
 { "$MUSTER" simulate --print-config
   printf 'deviceClassMappings:\n- name: nvidia.com/gpu\n  deviceClassNames: [gpu.example.com]\n'
 } >"$D/muster.conf"
-"$MUSTER" serve --kubeconfig "$KUBECONFIG" --listen "127.0.0.1:$PORT" \
-    --config "$D/muster.conf" >"$D/muster.log" 2>&1 &
-MPID=$!
+start_muster() {
+    "$MUSTER" serve --kubeconfig "$KUBECONFIG" --listen "127.0.0.1:$PORT" \
+        --config "$D/muster.conf" >>"$D/muster.log" 2>&1 &
+    MPID=$!
+}
+stop_muster() {
+    [ -n "$MPID" ] && kill "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
+    MPID=""
+}
+start_muster
 for _ in $(seq 60); do
     grep -q "caches synced" "$D/muster.log" && break
     sleep 1
@@ -123,12 +136,31 @@ jobs() {
         gpu_vcjob "$([ "$1" = claim ] && echo claim || echo plain)" "$1-$i" default "$SIZE"
     done
 }
+# gangs KIND G: G PodGroups of SIZE and their pods (--backlog)
+gangs() {
+    local i k res
+    if [ "$1" = claim ]; then
+        res='resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}, claims: [{name: gpu}]}}]'
+    else
+        res='containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1, cpu: "1"}}}]'
+    fi
+    for i in $(seq 1 "$2"); do
+        printf -- '---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: %s-%d}\nspec: {minMember: %d, queue: default}\n' "$1" "$i" "$SIZE"
+        for k in $(seq 0 $((SIZE - 1))); do
+            printf -- '---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: %s-%d-%d\n  annotations: {scheduling.k8s.io/group-name: %s-%d}\nspec:\n  schedulerName: volcano\n  %s\n' \
+                "$1" "$i" "$k" "$1" "$i" "$res"
+        done
+    done
+}
 bound() {
     kubectl get pods -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' 2>/dev/null |
         grep -c .
 }
 clean() {
     kubectl delete vcjob --all --wait=false >/dev/null 2>&1
+    kubectl delete pods --all --wait=false >/dev/null 2>&1
+    kubectl delete podgroups --all --wait=false >/dev/null 2>&1
     for _ in $(seq 300); do
         [ "$(kubectl get pods --no-headers 2>/dev/null | wc -l)" = 0 ] &&
             [ "$(kubectl get resourceclaims --no-headers 2>/dev/null | wc -l)" = 0 ] && return 0
@@ -144,9 +176,17 @@ for g in ${GROUPS_LIST//,/ }; do
     for r in $(seq 1 "$RUNS"); do
         for kind in ext claim; do
             clean || { say "clean slate not reached"; status=1; continue; }
-            jobs "$kind" "$g" >"$D/jobs.yaml"
-            t0=$(date +%s.%N)
-            kubectl apply -f "$D/jobs.yaml" >/dev/null
+            if [ "$BACKLOG" = 1 ]; then
+                stop_muster
+                gangs "$kind" "$g" >"$D/jobs.yaml"
+                kubectl apply --server-side -f "$D/jobs.yaml" >/dev/null
+                t0=$(date +%s.%N)
+                start_muster
+            else
+                jobs "$kind" "$g" >"$D/jobs.yaml"
+                t0=$(date +%s.%N)
+                kubectl apply -f "$D/jobs.yaml" >/dev/null
+            fi
             limit=$((120 + want / 10)) got=0
             while :; do
                 got=$(bound)
@@ -158,8 +198,8 @@ for g in ${GROUPS_LIST//,/ }; do
             done
             t1=$(date +%s.%N)
             s=$(echo "$t1 - $t0" | bc)
-            printf '{"kind":"%s","groups":%d,"pods":%d,"bound":%d,"seconds":%.2f,"pods_per_s":%.1f}\n' \
-                "$kind" "$g" "$want" "$got" "$s" "$(echo "$got / $s" | bc -l)"
+            printf '{"kind":"%s","backlog":%d,"groups":%d,"pods":%d,"bound":%d,"seconds":%.2f,"pods_per_s":%.1f}\n' \
+                "$kind" "$BACKLOG" "$g" "$want" "$got" "$s" "$(echo "$got / $s" | bc -l)"
             T[$kind.$g]="${T[$kind.$g]:-} $s"
         done
     done
