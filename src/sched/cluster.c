@@ -434,36 +434,30 @@ static int task_shape(struct mu_cluster *c, const struct mu_pod *p,
     return id;
 }
 
+/* t under key "ns/name<suffix>" in claim_users, or out of it. */
+static void claim_user(struct mu_cluster *c, struct mu_task *t,
+                       const char *name, const char *suffix, bool add)
+{
+    char *key;
+
+    if (!name)
+        return;
+    key = mu_xasprintf("%s/%s%s", t->pod.meta.ns, name, suffix);
+    if (add)
+        wait_add(&c->claim_users, key, t);
+    else
+        wait_del(&c->claim_users, key, t);
+    free(key);
+}
+
 /* t under the claims ("ns/claim") and templates ("ns/template@") its pod
  * names, in claim_users. */
 static void claim_users_edit(struct mu_cluster *c, struct mu_task *t, bool add)
 {
-    if (t->pod.ext_claim) {
-        char *key = obj_key(t->pod.meta.ns, t->pod.ext_claim);
-
-        if (add)
-            wait_add(&c->claim_users, key, t);
-        else
-            wait_del(&c->claim_users, key, t);
-        free(key);
-    }
+    claim_user(c, t, t->pod.ext_claim, "", add);
     for (size_t i = 0; i < t->pod.nclaims; i++) {
-        const struct mu_pod_claim *pc = &t->pod.claims[i];
-
-        for (int k = 0; k < 2; k++) {
-            const char *name = k ? pc->tmpl : pc->claim;
-            char *key;
-
-            if (!name)
-                continue;
-            key = mu_xasprintf("%s/%s%s", t->pod.meta.ns, name,
-                               k ? "@" : "");
-            if (add)
-                wait_add(&c->claim_users, key, t);
-            else
-                wait_del(&c->claim_users, key, t);
-            free(key);
-        }
+        claim_user(c, t, t->pod.claims[i].claim, "", add);
+        claim_user(c, t, t->pod.claims[i].tmpl, "@", add);
     }
 }
 
