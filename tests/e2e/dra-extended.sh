@@ -73,7 +73,9 @@ for p in pods:
 if bad or len(pods) != 8:
     print(bad or pods); sys.exit(1)'
 }
-check "each pod's extended-resource claim is allocated on its own node" ext_claims_ok
+# kube-scheduler writes the claim it makes and its allocation in separate
+# calls (and makes a new claim when a bind is refused): wait for them
+check "each pod's extended-resource claim is allocated on its own node" wait_for 30 ext_claims_ok
 plainjob more 4
 sleep 8
 check "a gang of 4 more waits whole: the 8 devices are taken" equals 0 bound more-
