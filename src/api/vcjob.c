@@ -387,7 +387,16 @@ static int check_plugins(const json_t *pl, struct job *j, struct mu_err *err)
     j->svc = j->svc || j->add_svc;
     j->add_ssh = json_object_get(pl, "mpi") && !json_object_get(pl, "ssh");
     j->ssh = json_object_get(pl, "ssh") || j->add_ssh;
+    j->pytorch = json_object_get(pl, "pytorch") != NULL;
+    j->tensorflow = json_object_get(pl, "tensorflow") != NULL;
+    j->mpi = json_object_get(pl, "mpi") != NULL;
     if ((rc = mu_vcjob_svc_args(json_object_get(pl, "svc"), &j->svc_args,
+                                err)) < 0 ||
+        (rc = mu_vcjob_pytorch_args(json_object_get(pl, "pytorch"),
+                                    &j->pytorch_args, err)) < 0 ||
+        (rc = mu_vcjob_tf_args(json_object_get(pl, "tensorflow"),
+                               &j->tf_args, err)) < 0 ||
+        (rc = mu_vcjob_mpi_args(json_object_get(pl, "mpi"), &j->mpi_args,
                                 err)) < 0)
         return rc;
     return mu_vcjob_ssh_args(json_object_get(pl, "ssh"), &j->ssh_args, err);

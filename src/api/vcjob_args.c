@@ -1,6 +1,6 @@
 /*
- * vcjob_args.c - the svc and ssh job plugins' arguments, read as Go's flag
- * package reads them (vcjob_args.h).
+ * vcjob_args.c - the job plugins' arguments, read as Go's flag package
+ * reads them (vcjob_args.h).
  */
 #include "api/vcjob_args.h"
 
@@ -9,7 +9,7 @@
 
 #include "api/strconv.h"
 
-enum flag_type { FLAG_BOOL, FLAG_STR, FLAG_PORT };
+enum flag_type { FLAG_BOOL, FLAG_STR, FLAG_NAME, FLAG_PORT, FLAG_SECONDS };
 
 struct flag {
     const char *name;
@@ -33,7 +33,34 @@ static const struct flag ssh_flags[] = {
     {"ssh-port", FLAG_PORT, offsetof(struct mu_ssh_args, port)},
 };
 
-static int parse_port(const char *s, int *out)
+static const struct flag pytorch_flags[] = {
+    {"master", FLAG_NAME, offsetof(struct mu_pytorch_args, master)},
+    {"worker", FLAG_NAME, offsetof(struct mu_pytorch_args, worker)},
+    {"port", FLAG_PORT, offsetof(struct mu_pytorch_args, port)},
+    {"wait-master-enabled", FLAG_BOOL,
+     offsetof(struct mu_pytorch_args, wait_master)},
+    {"wait-master-timeout", FLAG_SECONDS,
+     offsetof(struct mu_pytorch_args, wait_timeout)},
+    {"wait-master-image", FLAG_NAME,
+     offsetof(struct mu_pytorch_args, wait_image)},
+};
+
+static const struct flag tf_flags[] = {
+    {"ps", FLAG_NAME, offsetof(struct mu_tf_args, ps)},
+    {"worker", FLAG_NAME, offsetof(struct mu_tf_args, worker)},
+    {"chief", FLAG_NAME, offsetof(struct mu_tf_args, chief)},
+    {"evaluator", FLAG_NAME, offsetof(struct mu_tf_args, evaluator)},
+    {"port", FLAG_PORT, offsetof(struct mu_tf_args, port)},
+};
+
+static const struct flag mpi_flags[] = {
+    {"master", FLAG_NAME, offsetof(struct mu_mpi_args, master)},
+    {"worker", FLAG_NAME, offsetof(struct mu_mpi_args, worker)},
+    {"port", FLAG_PORT, offsetof(struct mu_mpi_args, port)},
+};
+
+/* A decimal in [lo, hi]. */
+static int parse_int(const char *s, long lo, long hi, int *out)
 {
     long v = 0;
 
@@ -43,10 +70,10 @@ static int parse_port(const char *s, int *out)
         if (*s < '0' || *s > '9')
             return -EINVAL;
         v = v * 10 + (*s - '0');
-        if (v > 65535)
+        if (v > hi)
             return -EINVAL;
     }
-    if (v < 1)
+    if (v < lo)
         return -EINVAL;
     *out = (int)v;
     return 0;
@@ -68,7 +95,7 @@ static int unknown_flag(struct mu_err *err, const char *plugin, size_t at,
     return -EINVAL;
 }
 
-/* Parses args into out (a struct mu_svc_args or mu_ssh_args). */
+/* Parses args into out (one of the mu_*_args structs). */
 static int parse_flags(const char *plugin, const struct flag *flags,
                        size_t nflags, const json_t *args, void *out,
                        struct mu_err *err)
@@ -135,11 +162,21 @@ static int parse_flags(const char *plugin, const struct flag *flags,
                               plugin, at, f->name);
         }
         if (f->type == FLAG_PORT) {
-            if (parse_port(val, (int *)(void *)field) < 0)
+            if (parse_int(val, 1, 65535, (int *)(void *)field) < 0)
                 return mu_err_set(err, -EINVAL,
                                   "spec.plugins.%s[%zu]: --%s: \"%s\" is "
                                   "not a port (1-65535)",
                                   plugin, at, f->name, val);
+        } else if (f->type == FLAG_SECONDS) {
+            if (parse_int(val, 0, 86400 * 365, (int *)(void *)field) < 0)
+                return mu_err_set(err, -EINVAL,
+                                  "spec.plugins.%s[%zu]: --%s: \"%s\" is "
+                                  "not a number of seconds",
+                                  plugin, at, f->name, val);
+        } else if (f->type == FLAG_NAME && !*val) {
+            return mu_err_set(err, -EINVAL,
+                              "spec.plugins.%s[%zu]: --%s must not be empty",
+                              plugin, at, f->name);
         } else {
             *(const char **)(void *)field = val;
         }
@@ -184,4 +221,44 @@ int mu_vcjob_ssh_args(const json_t *args, struct mu_ssh_args *out,
                           "generate a key)");
     *out = a;
     return 0;
+}
+
+int mu_vcjob_pytorch_args(const json_t *args, struct mu_pytorch_args *out,
+                          struct mu_err *err)
+{
+    struct mu_pytorch_args a = {.master = "master", .worker = "worker",
+                                .port = 23456, .wait_timeout = 300,
+                                .wait_image = "busybox:1.36.1"};
+    int rc = parse_flags("pytorch", pytorch_flags,
+                         MU_ARRAY_LEN(pytorch_flags), args, &a, err);
+
+    if (rc == 0)
+        *out = a;
+    return rc;
+}
+
+int mu_vcjob_tf_args(const json_t *args, struct mu_tf_args *out,
+                     struct mu_err *err)
+{
+    struct mu_tf_args a = {.ps = "ps", .worker = "worker", .chief = "chief",
+                           .evaluator = "evaluator", .port = 2222};
+    int rc = parse_flags("tensorflow", tf_flags, MU_ARRAY_LEN(tf_flags), args,
+                         &a, err);
+
+    if (rc == 0)
+        *out = a;
+    return rc;
+}
+
+int mu_vcjob_mpi_args(const json_t *args, struct mu_mpi_args *out,
+                      struct mu_err *err)
+{
+    struct mu_mpi_args a = {.master = "master", .worker = "worker",
+                            .port = MU_SSH_DEFAULT_PORT};
+    int rc = parse_flags("mpi", mpi_flags, MU_ARRAY_LEN(mpi_flags), args, &a,
+                         err);
+
+    if (rc == 0)
+        *out = a;
+    return rc;
 }

@@ -1,6 +1,6 @@
 /*
- * vcjob_args.h - the arguments of a Job's svc and ssh plugins
- * (spec.plugins.svc, spec.plugins.ssh), read the way Go's flag package
+ * vcjob_args.h - the arguments of a Job's svc, ssh, pytorch, tensorflow
+ * and mpi plugins (spec.plugins.<name>), read the way Go's flag package
  * reads them ("-x" or "--x", "--x=v", or "--x v" for non-boolean flags;
  * booleans take 1, 0, t, f, true, false in Go's spellings), except that
  * muster refuses what Volcano only logs and ignores: an unknown flag, a
@@ -41,6 +41,29 @@ struct mu_ssh_args {
     int port;                /* --ssh-port, 1-65535, MU_SSH_DEFAULT_PORT */
 };
 
+/* The distributed-framework plugins' arguments, defaults as in Volcano
+ * (pkg/controllers/job/plugins/distributed-framework, v1.14). Task names
+ * are borrowed from the args. */
+struct mu_pytorch_args {
+    const char *master;     /* --master, "master" */
+    const char *worker;     /* --worker, "worker" */
+    int port;               /* --port, 23456 */
+    bool wait_master;       /* --wait-master-enabled, false */
+    int wait_timeout;       /* --wait-master-timeout, seconds, 300 */
+    const char *wait_image; /* --wait-master-image, "busybox:1.36.1" */
+};
+struct mu_tf_args {
+    const char *ps, *worker, *chief, *evaluator; /* --ps ps, --worker worker,
+                                                    --chief chief,
+                                                    --evaluator evaluator */
+    int port;               /* --port, 2222 */
+};
+struct mu_mpi_args {
+    const char *master;     /* --master, "master" */
+    const char *worker;     /* --worker, "worker" */
+    int port;               /* --port, 22 */
+};
+
 /*
  * Reads spec.plugins.svc / spec.plugins.ssh (`args`: a JSON array of
  * strings, or NULL or null for none) into *out, defaults first. -EINVAL
@@ -52,6 +75,15 @@ struct mu_ssh_args {
 int mu_vcjob_svc_args(const json_t *args, struct mu_svc_args *out,
                       struct mu_err *err);
 int mu_vcjob_ssh_args(const json_t *args, struct mu_ssh_args *out,
+                      struct mu_err *err);
+/* The same for spec.plugins.pytorch, .tensorflow and .mpi; a task name
+ * must not be empty, --wait-master-timeout is a whole number of seconds
+ * >= 0 and --port a port. */
+int mu_vcjob_pytorch_args(const json_t *args, struct mu_pytorch_args *out,
+                          struct mu_err *err);
+int mu_vcjob_tf_args(const json_t *args, struct mu_tf_args *out,
+                     struct mu_err *err);
+int mu_vcjob_mpi_args(const json_t *args, struct mu_mpi_args *out,
                       struct mu_err *err);
 
 #endif

@@ -13,6 +13,7 @@
 #include "api/resource.h"
 #include "api/vcjob.h"
 #include "api/vcjob_args.h"
+#include "api/vcjob_frameworks.h"
 #include "api/vcjob_int.h"
 
 /* Job annotations (and labels) the controller copies onto every pod. */
@@ -294,6 +295,7 @@ static json_t *build_pod(const struct job *j, size_t ti, int index,
     }
     if (j->ssh)
         ssh_pod(spec, j);
+    mu_vcjob_frameworks_pod(j, ti, index, spec);
     if (gated)
         add_gate(spec);
 

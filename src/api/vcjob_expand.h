@@ -43,7 +43,8 @@ int mu_vcjob_podgroup(const json_t *job, json_t **out, struct mu_err *err);
  * the env plugin's VK_TASK_INDEX/VC_TASK_INDEX when `plugins.env` is set;
  * with `plugins.svc`: hostname/subdomain, the <job>-svc ConfigMap mounted at
  * /etc/volcano and VC_<TASK>_HOSTS/VC_<TASK>_NUM env (vcjob_plugins.h);
- * with `plugins.ssh`: the <job>-ssh Secret mounted as .ssh; scheduling
+ * with `plugins.ssh`: the <job>-ssh Secret mounted as .ssh; the pytorch,
+ * tensorflow and mpi plugins' env and ports (vcjob_frameworks.h); scheduling
  * gate MU_GATE when gated is non-zero. `version` and `retry` are status.version and
  * status.retryCount.
  */

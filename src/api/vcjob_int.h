@@ -53,8 +53,12 @@ struct job {
     bool ssh;
     bool add_svc;
     bool add_ssh;
+    bool pytorch, tensorflow, mpi; /* the distributed-framework plugins */
     struct mu_svc_args svc_args;
     struct mu_ssh_args ssh_args;
+    struct mu_pytorch_args pytorch_args;
+    struct mu_tf_args tf_args;
+    struct mu_mpi_args mpi_args;
     size_t ntask;
     struct task *task;
 };

@@ -205,7 +205,7 @@ kind: Job
 metadata: {name: mpi}
 spec:
   minAvailable: 3
-  plugins: {svc: [], ssh: [], env: []}
+  plugins: {svc: [], ssh: [], env: [], mpi: []}
   tasks:
   - name: master
     replicas: 1
@@ -227,6 +227,50 @@ check "ssh: Secret mpi-ssh holds a key pair and a config with 3 hosts" \
     bash -c "kubectl get secret mpi-ssh -o jsonpath='{.data.config}' | base64 -d | grep -c '^Host ' | grep -qx 3 && kubectl get secret mpi-ssh -o jsonpath='{.data.id_rsa}' | base64 -d | grep -q 'BEGIN RSA PRIVATE KEY'"
 check "env: each pod gets VC_TASK_INDEX" \
     equals "1" kubectl get pod mpi-worker-1 -o jsonpath='{.spec.containers[0].env[?(@.name=="VC_TASK_INDEX")].value}'
+check "mpi: the master gets MPI_HOST, the workers' hosts, and port 22 as mpijob-port" \
+    equals "mpi-worker-0.mpi,mpi-worker-1.mpi mpijob-port/22" kubectl get pod mpi-master-0 -o jsonpath='{.spec.containers[0].env[?(@.name=="MPI_HOST")].value} {.spec.containers[0].ports[0].name}/{.spec.containers[0].ports[0].containerPort}'
+check "mpi: a worker gets the port, not MPI_HOST" \
+    equals "mpijob-port/" kubectl get pod mpi-worker-0 -o jsonpath='{.spec.containers[0].ports[0].name}/{.spec.containers[0].env[?(@.name=="MPI_HOST")].value}'
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: pt}
+spec:
+  minAvailable: 3
+  plugins: {pytorch: ["--master=master", "--worker=worker", "--port=29500"]}
+  tasks:
+  - name: master
+    replicas: 1
+    template: {spec: {containers: [{name: c, image: pytorch}]}}
+  - name: worker
+    replicas: 2
+    template: {spec: {containers: [{name: c, image: pytorch}]}}
+---
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: tf}
+spec:
+  minAvailable: 3
+  plugins: {tensorflow: ["--port=5000"]}
+  tasks:
+  - name: ps
+    replicas: 1
+    template: {spec: {containers: [{name: c, image: tensorflow}]}}
+  - name: worker
+    replicas: 2
+    template: {spec: {containers: [{name: c, image: tensorflow}]}}
+YAML
+check "pytorch and tensorflow jobs run" wait_for 60 bash -c "$(declare -f pods_running); pods_running pt- 3 && pods_running tf- 3"
+penv() { # POD NAME: the value of env NAME of its first container
+    kubectl get pod "$1" -o jsonpath="{.spec.containers[0].env[?(@.name==\"$2\")].value}"
+}
+check "pytorch: worker-1 gets MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK as Volcano sets them" \
+    equals "pt-master-0.pt 29500 3 2" bash -c "$(declare -f penv); echo \$(penv pt-worker-1 MASTER_ADDR) \$(penv pt-worker-1 MASTER_PORT) \$(penv pt-worker-1 WORLD_SIZE) \$(penv pt-worker-1 RANK)"
+check "pytorch: the master is RANK 0 with the port open as pytorchjob-port" \
+    equals "0 pytorchjob-port/29500" bash -c "$(declare -f penv); echo \$(penv pt-master-0 RANK) \$(kubectl get pod pt-master-0 -o jsonpath='{.spec.containers[0].ports[0].name}/{.spec.containers[0].ports[0].containerPort}')"
+check "tensorflow: TF_CONFIG names the cluster and the pod's task, as Go marshals it" \
+    equals '{"cluster":{"ps":["tf-ps-0.tf:5000"],"worker":["tf-worker-0.tf:5000","tf-worker-1.tf:5000"]},"task":{"type":"worker","index":1}}' \
+    penv tf-worker-1 TF_CONFIG
 reset
 
 # --- a Deployment's group-min-member reaches its PodGroup ---------------------

@@ -415,6 +415,121 @@ START_TEST(test_vcjob_pod_svc_plugin_sets_hostname)
 }
 END_TEST
 
+/* env[name] of a container, or NULL. */
+static const char *env_of(const json_t *c, const char *name)
+{
+    const char *v = NULL;
+    json_t *e;
+    size_t i;
+
+    json_array_foreach (json_object_get(c, "env"), i, e)
+        if (!strcmp(str(e, "name"), name))
+            v = str(e, "value"); /* the last wins, as in a pod */
+    return v;
+}
+
+START_TEST(test_vcjob_pod_pytorch_plugin_env_and_port)
+{
+    json_t *m = pod(BOOK_JOB("'plugins':{'pytorch':['--port=29500']},"), 0, 0, 0);
+    json_t *w = pod(BOOK_JOB("'plugins':{'pytorch':['--port','29500']},"), 1, 3, 0);
+    json_t *mc = container(m, "containers", 0), *wc = container(w, "containers", 0);
+    json_t *port = json_array_get(json_object_get(wc, "ports"), 0);
+
+    ck_assert_str_eq(env_of(mc, "MASTER_ADDR"),
+                     "pytorch-dist-8gpu-master-0.pytorch-dist-8gpu");
+    ck_assert_str_eq(env_of(wc, "MASTER_ADDR"),
+                     "pytorch-dist-8gpu-master-0.pytorch-dist-8gpu");
+    ck_assert_str_eq(env_of(wc, "MASTER_PORT"), "29500");
+    ck_assert_str_eq(env_of(mc, "WORLD_SIZE"), "9");
+    ck_assert_str_eq(env_of(mc, "RANK"), "0");
+    ck_assert_str_eq(env_of(wc, "RANK"), "4"); /* index 3 + 1 */
+    ck_assert_str_eq(str(port, "name"), "pytorchjob-port");
+    ck_assert_int_eq(json_integer_value(json_object_get(port, "containerPort")),
+                     29500);
+    ck_assert_ptr_null(at(w, "spec", "initContainers")); /* not asked for */
+    json_decref(m);
+    json_decref(w);
+    /* wait-for-master on workers only; a port already there is kept */
+    w = pod(JOB("'plugins':{'pytorch':['--wait-master-enabled',"
+                "'--wait-master-timeout=60']},"
+                "'tasks':[{'name':'master','replicas':1," TPL "},"
+                "{'name':'worker','replicas':2,'template':{'spec':{"
+                "'containers':[{'name':'c','ports':[{'containerPort':23456}]}]"
+                "}}}]"),
+            1, 1, 0);
+    wc = container(w, "initContainers", 0);
+    ck_assert_str_eq(str(wc, "name"), "wait-for-master");
+    ck_assert_str_eq(str(wc, "image"), "busybox:1.36.1");
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_array_get(
+                                     json_object_get(wc, "command"), 2)),
+                                 "TIMEOUT=60\nELAPSED=0\nuntil { nc -z "
+                                 "j-master-0.j 23456 || echo > "
+                                 "/dev/tcp/j-master-0.j/23456; }"));
+    wc = container(w, "containers", 0);
+    ck_assert_uint_eq(json_array_size(json_object_get(wc, "ports")), 1);
+    ck_assert_str_eq(env_of(wc, "RANK"), "2");
+    ck_assert_str_eq(env_of(wc, "WORLD_SIZE"), "3");
+    json_decref(w);
+}
+END_TEST
+
+START_TEST(test_vcjob_pod_tensorflow_plugin_tf_config)
+{
+    json_t *p = pod(JOB("'plugins':{'tensorflow':['--port=5000']},'tasks':["
+                        "{'name':'ps','replicas':1," TPL "},"
+                        "{'name':'worker','replicas':2," TPL "}]"),
+                    1, 1, 0);
+
+    ck_assert_str_eq(env_of(container(p, "containers", 0), "TF_CONFIG"),
+                     "{\"cluster\":{\"ps\":[\"j-ps-0.j:5000\"],\"worker\":"
+                     "[\"j-worker-0.j:5000\",\"j-worker-1.j:5000\"]},"
+                     "\"task\":{\"type\":\"worker\",\"index\":1}}");
+    json_decref(p);
+    p = pod(JOB("'plugins':{'tensorflow':['--evaluator=eval']},'tasks':["
+                "{'name':'worker','replicas':1," TPL "},"
+                "{'name':'eval','replicas':1,'template':{'spec':{"
+                "'hostname':'ev','subdomain':'s','containers':[{'name':'c'}]"
+                "}}}]"),
+            1, 0, 0);
+    ck_assert_str_eq(env_of(container(p, "containers", 0), "TF_CONFIG"),
+                     "{\"cluster\":{\"worker\":[\"j-worker-0.j:2222\"],"
+                     "\"evaluator\":[\"ev.s:2222\"]},"
+                     "\"task\":{\"type\":\"evaluator\",\"index\":0}}");
+    json_decref(p);
+    /* one task of one replica: nothing */
+    p = pod(JOB("'plugins':{'tensorflow':[]},'tasks':[" TASK("worker", "") "]"),
+            0, 0, 0);
+    ck_assert_ptr_null(env_of(container(p, "containers", 0), "TF_CONFIG"));
+    json_decref(p);
+}
+END_TEST
+
+START_TEST(test_vcjob_pod_mpi_plugin_host_list_and_port)
+{
+    const char *job = JOB("'plugins':{'mpi':['--port=2222']},'tasks':["
+                          "{'name':'master','replicas':1,'template':{'spec':{"
+                          "'initContainers':[{'name':'i'}],"
+                          "'containers':[{'name':'c'}]}}},"
+                          "{'name':'worker','replicas':3," TPL "}]");
+    json_t *m = pod(job, 0, 0, 0), *w = pod(job, 1, 2, 0);
+    json_t *port = json_array_get(
+        json_object_get(container(w, "containers", 0), "ports"), 0);
+
+    ck_assert_str_eq(env_of(container(m, "containers", 0), "MPI_HOST"),
+                     "j-worker-0.j,j-worker-1.j,j-worker-2.j");
+    ck_assert_str_eq(env_of(container(m, "initContainers", 0), "MPI_HOST"),
+                     "j-worker-0.j,j-worker-1.j,j-worker-2.j");
+    ck_assert_ptr_null(env_of(container(w, "containers", 0), "MPI_HOST"));
+    ck_assert_str_eq(str(port, "name"), "mpijob-port");
+    ck_assert_int_eq(json_integer_value(json_object_get(port, "containerPort")),
+                     2222);
+    /* the mpi plugin implies ssh and svc (the webhook adds them) */
+    ck_assert_str_eq(str(json_object_get(m, "spec"), "subdomain"), "j");
+    json_decref(m);
+    json_decref(w);
+}
+END_TEST
+
 START_TEST(test_vcjob_pod_keeps_template_and_copies_job_annotations)
 {
     json_t *p = pod(
@@ -654,6 +769,18 @@ static const struct {
     {JOB("'plugins':{'svc':'--disable-network-policy'},'tasks':["
          TASK("a", "") "]"),
      "spec.plugins.svc: must be a list of strings"},
+    {JOB("'plugins':{'pytorch':['--bogus']},'tasks':[" TASK("a", "") "]"),
+     "spec.plugins.pytorch[0]: unknown flag --bogus (known: --master, "
+     "--worker, --port, --wait-master-enabled, --wait-master-timeout, "
+     "--wait-master-image)"},
+    {JOB("'plugins':{'pytorch':['--wait-master-timeout=-1']},'tasks':["
+         TASK("a", "") "]"),
+     "spec.plugins.pytorch[0]: --wait-master-timeout: \"-1\" is not a "
+     "number of seconds"},
+    {JOB("'plugins':{'tensorflow':['--port=0']},'tasks':[" TASK("a", "") "]"),
+     "spec.plugins.tensorflow[0]: --port: \"0\" is not a port (1-65535)"},
+    {JOB("'plugins':{'mpi':['--master=']},'tasks':[" TASK("a", "") "]"),
+     "spec.plugins.mpi[0]: --master must not be empty"},
 };
 
 START_TEST(test_vcjob_default_rejects_invalid_jobs)
@@ -703,6 +830,9 @@ int main(void)
     tcase_add_test(pods, test_vcjob_pod_gate_only_when_gated_and_once);
     tcase_add_test(pods, test_vcjob_pod_env_plugin_adds_task_index);
     tcase_add_test(pods, test_vcjob_pod_svc_plugin_sets_hostname);
+    tcase_add_test(pods, test_vcjob_pod_pytorch_plugin_env_and_port);
+    tcase_add_test(pods, test_vcjob_pod_tensorflow_plugin_tf_config);
+    tcase_add_test(pods, test_vcjob_pod_mpi_plugin_host_list_and_port);
     tcase_add_test(pods,
                    test_vcjob_pod_keeps_template_and_copies_job_annotations);
     tcase_add_test(pods, test_vcjob_pod_rejects_bad_task_index_and_missing_uid);
