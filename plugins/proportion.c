@@ -11,16 +11,32 @@
  * use, not how many there are.
  */
 #include "ahead.h"
+#include "api/times.h"
 #include "plugins.h"
 
 __extension__ typedef __int128 i128;
 
 #define DIMS_ALL (~(1u << MU_RES_PODS))
 
+/* How reclaim is damped: the plugin's arguments (README "Reclaim"). */
+#define SHARE_WINDOW "2m"   /* proportion.shareWindow */
+#define MIN_RUNTIME "0s"    /* proportion.reclaimMinRuntime */
+#define AGAIN_WINDOW "10m"  /* proportion.reclaimWindow */
+
 struct prop {
     struct mu_cluster *c;
     struct mu_res *elastic; /* by queue index: Σ max(allocated - min, 0) */
     struct mu_ahead *ahead; /* by queue index: the jobs in its inqueue */
+    struct mu_ssn *ssn;     /* the clock, and its wake_ms */
+    int64_t now_ms;
+    int64_t window_ms;      /* deserved settles over it */
+    int64_t min_run_ms;     /* a victim has run at least this long */
+    int64_t again_ms;       /* a gang reclaim evicted reclaims no sooner */
+    /* gang_need of need_job as it stood (its counts): victim_ok asks it
+     * for every victim of one reclaimer */
+    const struct mu_job *need_job;
+    int need_at[3];
+    struct mu_res need;
 };
 
 /* A queue taking part in the water-fill. */
@@ -234,6 +250,71 @@ static void scan_jobs(struct mu_cqueue *q, struct wq *w, struct mu_res *el,
     }
 }
 
+/* A duration argument, never negative; a bad one is warned about and
+ * the default used. */
+static int64_t arg_duration(struct mu_ssn *ssn, const struct mu_plugin_opt *opt,
+                            const char *key, const char *def)
+{
+    const char *v = mu_conf_arg_str(ssn->conf, opt, key, def);
+    struct mu_err err;
+    int64_t ms = 0;
+
+    if (!mu_duration_parse(v, &ms, &err) && ms >= 0)
+        return ms;
+    if (ms < 0)
+        snprintf(err.msg, sizeof(err.msg), "must not be negative");
+    mu_conf_arg_warn(ssn->conf, opt, "argument %s: %s; using %s", key,
+                     err.msg, def);
+    (void)mu_duration_parse(def, &ms, NULL);
+    return ms;
+}
+
+/* settled of q: the least its deserved share was in the last window (now's
+ * span and the MU_SHARE_SLOTS - 1 before it), now's value included;
+ * without a window, deserved. A queue with no history (it had no jobs)
+ * starts from its share now: a team that arrives is owed at once. */
+static void settle(struct mu_ssn *s, struct mu_cqueue *q, int64_t window_ms)
+{
+    int64_t now_ms = s->now_ms;
+    struct mu_sharehist *h = q->shares;
+    int64_t span;
+    int k;
+
+    q->settled = q->deserved;
+    if (window_ms <= 0 || now_ms < 0)
+        return;
+    if (!h || h->span_ms != MU_MAX(window_ms / MU_SHARE_SLOTS, 1)) {
+        if (!h)
+            h = q->shares = mu_xcalloc(1, sizeof(*h));
+        h->span_ms = MU_MAX(window_ms / MU_SHARE_SLOTS, 1);
+        for (k = 0; k < MU_SHARE_SLOTS; k++)
+            h->span[k] = -1;
+    }
+    span = now_ms / h->span_ms;
+    k = (int)(span % MU_SHARE_SLOTS);
+    if (h->span[k] != span) {
+        h->span[k] = span;
+        h->lo[k] = q->deserved;
+    }
+    for (int d = 0; d < MU_RES_MAX; d++) {
+        int64_t v = get0(&q->deserved, d);
+
+        if (!mu_res_has(&q->deserved, d))
+            continue;
+        mu_res_put(&h->lo[k], d,
+                   mu_res_has(&h->lo[k], d) ? MU_MIN(v, h->lo[k].v[d]) : v);
+        for (int i = 0; i < MU_SHARE_SLOTS; i++) {
+            if (h->span[i] < 0 || h->span[i] <= span - MU_SHARE_SLOTS)
+                continue;
+            if (mu_res_has(&h->lo[i], d))
+                q->settled.v[d] = MU_MIN(q->settled.v[d], h->lo[i].v[d]);
+        }
+        /* an older low leaves the window at a span's end */
+        if (q->settled.v[d] != v)
+            mu_ssn_wake_at(s, (span + 1) * h->span_ms);
+    }
+}
+
 static void *open_prop(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
 {
     struct mu_cluster *c = ssn->cluster;
@@ -241,6 +322,7 @@ static void *open_prop(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
     struct wq *w = mu_xcalloc(c->nqueues + 1, sizeof(*w));
     struct mu_res guarantees;
     uint32_t dims = c->total.set;
+    int64_t window;
     int n = 0;
 
     p->c = c;
@@ -269,6 +351,16 @@ static void *open_prop(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
                 mu_res_put(&w[i].q->deserved, d, 0);
     }
     water_fill(c, w, n, dims);
+    window = arg_duration(ssn, opt, "proportion.shareWindow", SHARE_WINDOW);
+    for (int i = 0; i < n; i++)
+        settle(ssn, w[i].q, window);
+    p->ssn = ssn;
+    p->now_ms = ssn->now_ms;
+    p->window_ms = window;
+    p->min_run_ms = arg_duration(ssn, opt, "proportion.reclaimMinRuntime",
+                                 MIN_RUNTIME);
+    p->again_ms = arg_duration(ssn, opt, "proportion.reclaimWindow",
+                               AGAIN_WINDOW);
     free(w);
     return p;
 }
@@ -362,6 +454,85 @@ static bool allocatable(void *st, const struct mu_cqueue *q,
     return true;
 }
 
+/* What j still lacks to run: the requests of its first pending tasks, as
+ * many as it is short of minMember (one more task once it has them). */
+static void gang_need(const struct mu_job *j, struct mu_res *need)
+{
+    int lack = j->pg.min_member - (mu_job_ready_num(j) + mu_job_waiting_num(j));
+
+    mu_res_zero(need);
+    lack = MU_MAX(lack, 1);
+    for (size_t k = 0; k < j->ntasks && lack > 0; k++) {
+        const struct mu_task *t = j->tasks[k];
+
+        if (t->status != MU_TASK_PENDING || mu_task_gated_by_others(t))
+            continue;
+        mu_res_add(need, t->qreq);
+        lack--;
+    }
+}
+
+/* May q reclaim for t's gang? Only on a settled imbalance: q is owed the
+ * whole of what the gang lacks against the least its deserved share was
+ * over the window (so the gang, once running, is within its share and no
+ * reclaim's victim), and the gang was not itself evicted by reclaim within
+ * proportion.reclaimWindow (it cannot win its place straight back). why
+ * gets a line only when the damping is what says no: a queue not owed even
+ * by its share now has that said by allocate already. */
+static bool preemptive(void *st, const struct mu_cqueue *q,
+                       const struct mu_task *t, struct mu_sb *why)
+{
+    const struct prop *p = st;
+    const struct mu_job *j = t->job;
+    struct mu_res need;
+    uint32_t set;
+
+    if (!is_open(q, NULL))
+        return false;
+    if (!j)
+        return allocatable(st, q, t, NULL);
+    if (j->reclaimed && p->again_ms > 0 &&
+        p->now_ms - j->reclaimed_ms < p->again_ms) {
+        mu_ssn_wake_at(p->ssn, j->reclaimed_ms + p->again_ms);
+        if (why)
+            mu_sb_addf(why, "gang %s was evicted by reclaim %llds ago; it "
+                            "may reclaim again after %llds "
+                            "(proportion.reclaimWindow)",
+                       j->key, (long long)((p->now_ms - j->reclaimed_ms) / 1000),
+                       (long long)(p->again_ms / 1000));
+        return false;
+    }
+    gang_need(j, &need);
+    set = need.set & DIMS_ALL;
+    for (; set; set &= set - 1) {
+        int d = __builtin_ctz(set);
+        const char *name;
+        char a[32], r[32], de[32];
+
+        int64_t after = mu_add_sat(get0(&q->allocated, d), need.v[d]);
+
+        if (need.v[d] <= 0 || after <= get0(&q->settled, d))
+            continue;
+        if (why && after <= get0(&q->deserved, d)) {
+            name = p->c->rn.name[d];
+            mu_sb_addf(why,
+                       "queue %s is owed the gang's %s now, not yet "
+                       "over time: allocated %s + %s the gang lacks > %s",
+                       q->spec.meta.name, name,
+                       mu_quantity_format(name, get0(&q->allocated, d), a,
+                                          sizeof(a)),
+                       mu_quantity_format(name, need.v[d], r, sizeof(r)),
+                       mu_quantity_format(name, get0(&q->settled, d), de,
+                                          sizeof(de)));
+            mu_sb_addf(why, ", the least its deserved share was in the "
+                            "last %llds (proportion.shareWindow)",
+                       (long long)(p->window_ms / 1000));
+        }
+        return false;
+    }
+    return true;
+}
+
 /* At or over its share: deserved <= allocated on every dimension deserved
  * sets, and something is allocated (an idle queue is never overused). */
 static bool overused(void *st, const struct mu_cqueue *q)
@@ -445,11 +616,9 @@ static void job_enqueued(void *st, const struct mu_job *j)
     }
 }
 
-/* Reclaim may take from a queue over its deserved share on a dimension the
- * reclaimer needs. Values are live: each eviction lowers allocated. */
 /* Reclaim may take from q for preemptor only while q holds more than it
- * deserves in a dimension preemptor asks for. Depends on the queue alone,
- * so victim_queue_ok is the same answer. */
+ * deserves in a dimension preemptor asks for. Values are live: each
+ * eviction lowers allocated. */
 static bool victim_queue_ok(void *st, const struct mu_task *preemptor,
                             const struct mu_cqueue *q, bool reclaim)
 {
@@ -468,11 +637,72 @@ static bool victim_queue_ok(void *st, const struct mu_task *preemptor,
     return false;
 }
 
+/* q's share of dimension d with delta more allocated (deserved 0: none
+ * while nothing is allocated, else without bound). */
+static double dshare(const struct mu_cqueue *q, int d, int64_t delta)
+{
+    int64_t a = mu_add_sat(get0(&q->allocated, d), delta);
+    int64_t de = get0(&q->deserved, d);
+
+    if (de <= 0)
+        return a > 0 ? 1e18 : 0;
+    return (double)a / (double)de;
+}
+
+/* Reclaim moves a unit from the victim's queue V to the preemptor's R only
+ * while V, having lost it, keeps at least the share R reaches with its
+ * gang (Kueue's LessThanOrEqualToFinalShare, dominant over the dimensions
+ * the gang asks): a V left below it would be owed at once what it lost and
+ * take it back. The unit is the task alone while its job runs more than
+ * minMember, else the whole job (reclaim's units, evict.c). */
+static bool keeps_share(struct prop *p, const struct mu_task *pre,
+                        const struct mu_task *victim)
+{
+    const struct mu_job *vj = victim->job, *rj = pre->job;
+    const struct mu_res *loss;
+    double r = 0, v = 0;
+    uint32_t set;
+
+    if (!vj || !rj || !vj->queue || !rj->queue)
+        return true;
+    if (p->need_job != rj || p->need_at[0] != mu_job_ready_num(rj) ||
+        p->need_at[1] != mu_job_waiting_num(rj) ||
+        p->need_at[2] != rj->count[MU_TASK_PENDING]) {
+        gang_need(rj, &p->need);
+        p->need_job = rj;
+        p->need_at[0] = mu_job_ready_num(rj);
+        p->need_at[1] = mu_job_waiting_num(rj);
+        p->need_at[2] = rj->count[MU_TASK_PENDING];
+    }
+    loss = mu_job_ready_num(vj) > vj->pg.min_member ? victim->qreq
+                                                    : &vj->allocated;
+    for (set = p->need.set & DIMS_ALL; set; set &= set - 1) {
+        int d = __builtin_ctz(set);
+
+        if (p->need.v[d] <= 0 || get0(loss, d) <= 0)
+            continue;
+        r = MU_MAX(r, dshare(rj->queue, d, p->need.v[d]));
+        v = MU_MAX(v, dshare(vj->queue, d, -get0(loss, d)));
+    }
+    return v >= r;
+}
+
+/* The queue's verdict; for reclaim also a victim that has run at least
+ * proportion.reclaimMinRuntime and whose queue keeps its share. */
 static bool victim_ok(void *st, const struct mu_task *preemptor,
                       const struct mu_task *victim, bool reclaim)
 {
-    return victim_queue_ok(st, preemptor,
-                           victim->job ? victim->job->queue : NULL, reclaim);
+    struct prop *p = st;
+
+    if (reclaim && p->min_run_ms > 0 &&
+        p->now_ms - victim->started_ms < p->min_run_ms) {
+        mu_ssn_wake_at(p->ssn, victim->started_ms + p->min_run_ms);
+        return false;
+    }
+    if (!victim_queue_ok(st, preemptor,
+                         victim->job ? victim->job->queue : NULL, reclaim))
+        return false;
+    return !reclaim || keeps_share(p, preemptor, victim);
 }
 
 const struct mu_plugin mu_plugin_proportion = {
@@ -484,7 +714,7 @@ const struct mu_plugin mu_plugin_proportion = {
     .job_enqueued = job_enqueued,
     .allocatable = allocatable,
     .overused = overused,
-    .preemptive = allocatable,
+    .preemptive = preemptive,
     .victim_ok = victim_ok,
     .victim_queue_ok = victim_queue_ok,
 };

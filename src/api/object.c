@@ -563,6 +563,23 @@ static int pod_annotations(struct mu_pod *out, struct mu_err *err)
 /* The claims a pod asks for in the DRA API (spec.resourceClaims: at most
  * one of a claim name or a template each) and the names of the claims made
  * for its templates (status.resourceClaimStatuses). */
+/* status.startTime: when the kubelet took the pod (what reclaim's minimum
+ * run time counts from). */
+static int pod_start(const json_t *status, struct mu_pod *out,
+                     struct mu_err *err)
+{
+    const char *ts;
+    int rc = mu_json_member_str(status, "status", "startTime", &ts, err);
+
+    if (rc || !ts)
+        return rc;
+    if (!mu_rfc3339_parse(ts, &out->started))
+        return mu_err_set(err, -EINVAL,
+                          "status.startTime: \"%s\" is not an RFC 3339 "
+                          "time (2006-01-02T15:04:05Z)", ts);
+    return 0;
+}
+
 static int pod_claims(const json_t *spec, const json_t *status,
                       struct mu_pod *out, struct mu_err *err)
 {
@@ -645,6 +662,8 @@ int mu_pod_decode(const json_t *j, struct mu_resnames *rn, struct mu_pod *out,
         rc = pod_annotations(out, err);
     if (!rc)
         rc = pod_claims(spec, status, out, err);
+    if (!rc)
+        rc = pod_start(status, out, err);
     if (rc)
         goto fail;
     out->phase = (enum mu_pod_phase)phase;

@@ -120,6 +120,8 @@ struct mu_pod {
     bool preemptable;       /* volcano.sh/preemptable, default true */
     int64_t submit_at_ms;   /* muster.io/submit-at, default 0 */
     int64_t run_for_ms;     /* muster.io/run-for, -1 = runs until evicted */
+    int64_t started;        /* status.startTime, seconds since the epoch;
+                               0 absent */
     bool kube_only;         /* the spec asks for something that only
                                kube-scheduler checks or prepares, which
                                muster's engine does not model: a volume

@@ -102,6 +102,7 @@ static char *group_key(const struct mu_task *t)
 static void why_free(struct mu_why *w)
 {
     free(w->text);
+    free(w->reclaim);
     memset(w, 0, sizeof(*w));
 }
 
@@ -128,6 +129,7 @@ static void queue_free(struct mu_cqueue *q)
 {
     mu_queue_spec_release(&q->spec);
     free(q->jobs);
+    free(q->shares);
     free(q);
 }
 

@@ -72,7 +72,10 @@ struct mu_task {
     int shape;                 /* equivalence class of (request, selector,
                                   affinity, tolerations); see mu_cluster */
     int node_slot;             /* index in node->tasks, or -1 */
-    int64_t started_ms;        /* simulated time the task started running */
+    int64_t started_ms;        /* when it started running, on the clock
+                                  the caller runs cycles by (its pod's
+                                  status.startTime moved onto it); 0 when
+                                  not known: the caller's to set */
     struct mu_devdemand *dd;   /* its DRA claims resolved, NULL without;
                                   it lives in the task's own allocation,
                                   right after the struct */
@@ -157,6 +160,8 @@ struct mu_why {
     const struct mu_task *task; /* for NODES: the task that did not fit */
     struct mu_fit_hist hist;    /* for NODES */
     int placed;                 /* tasks the failed attempt did place */
+    char *reclaim;              /* owned: why reclaim makes it no room yet
+                                   (proportion's damping), or NULL */
 };
 
 struct mu_job {
@@ -172,6 +177,8 @@ struct mu_job {
     enum mu_pg_phase phase;    /* current phase (status.phase) */
     struct mu_condition cond;  /* current condition */
     int64_t inqueue_since_ms;
+    bool reclaimed;            /* reclaim has evicted its pods, last at */
+    int64_t reclaimed_ms;      /* this cycle time (proportion's window) */
     int running, succeeded, failed; /* status counters */
     struct mu_why why;         /* cycle scratch: reset at each cycle open */
     unsigned char wait_seen;   /* muster serve's gang-wait metric: 1 once
@@ -203,6 +210,17 @@ static inline int mu_job_valid_num(const struct mu_job *j)
            j->count[MU_TASK_PENDING];
 }
 
+/* What proportion remembers of a queue's deserved share from cycle to
+ * cycle, for its damping (proportion.shareWindow): the least it was in
+ * each of MU_SHARE_SLOTS spans of the window; span k of time is kept at
+ * slot k % MU_SHARE_SLOTS. Made by proportion, owned by the queue. */
+#define MU_SHARE_SLOTS 8
+struct mu_sharehist {
+    int64_t span_ms;
+    int64_t span[MU_SHARE_SLOTS]; /* the span each slot holds, -1 none */
+    struct mu_res lo[MU_SHARE_SLOTS];
+};
+
 struct mu_cqueue {
     struct mu_queue_spec spec; /* owned */
     int index;
@@ -215,6 +233,10 @@ struct mu_cqueue {
     struct mu_res deserved;
     struct mu_res real_capability; /* absent dimensions unlimited */
     struct mu_res inqueue;     /* minResources of admitted, unstarted jobs */
+    struct mu_res settled;     /* the least deserved was over the last
+                                  proportion.shareWindow (what reclaim
+                                  counts a queue owed against) */
+    struct mu_sharehist *shares; /* owned; NULL until proportion damps */
 };
 
 struct mu_tlist {

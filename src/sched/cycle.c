@@ -216,6 +216,8 @@ static char *message(const struct mu_cluster *c, const struct mu_job *j,
         mu_sb_add(&sb, "waiting for the next scheduling cycle");
         break;
     }
+    if (j->why.reclaim)
+        mu_sb_addf(&sb, "; reclaim waits: %s", j->why.reclaim);
     return mu_sb_detach(&sb);
 }
 
@@ -374,6 +376,15 @@ int mu_cycle_run(struct mu_cluster *c, struct mu_conf *conf, int64_t now_ms,
     out->nevicts = s.nevicts;
     out->evicts = s.evicts;
     s.evicts = NULL;
+    out->wake_ms = s.wake_ms;
+    for (size_t i = 0; i < out->nevicts; i++) {
+        struct mu_job *v = out->evicts[i].victim->job;
+
+        if (v && !strcmp(out->evicts[i].action, "reclaim")) {
+            v->reclaimed = true;
+            v->reclaimed_ms = now_ms;
+        }
+    }
     mu_ssn_close(&s);
     return 0;
 }

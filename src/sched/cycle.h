@@ -26,6 +26,9 @@ struct mu_cycle_out {
     struct mu_eviction *evicts;
     size_t nchanged;          /* jobs whose phase or condition changed */
     struct mu_job **changed;
+    int64_t wake_ms;          /* a later cycle may decide more at this time
+                                 with no event before it (the clock alone);
+                                 INT64_MAX: not so (mu_ssn.wake_ms) */
 };
 
 void mu_cycle_out_release(struct mu_cycle_out *o);

@@ -49,6 +49,7 @@ static const int hook_flag[MU_HOOK__COUNT] = {
 void mu_why_reset(struct mu_job *j)
 {
     free(j->why.text);
+    free(j->why.reclaim);
     memset(&j->why, 0, sizeof(j->why));
 }
 
@@ -57,6 +58,12 @@ void mu_why_set(struct mu_job *j, enum mu_why_kind kind, const char *text)
     mu_why_reset(j);
     j->why.kind = kind;
     j->why.text = mu_xstrdup_or_null(text);
+}
+
+void mu_why_reclaim(struct mu_job *j, const char *text)
+{
+    free(j->why.reclaim);
+    j->why.reclaim = mu_xstrdup_or_null(text);
 }
 
 void mu_why_setf(struct mu_job *j, enum mu_why_kind kind, const char *fmt,
@@ -81,6 +88,7 @@ void mu_ssn_open(struct mu_ssn *ssn, struct mu_cluster *c, struct mu_conf *conf,
     ssn->cluster = c;
     ssn->conf = conf;
     ssn->now_ms = now_ms;
+    ssn->wake_ms = INT64_MAX;
     mu_stmt_init(&ssn->stmt, c);
     c->ndirty = 0;
     for (size_t i = 0; i < c->njobs; i++)
@@ -428,6 +436,12 @@ void mu_ssn_add_bind(struct mu_ssn *s, struct mu_task *t)
     mu_xgrow((void **)&s->binds, &s->cap_binds, s->nbinds + 1,
              sizeof(*s->binds));
     s->binds[s->nbinds++] = t;
+}
+
+void mu_ssn_wake_at(struct mu_ssn *s, int64_t ms)
+{
+    if (ms > s->now_ms && ms < s->wake_ms)
+        s->wake_ms = ms;
 }
 
 void mu_ssn_add_evict(struct mu_ssn *s, struct mu_task *victim,

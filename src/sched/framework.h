@@ -154,6 +154,11 @@ struct mu_ssn {
     struct mu_cluster *cluster;
     struct mu_conf *conf;
     int64_t now_ms;
+    /* The earliest later time at which a plugin's answer turns with the
+     * clock alone (a minimum run time passed, a window ended): a cycle
+     * then may decide what this one could not, with no event in between.
+     * INT64_MAX: none. Plugins lower it through mu_ssn_wake_at. */
+    int64_t wake_ms;
     int ninst;
     const struct mu_plugin *inst[MU_SSN_MAX_PLUGINS];
     void *inst_st[MU_SSN_MAX_PLUGINS];
@@ -181,6 +186,8 @@ void mu_ssn_open(struct mu_ssn *ssn, struct mu_cluster *c, struct mu_conf *conf,
                  int64_t now_ms);
 /* Closes plugins and frees the session's arrays (not the cluster). */
 void mu_ssn_close(struct mu_ssn *ssn);
+/* An answer given now turns by itself at ms (> now): s->wake_ms. */
+void mu_ssn_wake_at(struct mu_ssn *s, int64_t ms);
 
 int mu_ssn_job_order(struct mu_ssn *s, const struct mu_job *a,
                      const struct mu_job *b);
@@ -234,5 +241,8 @@ void mu_why_set(struct mu_job *j, enum mu_why_kind kind, const char *text);
 void mu_why_setf(struct mu_job *j, enum mu_why_kind kind, const char *fmt,
                  ...) MU_PRINTF(3, 4);
 void mu_why_reset(struct mu_job *j);
+/* Why reclaim makes j no room yet (text copied; NULL clears): said after
+ * the blocking constraint. A later mu_why_set clears it. */
+void mu_why_reclaim(struct mu_job *j, const char *text);
 
 #endif

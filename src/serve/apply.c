@@ -2,6 +2,7 @@
 #include "serve/apply.h"
 
 #include "api/dra.h"
+#include "common/clock.h"
 #include "ctrl/jobctl.h"
 #include "sched/cluster_dra.h"
 
@@ -87,6 +88,9 @@ static bool apply_pod(struct mu_apply *a, const struct mu_ev *ev)
         bad(a, MU_SRC_POD, "Pod", ev->obj, &err);
         return false;
     }
+    /* cycles run on the monotonic clock (reclaim's minimum run time) */
+    if (t->pod.started)
+        t->started_ms = t->pod.started * 1000 - mu_wall_ms() + mu_now_ms();
     good(a, MU_SRC_POD, ev->obj);
     mu_enforcer_pod_seen(a->enf, t);
     return true;

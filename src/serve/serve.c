@@ -650,6 +650,7 @@ static void cycle(struct mu_serve *sv)
     mu_hist_observe_ns(&sv->cycle_hist, mu_now_ns() - t0);
     atomic_fetch_add(&sv->cycles, 1);
     sv->settled = !out.nbinds && !out.nevicts && !out.nchanged;
+    sv->wake_ns = out.wake_ms == INT64_MAX ? INT64_MAX : out.wake_ms * 1000000;
     mu_enforcer_evict(&sv->enf, &out);
     if (mu_enforcer_reserve(&sv->enf, &out))
         publish(sv);
@@ -937,7 +938,8 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
                 mu_jobctl_sync(sv.jobctl, true);
             mu_enforcer_expire(&sv.enf);
             mu_enforcer_recover(&sv.enf);
-            if (!dirty && sv.settled && mu_enforcer_idle(&sv.enf)) {
+            if (!dirty && sv.settled && mu_now_ns() < sv.wake_ns &&
+                mu_enforcer_idle(&sv.enf)) {
                 idle_tick(&sv);
             } else {
                 cycle(&sv);

@@ -112,6 +112,9 @@ struct mu_serve {
      * (the cycle reads the clock only to stamp what changes), so the tick
      * skips it (mu_serve_run). */
     bool settled;
+    int64_t wake_ns;               /* ... until this time: the last cycle's
+                                      wake_ms (the clock alone turns an
+                                      answer then), INT64_MAX none */
     pthread_mutex_t metrics_lock;
     char *metrics_text;            /* per-queue figures, rebuilt per cycle */
     struct mu_hist cycle_hist;     /* cycle durations (any thread reads) */

@@ -665,6 +665,7 @@ static void add_pod_json(struct mu_sim *s, const struct mu_arrival *a,
                          json_t *o)
 {
     struct mu_pod p;
+    struct mu_task *t;
     struct mu_err err;
     struct mu_arrival tmp = *a;
 
@@ -690,10 +691,14 @@ static void add_pod_json(struct mu_sim *s, const struct mu_arrival *a,
     }
     if (!p.group)
         implicit_group(s, &tmp, &p);
-    if (!mu_cluster_add_task(&s->cluster, &p, &err)) {
+    if (!(t = mu_cluster_add_task(&s->cluster, &p, &err))) {
         mu_pod_release(&p);
         reject(s, &tmp, &err);
+        return;
     }
+    /* the simulator's clock starts at 0: a pod that runs already started
+     * when it arrived, whatever its startTime says */
+    t->started_ms = s->now_ms;
 }
 
 static void arrive(struct mu_sim *s, struct mu_arrival *a)
@@ -934,11 +939,13 @@ void mu_sim_run(struct mu_sim *s)
     while (s->now_ms <= s->until_ms) {
         struct mu_cycle_out out;
         bool changed;
+        int64_t wake;
 
         changed = mu_sim_step(s);
         mu_cycle_run(&s->cluster, &s->conf, s->now_ms, &out);
         s->cycles++;
         changed |= apply(s, &out);
+        wake = out.wake_ms;
         mu_cycle_out_release(&out);
         if (changed || busy) {
             busy = changed;
@@ -946,7 +953,7 @@ void mu_sim_run(struct mu_sim *s)
             continue;
         }
         {
-            int64_t next = next_event(s);
+            int64_t next = MU_MIN(next_event(s), wake);
 
             if (next == INT64_MAX)
                 break;

@@ -272,6 +272,66 @@ whole_gangs() {
 check "lab e: team-a gave back whole gangs" whole_gangs
 reset
 
+# --- lab e, damped: reclaim waits for a settled share, then acts by itself ---
+# team-b ran a CPU-only job, so it deserved no GPU until its gang came: with
+# proportion.shareWindow 20s it reclaims once it has been owed the GPUs for
+# 20 s, the cycle woken by the clock (nothing else changes meanwhile).
+{ "$MUSTER" simulate --print-config |
+    sed 's/^  - name: proportion$/  - name: proportion\n    arguments: {proportion.shareWindow: 20s}/'
+} >"$D/damped.conf"
+stop_muster
+MUSTER_SERVE_ARGS=(--config "$D/damped.conf")
+if start_muster >/dev/null 2>&1; then
+    ok "damped: muster restarts with proportion.shareWindow 20s"
+else
+    not_ok "damped: muster restarts with proportion.shareWindow 20s" "$(tail -20 "$D/muster.log")"
+fi
+MUSTER_SERVE_ARGS=()
+kubectl apply -f "$ROOT/examples/queues.yaml" >/dev/null
+"$HERE/nodes.sh" "$D" 2 8 d8 >/dev/null 2>&1
+"$HERE/nodes.sh" "$D" 1 2 d2 >/dev/null 2>&1
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: cpu-only}
+spec:
+  minAvailable: 1
+  schedulerName: volcano
+  queue: team-b
+  tasks:
+  - name: w
+    replicas: 1
+    template:
+      spec:
+        containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+YAML
+awk 'BEGIN{RS="---\n"; ORS="---\n"} /name: team-a-job/' "$ROOT/examples/lab-e-reclaim.yaml" |
+    kubectl apply -f - >/dev/null
+check "damped: team-a fills 16 GPUs, team-b runs its CPU-only job" \
+    wait_for 60 bash -c "$(declare -f team_a_16 pods_running); team_a_16 && pods_running cpu-only- 1"
+awk 'BEGIN{RS="---\n"; ORS="---\n"} /name: team-b-train/' "$ROOT/examples/lab-e-reclaim.yaml" |
+    sed '/muster.io\/submit-at/d; /^  annotations:$/d' | kubectl apply -f - >/dev/null
+t_b=$(date +%s)
+train_waits() {
+    local pg
+    pg=$(kubectl get pg -o custom-columns=N:.metadata.name --no-headers | grep '^team-b-train')
+    kubectl get pg "$pg" -o jsonpath='{.status.conditions[0].message}' |
+        grep -q 'reclaim waits: queue team-b is owed the gang.s nvidia.com/gpu now, not yet over time: .*last 20s (proportion.shareWindow)'
+}
+check "damped: team-b's gang waits and says reclaim waits for the share to settle" wait_for 15 train_waits
+check "damped: meanwhile team-a keeps its 16 GPUs" team_a_16
+check "damped: then team-b's gang reclaims and runs whole" wait_for 90 pods_running team-b-train- 6
+echo "# team-b's gang ran $(( $(date +%s) - t_b )) s after it was made (window 20 s)"
+check "damped: not before the window" test $(( $(date +%s) - t_b )) -ge 15
+check "damped: team-a is back at its deserved 12 GPUs" wait_for 60 team_a_back
+stop_muster
+if start_muster >/dev/null 2>&1; then
+    ok "damped: muster restarts with the default configuration"
+else
+    not_ok "damped: muster restarts with the default configuration" "$(tail -20 "$D/muster.log")"
+fi
+reset
+
 # --- lab f: a high-priority gang preempts a low-priority one in its queue -----
 cat <<'YAML' | kubectl apply -f - >/dev/null
 apiVersion: scheduling.k8s.io/v1

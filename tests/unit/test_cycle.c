@@ -425,6 +425,144 @@ START_TEST(test_besteffort_pod_is_backfilled)
 }
 END_TEST
 
+/* ---- reclaim's damping (proportion's arguments) ---- */
+
+/* load() with the default's plugins but overcommit (which admits no gang
+ * past 1.2 times the cluster: these clusters are full), and proportion's
+ * arguments args (a flow mapping's inside). */
+static void load_damped(const char *args, const char *yaml)
+{
+    char *txt = mu_xasprintf(
+        "actions: \"enqueue, allocate, backfill, reclaim, preempt\"\n"
+        "tiers:\n- plugins: [{name: priority}, {name: gang}, "
+        "{name: conformance}]\n- plugins: [{name: drf}, "
+        "{name: predicates}, {name: proportion, arguments: {%s}}, "
+        "{name: nodeorder}, {name: binpack}]\n", args);
+    struct mu_conf conf;
+    struct mu_err err;
+
+    load(yaml);
+    mu_conf_release(&sim.conf);
+    ck_assert_int_eq(mu_conf_parse("c", txt, strlen(txt), &conf, &err), 0);
+    sim.conf = conf;
+    free(txt);
+}
+
+/* team-a runs four 2-GPU gangs on one 8-GPU node (started at 0); at 10 s
+ * team-b's gang of yaml arrives. */
+static void team_b_arrives(const char *yaml)
+{
+    cycle();
+    ck_assert_uint_ge(out.nbinds, 8);
+    run_binds();
+    sim.now_ms = 10000;
+    ck_assert_int_eq(mu_sim_load_text(&sim, "b.yaml", yaml), 0);
+    mu_sim_step(&sim);
+}
+
+#define TEAM_A                                                                \
+    NODE("n1", "8") QUEUE("team-a", "1") QUEUE("team-b", "1")                 \
+    GANG("a1", "team-a", "2", "2", "1", "") GANG("a2", "team-a", "2", "2", "1", "") \
+    GANG("a3", "team-a", "2", "2", "1", "") GANG("a4", "team-a", "2", "2", "1", "")
+
+START_TEST(test_reclaim_needs_the_whole_gang_owed)
+{
+    /* team-a runs gangs of 6 and 2 GPUs on 8; team-b deserves 4 and its
+     * gang needs 6. Reclaim for it would put team-b 2 over its share and
+     * team-a (then under) would take them back, for ever: nothing is
+     * evicted, and no damping is blamed (the dry run's allocatable says
+     * no at the gang's fifth pod; preemptive says so up front). */
+    load_damped("", NODE("n1", "8") QUEUE("team-a", "1") QUEUE("team-b", "1")
+                        GANG("a1", "team-a", "6", "6", "1", "")
+                            GANG("a2", "team-a", "2", "2", "1", ""));
+    team_b_arrives(GANG("b1", "team-b", "6", "6", "1", ""));
+    cycle();
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 0);
+    ck_assert_ptr_null(strstr(job("b1")->cond.message, "reclaim waits"));
+}
+END_TEST
+
+START_TEST(test_reclaim_waits_for_a_settled_share)
+{
+    /* team-b ran a GPU-less job, so it deserved no GPU until its 2-GPU gang
+     * came at 10 s: it is owed 2 now, and reclaims once it has been owed
+     * them over a whole shareWindow */
+    load_damped("proportion.shareWindow: 2m",
+                TEAM_A GANG("b0", "team-b", "1", "1", "0", ""));
+    team_b_arrives(GANG("b1", "team-b", "2", "2", "1", ""));
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 0);
+    ck_assert_ptr_nonnull(strstr(
+        job("b1")->cond.message,
+        "; reclaim waits: queue team-b is owed the gang's nvidia.com/gpu now, "
+        "not yet over time: allocated 0 + 2 the gang lacks > 0, the least "
+        "its deserved share was in the last 120s (proportion.shareWindow)"));
+    ck_assert_int_eq(out.wake_ms, 15000); /* the window's next span */
+    sim.now_ms = 60000;
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 0);
+    sim.now_ms = 120000; /* the spans that saw 0 have left the window */
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 2);
+    ck_assert_str_eq(out.evicts[0].action, "reclaim");
+}
+END_TEST
+
+START_TEST(test_reclaim_spares_gangs_younger_than_min_runtime)
+{
+    load_damped("proportion.shareWindow: 0s, proportion.reclaimMinRuntime: 5m",
+                TEAM_A);
+    team_b_arrives(GANG("b1", "team-b", "2", "2", "1", ""));
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 0);
+    ck_assert_int_eq(out.wake_ms, 300000); /* team-a's gangs turn 5m old */
+    sim.now_ms = 300000;
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 2);
+}
+END_TEST
+
+START_TEST(test_a_gang_reclaim_evicted_does_not_reclaim_straight_back)
+{
+    load_damped("proportion.shareWindow: 0s", TEAM_A);
+    team_b_arrives(GANG("b1", "team-b", "2", "2", "1", ""));
+    job("b1")->reclaimed = true; /* as if reclaim had evicted it at 5 s */
+    job("b1")->reclaimed_ms = 5000;
+    cycle();
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 0);
+    ck_assert_ptr_nonnull(strstr(job("b1")->cond.message,
+                                 "; reclaim waits: gang default/b1-"));
+    ck_assert_ptr_nonnull(strstr(job("b1")->cond.message,
+                                 " was evicted by reclaim 5s ago; it may "
+                                 "reclaim again after 600s "
+                                 "(proportion.reclaimWindow)"));
+    ck_assert_int_eq(out.wake_ms, 605000);
+    sim.now_ms = 605000;
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 2);
+    /* and its victims' gang is marked in turn */
+    ck_assert(out.evicts[0].victim->job->reclaimed);
+    ck_assert_int_eq(out.evicts[0].victim->job->reclaimed_ms, 605000);
+}
+END_TEST
+
+START_TEST(test_a_bad_damping_argument_is_warned_and_defaulted)
+{
+    load_damped("proportion.reclaimMinRuntime: soon, proportion.reclaimWindow: -1m",
+                TEAM_A);
+    cycle();
+    ck_assert_uint_eq(sim.conf.nwarnings, 2);
+    ck_assert_str_eq(sim.conf.warnings[0],
+                     "plugin proportion: argument proportion.reclaimMinRuntime: "
+                     "invalid duration \"soon\"; using 0s");
+    ck_assert_str_eq(sim.conf.warnings[1],
+                     "plugin proportion: argument proportion.reclaimWindow: "
+                     "must not be negative; using 10m");
+}
+END_TEST
+
 /* ---- the indexed paths against the straightforward ones ----
  *
  * Seeded random clusters with something for reclaim and preempt to do:
@@ -693,6 +831,11 @@ int main(void)
     tcase_add_test(tc, test_without_enqueue_allocate_admits);
     tcase_add_test(tc, test_besteffort_pod_is_backfilled);
     tcase_add_test(tc, test_indexed_eviction_decides_as_the_plain_scan);
+    tcase_add_test(tc, test_reclaim_needs_the_whole_gang_owed);
+    tcase_add_test(tc, test_reclaim_waits_for_a_settled_share);
+    tcase_add_test(tc, test_reclaim_spares_gangs_younger_than_min_runtime);
+    tcase_add_test(tc, test_a_gang_reclaim_evicted_does_not_reclaim_straight_back);
+    tcase_add_test(tc, test_a_bad_damping_argument_is_warned_and_defaulted);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -529,6 +529,21 @@ static void victims_free(struct victims *vs)
     free(vs->qn);
 }
 
+/* May j's queue reclaim for it? If not, j's reason says why. */
+static bool owed(struct mu_ssn *s, const struct mu_cqueue *q,
+                 struct mu_job *j, const struct mu_task *pre)
+{
+    struct mu_sb why;
+    bool ok;
+
+    mu_sb_init(&why);
+    ok = mu_ssn_preemptive(s, q, pre, &why);
+    if (!ok && why.len)
+        mu_why_reclaim(j, why.buf);
+    mu_sb_release(&why);
+    return ok;
+}
+
 /* Queues in queue order, starving jobs in job order: each may make room. */
 static void evict_action(struct mu_ssn *s, struct mu_place *p, bool reclaim)
 {
@@ -550,7 +565,7 @@ static void evict_action(struct mu_ssn *s, struct mu_place *p, bool reclaim)
         }
         if (!pre || pre->pod.preempt_never)
             continue;
-        if (reclaim && !mu_ssn_preemptive(s, e->q, pre, NULL))
+        if (reclaim && !owed(s, e->q, j, pre))
             continue;
         make_room(s, p, j, reclaim, &vs);
     }
