@@ -269,11 +269,24 @@ static int64_t arg_duration(struct mu_ssn *ssn, const struct mu_plugin_opt *opt,
     return ms;
 }
 
+/* Has w's queue work waiting: a request past what it holds? */
+static bool asks_more(const struct wq *w)
+{
+    for (int d = 0; d < MU_RES_MAX; d++)
+        if (d != MU_RES_PODS &&
+            get0(&w->request, d) > get0(&w->q->allocated, d))
+            return true;
+    return false;
+}
+
 /* settled of q: the least its deserved share was in the last window (now's
  * span and the MU_SHARE_SLOTS - 1 before it), now's value included;
- * without a window, deserved. A queue with no history (it had no jobs)
- * starts from its share now: a team that arrives is owed at once. */
-static void settle(struct mu_ssn *s, struct mu_cqueue *q, int64_t window_ms)
+ * without a window, deserved. Only cycles in which q has work waiting are
+ * remembered: what q deserved while it asked for nothing more (its jobs
+ * ran or were ending) says nothing of a share that moves under it, so a
+ * team whose work arrives after a quiet spell is owed at once. */
+static void settle(struct mu_ssn *s, struct mu_cqueue *q, int64_t window_ms,
+                   bool waiting)
 {
     int64_t now_ms = s->now_ms;
     struct mu_sharehist *h = q->shares;
@@ -281,7 +294,7 @@ static void settle(struct mu_ssn *s, struct mu_cqueue *q, int64_t window_ms)
     int k;
 
     q->settled = q->deserved;
-    if (window_ms <= 0 || now_ms < 0)
+    if (window_ms <= 0 || now_ms < 0 || !waiting)
         return;
     if (!h || h->span_ms != MU_MAX(window_ms / MU_SHARE_SLOTS, 1)) {
         if (!h)
@@ -353,7 +366,7 @@ static void *open_prop(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
     water_fill(c, w, n, dims);
     window = arg_duration(ssn, opt, "proportion.shareWindow", SHARE_WINDOW);
     for (int i = 0; i < n; i++)
-        settle(ssn, w[i].q, window);
+        settle(ssn, w[i].q, window, asks_more(&w[i]));
     p->ssn = ssn;
     p->now_ms = ssn->now_ms;
     p->window_ms = window;

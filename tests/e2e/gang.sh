@@ -273,9 +273,9 @@ check "lab e: team-a gave back whole gangs" whole_gangs
 reset
 
 # --- lab e, damped: reclaim waits for a settled share, then acts by itself ---
-# team-b ran a CPU-only job, so it deserved no GPU until its gang came: with
-# proportion.shareWindow 20s it reclaims once it has been owed the GPUs for
-# 20 s, the cycle woken by the clock (nothing else changes meanwhile).
+# team-b waits with a CPU-only job too big for any node, so it deserved no
+# GPU until its gang came: with proportion.shareWindow 20s it reclaims once
+# it has been owed the GPUs for 20 s, the cycle woken by the clock.
 { "$MUSTER" simulate --print-config |
     sed 's/^  - name: proportion$/  - name: proportion\n    arguments: {proportion.shareWindow: 20s}/'
 } >"$D/damped.conf"
@@ -293,7 +293,7 @@ kubectl apply -f "$ROOT/examples/queues.yaml" >/dev/null
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
-metadata: {name: cpu-only}
+metadata: {name: cpu-hog}
 spec:
   minAvailable: 1
   schedulerName: volcano
@@ -303,12 +303,12 @@ spec:
     replicas: 1
     template:
       spec:
-        containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+        containers: [{name: c, image: busybox, resources: {requests: {cpu: "1000"}}}]
 YAML
 awk 'BEGIN{RS="---\n"; ORS="---\n"} /name: team-a-job/' "$ROOT/examples/lab-e-reclaim.yaml" |
     kubectl apply -f - >/dev/null
-check "damped: team-a fills 16 GPUs, team-b runs its CPU-only job" \
-    wait_for 60 bash -c "$(declare -f team_a_16 pods_running); team_a_16 && pods_running cpu-only- 1"
+check "damped: team-a fills 16 GPUs while team-b's CPU-only job waits" \
+    wait_for 60 bash -c "$(declare -f team_a_16 pods_running); team_a_16 && pods_running cpu-hog- 0"
 awk 'BEGIN{RS="---\n"; ORS="---\n"} /name: team-b-train/' "$ROOT/examples/lab-e-reclaim.yaml" |
     sed '/muster.io\/submit-at/d; /^  annotations:$/d' | kubectl apply -f - >/dev/null
 t_b=$(date +%s)
@@ -316,7 +316,7 @@ train_waits() {
     local pg
     pg=$(kubectl get pg -o custom-columns=N:.metadata.name --no-headers | grep '^team-b-train')
     kubectl get pg "$pg" -o jsonpath='{.status.conditions[0].message}' |
-        grep -q 'reclaim waits: queue team-b is owed the gang.s nvidia.com/gpu now, not yet over time: .*last 20s (proportion.shareWindow)'
+        grep -q 'reclaim waits: queue team-b is owed the gang.s [a-z./]* now, not yet over time: .*last 20s (proportion.shareWindow)'
 }
 check "damped: team-b's gang waits and says reclaim waits for the share to settle" wait_for 15 train_waits
 check "damped: meanwhile team-a keeps its 16 GPUs" team_a_16

@@ -485,11 +485,17 @@ END_TEST
 
 START_TEST(test_reclaim_waits_for_a_settled_share)
 {
-    /* team-b ran a GPU-less job, so it deserved no GPU until its 2-GPU gang
-     * came at 10 s: it is owed 2 now, and reclaims once it has been owed
-     * them over a whole shareWindow */
+    /* team-b waits with a GPU-less job (too big for any node), so it
+     * deserved no GPU until its 2-GPU gang came at 10 s: it is owed 2 now,
+     * and reclaims once it has been owed them over a whole shareWindow */
     load_damped("proportion.shareWindow: 2m",
-                TEAM_A GANG("b0", "team-b", "1", "1", "0", ""));
+                TEAM_A "apiVersion: v1\nkind: Pod\nmetadata: {name: b0, annotations: "
+                       "{scheduling.k8s.io/group-name: b0g}}\n"
+                       "spec: {schedulerName: volcano, containers: [{name: c, "
+                       "resources: {requests: {cpu: '1000'}}}]}\n---\n"
+                       "apiVersion: scheduling.volcano.sh/v1beta1\n"
+                       "kind: PodGroup\nmetadata: {name: b0g}\n"
+                       "spec: {minMember: 1, queue: team-b}\n---\n");
     team_b_arrives(GANG("b1", "team-b", "2", "2", "1", ""));
     cycle();
     ck_assert_uint_eq(out.nevicts, 0);
