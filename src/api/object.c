@@ -687,7 +687,53 @@ void mu_podgroup_release(struct mu_podgroup *pg)
     free(pg->min_task);
     free(pg->queue);
     free(pg->priority_class);
+    free(pg->unsupported);
     memset(pg, 0, sizeof(*pg));
+}
+
+/* Is v set to something (not null, not an empty list or object)? */
+static bool json_set(const json_t *v)
+{
+    return v && !json_is_null(v) &&
+           !(json_is_array(v) && !json_array_size(v)) &&
+           !(json_is_object(v) && !json_object_size(v));
+}
+
+json_t *mu_podgroup_unsupported_cond(const struct mu_podgroup *pg,
+                                     const char *ts)
+{
+    char *msg;
+    json_t *c;
+
+    if (!pg->unsupported)
+        return NULL;
+    msg = mu_xasprintf("muster does not act on %s: the gang is scheduled as "
+                       "if %s not set",
+                       pg->unsupported,
+                       strchr(pg->unsupported, ',') ? "they were" : "it were");
+    c = mu_json_must(json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", "Unsupported",
+                               "status", "True", "reason", "NotImplemented",
+                               "message", msg, "lastTransitionTime", ts));
+    free(msg);
+    return c;
+}
+
+static void pg_unsupported(const json_t *spec, struct mu_podgroup *out)
+{
+    static const char *const fields[] = {"networkTopology", "subGroupPolicy"};
+    const char *ann = mu_kvs_get(&out->meta.annotations, MU_ANN_UNSUPPORTED);
+    struct mu_sb sb;
+
+    mu_sb_init(&sb);
+    for (size_t i = 0; i < MU_ARRAY_LEN(fields); i++)
+        if (json_set(json_object_get(spec, fields[i])))
+            mu_sb_addf(&sb, "%sspec.%s", sb.len ? ", " : "", fields[i]);
+    if (ann && *ann)
+        mu_sb_addf(&sb, "%s%s", sb.len ? ", " : "", ann);
+    if (sb.len)
+        out->unsupported = mu_sb_detach(&sb);
+    else
+        mu_sb_release(&sb);
 }
 
 static int min_task_cmp(const void *a, const void *b)
@@ -771,6 +817,7 @@ int mu_podgroup_decode(const json_t *j, struct mu_resnames *rn,
     if (rc)
         goto fail;
     out->phase = (enum mu_pg_phase)phase;
+    pg_unsupported(spec, out);
     return 0;
 fail:
     mu_podgroup_release(out);

@@ -48,6 +48,9 @@
 /* Simulation annotations (see README "Simulated time"). */
 #define MU_ANN_SUBMIT_AT "muster.io/submit-at"
 #define MU_ANN_RUN_FOR "muster.io/run-for"
+/* On a PodGroup: fields of what made it (its vcjob) that muster does not act
+ * on, ", "-joined (mu_podgroup.unsupported). */
+#define MU_ANN_UNSUPPORTED "muster.io/unsupported"
 
 struct mu_meta {
     char *ns;      /* NULL for cluster-scoped objects */
@@ -173,9 +176,18 @@ struct mu_podgroup {
     bool has_min_resources;   /* spec.minResources present */
     enum mu_pg_phase phase;   /* status.phase */
     int64_t submit_at_ms;
+    char *unsupported;        /* the fields set that muster does not act on
+                                 (spec.networkTopology, spec.subGroupPolicy,
+                                 and its vcjob's from MU_ANN_UNSUPPORTED),
+                                 ", "-joined, or NULL: said on its status */
 };
 int mu_podgroup_decode(const json_t *j, struct mu_resnames *rn,
                        struct mu_podgroup *out, struct mu_err *err);
+/* The condition that says pg->unsupported, {type: Unsupported, status:
+ * True, reason: NotImplemented, message}, stamped ts; NULL when nothing is
+ * unsupported. New reference. */
+json_t *mu_podgroup_unsupported_cond(const struct mu_podgroup *pg,
+                                     const char *ts);
 void mu_podgroup_release(struct mu_podgroup *pg);
 
 enum mu_queue_state {

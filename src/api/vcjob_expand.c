@@ -402,6 +402,36 @@ static int min_resources(const struct job *j, struct mu_resnames *rn,
     return rc;
 }
 
+/* What of the job muster does not act on, for its PodGroup's
+ * MU_ANN_UNSUPPORTED (which its status then says), or NULL. */
+static char *job_unsupported(const json_t *job, const struct job *j)
+{
+    static const char *const fields[] = {"dependsOn", "partitionPolicy"};
+    static const char *const plugins[] = {"ray", "hcclrank"};
+    const json_t *pl = json_object_get(json_object_get(job, "spec"), "plugins");
+    struct mu_sb sb;
+
+    mu_sb_init(&sb);
+    for (size_t t = 0; t < j->ntask; t++)
+        for (size_t f = 0; f < MU_ARRAY_LEN(fields); f++) {
+            const json_t *v = json_object_get(j->task[t].json, fields[f]);
+
+            if (v && !json_is_null(v) &&
+                !(json_is_object(v) && !json_object_size(v)))
+                mu_sb_addf(&sb, "%sthe vcjob's spec.tasks[%zu].%s",
+                           sb.len ? ", " : "", t, fields[f]);
+        }
+    for (size_t p = 0; p < MU_ARRAY_LEN(plugins); p++)
+        if (json_object_get(pl, plugins[p]))
+            mu_sb_addf(&sb, "%sthe vcjob's spec.plugins.%s",
+                       sb.len ? ", " : "", plugins[p]);
+    if (!sb.len) {
+        mu_sb_release(&sb);
+        return NULL;
+    }
+    return mu_sb_detach(&sb);
+}
+
 int mu_vcjob_podgroup(const json_t *job, json_t **out, struct mu_err *err)
 {
     struct mu_resnames rn;
@@ -432,6 +462,11 @@ int mu_vcjob_podgroup(const json_t *job, json_t **out, struct mu_err *err)
                             mu_json_must(json_deep_copy(j.annotations)));
     json_object_set_new(meta, "ownerReferences", mu_vcjob_owner_refs(j.name, j.uid));
     free(name);
+    if ((name = job_unsupported(job, &j))) {
+        mu_json_set_str(mu_json_child(meta, "annotations", false),
+                        MU_ANN_UNSUPPORTED, name);
+        free(name);
+    }
 
     mtm = mu_json_must(json_object());
     for (size_t t = 0; t < j.ntask; t++)
@@ -452,6 +487,11 @@ int mu_vcjob_podgroup(const json_t *job, json_t **out, struct mu_err *err)
     if (j.pclass)
         mu_json_set_str(spec, "priorityClassName", j.pclass);
     json_object_set_new(spec, "minResources", mres);
+    /* as Volcano's controller copies it (v1.12+) */
+    if (json_object_get(json_object_get(job, "spec"), "networkTopology"))
+        json_object_set(spec, "networkTopology",
+                        json_object_get(json_object_get(job, "spec"),
+                                        "networkTopology"));
     status = mu_json_must(json_object());
     mu_json_set_str(status, "phase", "Pending");
 

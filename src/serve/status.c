@@ -5,6 +5,7 @@
  */
 #include "serve/status.h"
 
+#include "api/json.h"
 #include "kube/paths.h"
 
 struct pg_done {
@@ -58,16 +59,18 @@ static json_t *pg_status(const struct mu_job *j)
                            mu_pg_phase_name(j->phase), "running", j->running,
                            "succeeded", j->succeeded, "failed", j->failed);
 
-    if (j->cond.type) {
-        char ts[32];
+    char ts[32];
+    json_t *un;
 
-        mu_kube_time_text(time(NULL), ts, sizeof(ts));
+    mu_kube_time_text(time(NULL), ts, sizeof(ts));
+    if (j->cond.type)
         json_object_set_new(
             st, "conditions",
             json_pack("[{s:s,s:s,s:s,s:s,s:s}]", "type", j->cond.type,
                       "status", "True", "reason", j->cond.reason, "message",
                       j->cond.message, "lastTransitionTime", ts));
-    }
+    if ((un = mu_podgroup_unsupported_cond(&j->pg, ts)))
+        json_array_append_new(mu_json_child(st, "conditions", true), un);
     return st;
 }
 
@@ -87,10 +90,11 @@ static bool remember(char **slot, const char *text)
 static bool write_pg(struct mu_status *s, const struct mu_job *j,
                      size_t *room)
 {
-    char *sig = mu_xasprintf("%s|%d|%d|%d|%s|%s", mu_pg_phase_name(j->phase),
+    char *sig = mu_xasprintf("%s|%d|%d|%d|%s|%s|%s", mu_pg_phase_name(j->phase),
                              j->running, j->succeeded, j->failed,
                              j->cond.type ? j->cond.type : "",
-                             j->cond.message ? j->cond.message : "");
+                             j->cond.message ? j->cond.message : "",
+                             j->pg.unsupported ? j->pg.unsupported : "");
     /* an event per kind of condition (type and reason), not per message:
      * the message's figures move with every member made or GPU freed, and
      * the status above carries the newest one */

@@ -2,6 +2,8 @@
 
 #include <jansson.h>
 
+#include "api/json.h"
+
 void mu_sim_time_text(int64_t ms, char buf[48])
 {
     int64_t t = MU_SIM_EPOCH + ms / 1000, days = t / 86400, sod = t % 86400;
@@ -187,6 +189,14 @@ static json_t *pg_json(const struct mu_cluster *c, const struct mu_job *j,
         json_object_set_new(cond, "message", json_string(j->cond.message));
         json_array_append_new(arr, cond);
         json_object_set_new(st, "conditions", arr);
+    }
+    {
+        char ts[48];
+        json_t *un;
+
+        mu_sim_time_text(j->pg.submit_at_ms, ts);
+        if ((un = mu_podgroup_unsupported_cond(&j->pg, ts)))
+            json_array_append_new(mu_json_child(st, "conditions", true), un);
     }
     json_object_set_new(st, "running", json_integer(j->running));
     json_object_set_new(st, "succeeded", json_integer(j->succeeded));

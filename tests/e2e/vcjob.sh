@@ -340,5 +340,31 @@ check "a queue that does not exist: Pending, and the job says why" \
     wait_for 20 bash -c "kubectl get vcjob bad-queue -o jsonpath='{.status.state.phase}: {.status.state.message}' | grep -q '^Pending: .*queue \"nosuch\" does not exist'"
 check "no pod is made for the refused jobs" bash -c "! kubectl get pods --no-headers 2>/dev/null | grep -Eq '^bad-(template|action)-'"
 check "and a good job next to them runs" wait_for 60 pods_running fine- 2
+# --- fields muster does not act on are said on the PodGroup, not dropped -----
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: topo}
+spec:
+  minAvailable: 2
+  networkTopology: {mode: hard, highestTierAllowed: 1}
+  tasks:
+  - name: head
+    replicas: 1
+    template: {spec: {containers: [{name: c, image: x}]}}
+  - name: worker
+    replicas: 1
+    dependsOn: {name: [head]}
+    template: {spec: {containers: [{name: c, image: x}]}}
+YAML
+unsupported_said() {
+    local pg
+    pg=$(kubectl get pg -o custom-columns=N:.metadata.name --no-headers | grep '^topo-') || return 1
+    kubectl get pg "$pg" -o jsonpath='{.status.conditions[?(@.type=="Unsupported")].message}' |
+        grep -qx "muster does not act on spec.networkTopology, the vcjob's spec.tasks\[1\].dependsOn: the gang is scheduled as if they were not set"
+}
+check "networkTopology and dependsOn: the PodGroup's Unsupported condition names both fields" \
+    wait_for 60 unsupported_said
+check "and the gang runs" wait_for 60 pods_running topo- 2
 check "muster never crashed" kill -0 "$MPID"
 tap_end

@@ -11,3 +11,4 @@ def bound($prefix): [pods | select((.metadata.name | startswith($prefix)) and .s
 def running($prefix): [pods | select((.metadata.name | startswith($prefix)) and .status.phase == "Running")] | length;
 def cond($pg): ($pg.status.conditions // [])[0];
 def gpus($q): ((queue($q).status.allocated["nvidia.com/gpu"]) // "0") | tonumber;
+def cond_all($pg): $pg.status.conditions // [];
