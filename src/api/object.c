@@ -699,23 +699,30 @@ static bool json_set(const json_t *v)
            !(json_is_object(v) && !json_object_size(v));
 }
 
+json_t *mu_unsupported_cond(const char *fields, const char *then,
+                            const char *ts)
+{
+    char *msg = mu_xasprintf("muster does not act on %s: %s", fields, then);
+    json_t *c = mu_json_must(json_pack(
+        "{s:s,s:s,s:s,s:s,s:s}", "type", "Unsupported", "status", "True",
+        "reason", "NotImplemented", "message", msg, "lastTransitionTime", ts));
+
+    free(msg);
+    return c;
+}
+
 json_t *mu_podgroup_unsupported_cond(const struct mu_podgroup *pg,
                                      const char *ts)
 {
-    char *msg;
-    json_t *c;
-
     if (!pg->unsupported)
         return NULL;
-    msg = mu_xasprintf("muster does not act on %s: the gang is scheduled as "
-                       "if %s not set",
-                       pg->unsupported,
-                       strchr(pg->unsupported, ',') ? "they were" : "it were");
-    c = mu_json_must(json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", "Unsupported",
-                               "status", "True", "reason", "NotImplemented",
-                               "message", msg, "lastTransitionTime", ts));
-    free(msg);
-    return c;
+    return mu_unsupported_cond(pg->unsupported,
+                               strchr(pg->unsupported, ',')
+                                   ? "the gang is scheduled as if they were "
+                                     "not set"
+                                   : "the gang is scheduled as if it were not "
+                                     "set",
+                               ts);
 }
 
 static void pg_unsupported(const json_t *spec, struct mu_podgroup *out)

@@ -2,6 +2,7 @@
 #include "ctrl/queuectl.h"
 
 #include "api/implicit.h"
+#include "api/json.h"
 #include "ctrl/command.h"
 #include "ctrl/queue.h"
 #include "kube/paths.h"
@@ -353,6 +354,28 @@ out:
     write_free(d);
 }
 
+/* status.conditions of q: Unsupported naming spec.parent and spec.deserved
+ * when set (queue trees, Volcano's capacity plugin), else null (a merge
+ * patch's delete). */
+static json_t *unsupported(const struct mu_cqueue *q)
+{
+    const char *f = q->spec.parent && !mu_res_is_empty(&q->spec.deserved)
+                        ? "spec.parent, spec.deserved"
+                    : q->spec.parent ? "spec.parent"
+                    : !mu_res_is_empty(&q->spec.deserved) ? "spec.deserved"
+                                                           : NULL;
+    char ts[32];
+
+    if (!f)
+        return json_null();
+    mu_kube_time_text(time(NULL), ts, sizeof(ts));
+    return mu_json_must(json_pack(
+        "[o]", mu_unsupported_cond(f, "the queue's share comes from its "
+                                      "weight, capability and guarantee "
+                                      "(proportion)",
+                                   ts)));
+}
+
 /*
  * The queue controller's sync and the scheduler's share of Queue status:
  * state (volcano-api.md §3.7, ctrl/queue.h), the PodGroup counts per phase
@@ -381,10 +404,12 @@ static void write_queue(struct mu_queuectl *qc, const struct mu_cqueue *q,
     with_state = mu_qctl_state_due(e, q->spec.state, s);
     alloc = allocated_patch(qc->ctl->cluster, q);
     text = json_dumps(alloc, JSON_SORT_KEYS | JSON_COMPACT);
-    sig = mu_xasprintf("%s|%s|%d %d %d %d %d|%s",
+    sig = mu_xasprintf("%s|%s|%d %d %d %d %d|%s|%d%d",
                        q->spec.meta.uid ? q->spec.meta.uid : "",
                        mu_queue_state_name(s), n.pending, n.running,
-                       n.inqueue, n.unknown, n.completed, text ? text : "");
+                       n.inqueue, n.unknown, n.completed, text ? text : "",
+                       q->spec.parent != NULL,
+                       !mu_res_is_empty(&q->spec.deserved));
     free(text);
     if (!st) {
         st = mu_xcalloc(1, sizeof(*st));
@@ -412,6 +437,7 @@ static void write_queue(struct mu_queuectl *qc, const struct mu_cqueue *q,
                      "pending", n.pending, "running", n.running, "inqueue",
                      n.inqueue, "unknown", n.unknown, "completed",
                      n.completed);
+    json_object_set_new(body, "conditions", unsupported(q));
     if (with_state)
         json_object_set_new(body, "state",
                             json_string(mu_queue_state_name(s)));

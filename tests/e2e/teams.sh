@@ -324,6 +324,16 @@ metadata: {name: team-c}
 spec: {weight: 1}
 YAML
 check "an empty queue deletes fine" wait_for 20 kubectl delete queue team-c
+cat <<'YAML' | kubectl apply -f - >/dev/null
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: team-tree}
+spec: {weight: 1, parent: root, deserved: {nvidia.com/gpu: 4}}
+YAML
+check "a queue with spec.parent and spec.deserved: its status says muster does not act on them" \
+    wait_for 20 equals "Unsupported: muster does not act on spec.parent, spec.deserved: the queue's share comes from its weight, capability and guarantee (proportion)" \
+    kubectl get queue team-tree -o jsonpath='{.status.conditions[0].type}: {.status.conditions[0].message}'
+check "and it deletes" wait_for 20 kubectl delete queue team-tree
 clear_jobs
 check "team-b's PodGroups gone: Closing becomes Closed" \
     wait_for 30 equals Closed qget team-b '{.status.state}'

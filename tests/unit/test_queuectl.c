@@ -207,6 +207,44 @@ START_TEST(test_a_queue_status_is_written_once)
 }
 END_TEST
 
+START_TEST(test_a_queue_tree_field_is_said_on_its_status)
+{
+    json_t *j = json_loads(
+        "{\"metadata\":{\"name\":\"team-t\",\"uid\":\"uid-t\"},\"spec\":"
+        "{\"weight\":1,\"parent\":\"org\",\"deserved\":{\"cpu\":\"4\"}}}",
+        0, NULL);
+    struct mu_queue_spec q;
+    struct mu_err err;
+    json_t *st, *c;
+
+    ck_assert_int_eq(mu_queue_decode(j, &th.cluster.rn, &q, &err), 0);
+    mu_cluster_update_queue(&th.cluster, &q);
+    mu_queue_spec_release(&q);
+    json_decref(j);
+    add_queue("team-u", "Open");
+    kf_reply_body(&th.srv, 200, "{}");
+    kf_reply_body(&th.srv, 200, "{}");
+    mu_queuectl_sync(qc, 1000);
+    settle();
+    ck_assert_uint_eq(kf_count(&th.srv), 2);
+    for (size_t i = 0; i < 2; i++) {
+        st = status_of(i);
+        c = json_array_get(json_object_get(st, "conditions"), 0);
+        if (strstr(kf_req(&th.srv, i)->uri, "team-t")) {
+            ck_assert_str_eq(json_string_value(json_object_get(c, "type")),
+                             "Unsupported");
+            ck_assert_str_eq(json_string_value(json_object_get(c, "message")),
+                             "muster does not act on spec.parent, "
+                             "spec.deserved: the queue's share comes from its "
+                             "weight, capability and guarantee (proportion)");
+        } else { /* none: a merge patch's null clears an old one */
+            ck_assert(json_is_null(json_object_get(st, "conditions")));
+        }
+        json_decref(st);
+    }
+}
+END_TEST
+
 START_TEST(test_a_failed_status_write_is_sent_again)
 {
     add_queue("team-f", "Open");
@@ -289,6 +327,7 @@ int main(void)
     tcase_add_test(tc, test_close_queue_without_podgroups_is_closed);
     tcase_add_test(tc, test_a_command_whose_delete_fails_is_not_carried_out);
     tcase_add_test(tc, test_a_queue_status_is_written_once);
+    tcase_add_test(tc, test_a_queue_tree_field_is_said_on_its_status);
     tcase_add_test(tc, test_a_failed_status_write_is_sent_again);
     tcase_add_test(tc, test_a_job_command_is_handed_back);
     tcase_add_test(tc, test_the_default_queue_is_made_when_missing);
