@@ -281,20 +281,22 @@ static bool asks_more(const struct wq *w)
 
 /* settled of q: the least its deserved share was in the last window (now's
  * span and the MU_SHARE_SLOTS - 1 before it), now's value included;
- * without a window, deserved. Only cycles in which q has work waiting are
- * remembered: what q deserved while it asked for nothing more (its jobs
- * ran or were ending) says nothing of a share that moves under it, so a
- * team whose work arrives after a quiet spell is owed at once. */
-static void settle(struct mu_ssn *s, struct mu_cqueue *q, int64_t window_ms,
-                   bool waiting)
+ * without a window, deserved. A dimension is remembered only in cycles in
+ * which q waits for more and its share, not its own request, bounds it
+ * there (request > deserved): what moves under a queue is what the others
+ * ask, and a team whose jobs arrive (its request climbing to its share), or
+ * whose work arrives after a quiet spell, is owed at once. */
+static void settle(struct mu_ssn *s, const struct wq *w, int64_t window_ms)
 {
+    struct mu_cqueue *q = w->q;
     int64_t now_ms = s->now_ms;
     struct mu_sharehist *h = q->shares;
+    bool waiting = asks_more(w);
     int64_t span;
     int k;
 
     q->settled = q->deserved;
-    if (window_ms <= 0 || now_ms < 0 || !waiting)
+    if (window_ms <= 0 || now_ms < 0)
         return;
     if (!h || h->span_ms != MU_MAX(window_ms / MU_SHARE_SLOTS, 1)) {
         if (!h)
@@ -307,15 +309,17 @@ static void settle(struct mu_ssn *s, struct mu_cqueue *q, int64_t window_ms,
     k = (int)(span % MU_SHARE_SLOTS);
     if (h->span[k] != span) {
         h->span[k] = span;
-        h->lo[k] = q->deserved;
+        mu_res_zero(&h->lo[k]);
     }
     for (int d = 0; d < MU_RES_MAX; d++) {
         int64_t v = get0(&q->deserved, d);
 
         if (!mu_res_has(&q->deserved, d))
             continue;
-        mu_res_put(&h->lo[k], d,
-                   mu_res_has(&h->lo[k], d) ? MU_MIN(v, h->lo[k].v[d]) : v);
+        if (waiting && get0(&w->request, d) > v)
+            mu_res_put(&h->lo[k], d,
+                       mu_res_has(&h->lo[k], d) ? MU_MIN(v, h->lo[k].v[d])
+                                                : v);
         for (int i = 0; i < MU_SHARE_SLOTS; i++) {
             if (h->span[i] < 0 || h->span[i] <= span - MU_SHARE_SLOTS)
                 continue;
@@ -366,7 +370,7 @@ static void *open_prop(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
     water_fill(c, w, n, dims);
     window = arg_duration(ssn, opt, "proportion.shareWindow", SHARE_WINDOW);
     for (int i = 0; i < n; i++)
-        settle(ssn, w[i].q, window, asks_more(&w[i]));
+        settle(ssn, &w[i], window);
     p->ssn = ssn;
     p->now_ms = ssn->now_ms;
     p->window_ms = window;
@@ -507,12 +511,13 @@ static bool preemptive(void *st, const struct mu_cqueue *q,
     if (j->reclaimed && p->again_ms > 0 &&
         p->now_ms - j->reclaimed_ms < p->again_ms) {
         mu_ssn_wake_at(p->ssn, j->reclaimed_ms + p->again_ms);
+        /* no figure that moves with the clock: the condition would be
+         * written again at every cycle */
         if (why)
-            mu_sb_addf(why, "gang %s was evicted by reclaim %llds ago; it "
-                            "may reclaim again after %llds "
-                            "(proportion.reclaimWindow)",
-                       j->key, (long long)((p->now_ms - j->reclaimed_ms) / 1000),
-                       (long long)(p->again_ms / 1000));
+            mu_sb_addf(why, "gang %s was evicted by reclaim less than %llds "
+                            "ago (proportion.reclaimWindow); it may not "
+                            "reclaim for itself before that",
+                       j->key, (long long)(p->again_ms / 1000));
         return false;
     }
     gang_need(j, &need);
@@ -667,7 +672,9 @@ static double dshare(const struct mu_cqueue *q, int d, int64_t delta)
  * gang (Kueue's LessThanOrEqualToFinalShare, dominant over the dimensions
  * the gang asks): a V left below it would be owed at once what it lost and
  * take it back. The unit is the task alone while its job runs more than
- * minMember, else the whole job (reclaim's units, evict.c). */
+ * minMember, else the whole job (reclaim's units, evict.c). An
+ * approximation: the whole-job unit of a job whose surplus was not all
+ * taken first (tasks on nodes that do not help) is judged as one task. */
 static bool keeps_share(struct prop *p, const struct mu_task *pre,
                         const struct mu_task *victim)
 {
@@ -689,10 +696,12 @@ static bool keeps_share(struct prop *p, const struct mu_task *pre,
     }
     loss = mu_job_ready_num(vj) > vj->pg.min_member ? victim->qreq
                                                     : &vj->allocated;
+    /* over the gang's dimensions only, whatever the loss holds: the answer
+     * may only fall as evictions are added (framework.h) */
     for (set = p->need.set & DIMS_ALL; set; set &= set - 1) {
         int d = __builtin_ctz(set);
 
-        if (p->need.v[d] <= 0 || get0(loss, d) <= 0)
+        if (p->need.v[d] <= 0)
             continue;
         r = MU_MAX(r, dshare(rj->queue, d, p->need.v[d]));
         v = MU_MAX(v, dshare(vj->queue, d, -get0(loss, d)));

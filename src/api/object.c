@@ -564,20 +564,17 @@ static int pod_annotations(struct mu_pod *out, struct mu_err *err)
  * one of a claim name or a template each) and the names of the claims made
  * for its templates (status.resourceClaimStatuses). */
 /* status.startTime: when the kubelet took the pod (what reclaim's minimum
- * run time counts from). */
+ * run time counts from). The kubelet writes it; one that does not read as
+ * a time is taken as absent rather than losing the pod from the cache. */
 static int pod_start(const json_t *status, struct mu_pod *out,
                      struct mu_err *err)
 {
     const char *ts;
     int rc = mu_json_member_str(status, "status", "startTime", &ts, err);
 
-    if (rc || !ts)
-        return rc;
-    if (!mu_rfc3339_parse(ts, &out->started))
-        return mu_err_set(err, -EINVAL,
-                          "status.startTime: \"%s\" is not an RFC 3339 "
-                          "time (2006-01-02T15:04:05Z)", ts);
-    return 0;
+    if (rc || !ts || !mu_rfc3339_parse(ts, &out->started))
+        out->started = 0;
+    return rc;
 }
 
 static int pod_claims(const json_t *spec, const json_t *status,

@@ -359,9 +359,11 @@ out:
  * patch's delete). */
 static json_t *unsupported(const struct mu_cqueue *q)
 {
-    const char *f = q->spec.parent && !mu_res_is_empty(&q->spec.deserved)
+    /* Volcano's queue controller sets parent root on every queue: flat */
+    bool parent = q->spec.parent && strcmp(q->spec.parent, "root");
+    const char *f = parent && !mu_res_is_empty(&q->spec.deserved)
                         ? "spec.parent, spec.deserved"
-                    : q->spec.parent ? "spec.parent"
+                    : parent ? "spec.parent"
                     : !mu_res_is_empty(&q->spec.deserved) ? "spec.deserved"
                                                            : NULL;
     char ts[32];
@@ -408,7 +410,7 @@ static void write_queue(struct mu_queuectl *qc, const struct mu_cqueue *q,
                        q->spec.meta.uid ? q->spec.meta.uid : "",
                        mu_queue_state_name(s), n.pending, n.running,
                        n.inqueue, n.unknown, n.completed, text ? text : "",
-                       q->spec.parent != NULL,
+                       q->spec.parent && strcmp(q->spec.parent, "root"),
                        !mu_res_is_empty(&q->spec.deserved));
     free(text);
     if (!st) {

@@ -273,9 +273,10 @@ check "lab e: team-a gave back whole gangs" whole_gangs
 reset
 
 # --- lab e, damped: reclaim waits for a settled share, then acts by itself ---
-# team-b waits with a CPU-only job too big for any node, so it deserved no
-# GPU until its gang came: with proportion.shareWindow 20s it reclaims once
-# it has been owed the GPUs for 20 s, the cycle woken by the clock.
+# team-c (weight 1) waits with a 100-GPU pod, so team-b's share of the 18 GPUs
+# is 4, not its gang's 6; when team-c's job goes, team-b is owed 6 at once but
+# owed only 4 a moment ago: with proportion.shareWindow 20s it reclaims once
+# the 4 has left the window, the cycle woken by the clock.
 { "$MUSTER" simulate --print-config |
     sed 's/^  - name: proportion$/  - name: proportion\n    arguments: {proportion.shareWindow: 20s}/'
 } >"$D/damped.conf"
@@ -290,27 +291,35 @@ MUSTER_SERVE_ARGS=()
 kubectl apply -f "$ROOT/examples/queues.yaml" >/dev/null
 "$HERE/nodes.sh" "$D" 2 8 d8 >/dev/null 2>&1
 "$HERE/nodes.sh" "$D" 1 2 d2 >/dev/null 2>&1
+awk 'BEGIN{RS="---\n"; ORS="---\n"} /name: team-a-job/' "$ROOT/examples/lab-e-reclaim.yaml" |
+    kubectl apply -f - >/dev/null
+check "damped: team-a fills 16 GPUs" wait_for 60 team_a_16
 kubectl apply -f - >/dev/null <<YAML
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: team-c}
+spec: {weight: 1}
+---
 apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
-metadata: {name: cpu-hog}
+metadata: {name: huge}
 spec:
   minAvailable: 1
   schedulerName: volcano
-  queue: team-b
+  queue: team-c
   tasks:
   - name: w
     replicas: 1
     template:
       spec:
-        containers: [{name: c, image: busybox, resources: {requests: {cpu: "1000"}}}]
+        containers: [{name: c, image: busybox, resources: {limits: {nvidia.com/gpu: 100}}}]
 YAML
-awk 'BEGIN{RS="---\n"; ORS="---\n"} /name: team-a-job/' "$ROOT/examples/lab-e-reclaim.yaml" |
-    kubectl apply -f - >/dev/null
-check "damped: team-a fills 16 GPUs while team-b's CPU-only job waits" \
-    wait_for 60 bash -c "$(declare -f team_a_16 pods_running); team_a_16 && pods_running cpu-hog- 0"
 awk 'BEGIN{RS="---\n"; ORS="---\n"} /name: team-b-train/' "$ROOT/examples/lab-e-reclaim.yaml" |
     sed '/muster.io\/submit-at/d; /^  annotations:$/d' | kubectl apply -f - >/dev/null
+sleep 5
+check "damped: team-b's gang waits: its share (4 of 18 beside team-c) is less than the gang" \
+    equals 0 pods_bound team-b-train-
+kubectl delete vcjob huge --wait=false >/dev/null
 t_b=$(date +%s)
 train_waits() {
     local pg
@@ -318,11 +327,12 @@ train_waits() {
     kubectl get pg "$pg" -o jsonpath='{.status.conditions[0].message}' |
         grep -q 'reclaim waits: queue team-b is owed the gang.s [a-z./]* now, not yet over time: .*last 20s (proportion.shareWindow)'
 }
-check "damped: team-b's gang waits and says reclaim waits for the share to settle" wait_for 15 train_waits
+check "damped: team-c's job gone, team-b is owed 6 but says reclaim waits for the share to settle" \
+    wait_for 15 train_waits
 check "damped: meanwhile team-a keeps its 16 GPUs" team_a_16
 check "damped: then team-b's gang reclaims and runs whole" wait_for 90 pods_running team-b-train- 6
-echo "# team-b's gang ran $(( $(date +%s) - t_b )) s after it was made (window 20 s)"
-check "damped: not before the window" test $(( $(date +%s) - t_b )) -ge 15
+echo "# team-b's gang ran $(( $(date +%s) - t_b )) s after team-c's job went (window 20 s)"
+check "damped: not before the window" test $(( $(date +%s) - t_b )) -ge 12
 check "damped: team-a is back at its deserved 12 GPUs" wait_for 60 team_a_back
 stop_muster
 if start_muster >/dev/null 2>&1; then
@@ -331,6 +341,7 @@ else
     not_ok "damped: muster restarts with the default configuration" "$(tail -20 "$D/muster.log")"
 fi
 reset
+wait_for 30 kubectl delete queue team-c --ignore-not-found >/dev/null 2>&1
 
 # --- lab f: a high-priority gang preempts a low-priority one in its queue -----
 cat <<'YAML' | kubectl apply -f - >/dev/null

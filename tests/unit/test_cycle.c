@@ -483,35 +483,64 @@ START_TEST(test_reclaim_needs_the_whole_gang_owed)
 }
 END_TEST
 
+/* Deletes job prefix and its pods, as if its owner deleted them. */
+static void delete_job(const char *prefix)
+{
+    struct mu_job *j = job(prefix);
+
+    while (j->ntasks)
+        mu_cluster_remove_task(&sim.cluster, j->tasks[j->ntasks - 1]);
+    mu_cluster_remove_job(&sim.cluster, j);
+    mu_cluster_link(&sim.cluster);
+}
+
 START_TEST(test_reclaim_waits_for_a_settled_share)
 {
-    /* team-b waits with a GPU-less job (too big for any node), so it
-     * deserved no GPU until its 2-GPU gang came at 10 s: it is owed 2 now,
-     * and reclaims once it has been owed them over a whole shareWindow */
-    load_damped("proportion.shareWindow: 2m",
-                TEAM_A "apiVersion: v1\nkind: Pod\nmetadata: {name: b0, annotations: "
-                       "{scheduling.k8s.io/group-name: b0g}}\n"
-                       "spec: {schedulerName: volcano, containers: [{name: c, "
-                       "resources: {requests: {cpu: '1000'}}}]}\n---\n"
-                       "apiVersion: scheduling.volcano.sh/v1beta1\n"
-                       "kind: PodGroup\nmetadata: {name: b0g}\n"
-                       "spec: {minMember: 1, queue: team-b}\n---\n");
-    team_b_arrives(GANG("b1", "team-b", "2", "2", "1", ""));
+    /* At 10 s team-b's 4-GPU gang and team-c's 100-GPU pod arrive: with
+     * weights 1:1:2, team-b's share is 2 of the 8 GPUs, not the whole gang.
+     * At 20 s team-c's pod is deleted: team-b's share is 4 now, but it was
+     * 2 a moment ago; it reclaims once the 2 has left the shareWindow. */
+    load_damped("proportion.shareWindow: 2m", TEAM_A QUEUE("team-c", "2"));
+    team_b_arrives(GANG("b1", "team-b", "4", "4", "1", "")
+                       GANG("c0", "team-c", "1", "1", "100", ""));
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 0);
+    ck_assert_ptr_null(strstr(job("b1")->cond.message, "reclaim waits"));
+    sim.now_ms = 20000;
+    delete_job("c0");
     cycle();
     ck_assert_uint_eq(out.nevicts, 0);
     ck_assert_ptr_nonnull(strstr(
         job("b1")->cond.message,
         "; reclaim waits: queue team-b is owed the gang's nvidia.com/gpu now, "
-        "not yet over time: allocated 0 + 2 the gang lacks > 0, the least "
+        "not yet over time: allocated 0 + 4 the gang lacks > 2, the least "
         "its deserved share was in the last 120s (proportion.shareWindow)"));
-    ck_assert_int_eq(out.wake_ms, 15000); /* the window's next span */
+    ck_assert_int_eq(out.wake_ms, 30000); /* the window's next span */
     sim.now_ms = 60000;
     cycle();
     ck_assert_uint_eq(out.nevicts, 0);
-    sim.now_ms = 120000; /* the spans that saw 0 have left the window */
+    sim.now_ms = 120000; /* the span that saw 2 has left the window */
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 4);
+    ck_assert_str_eq(out.evicts[0].action, "reclaim");
+}
+END_TEST
+
+START_TEST(test_a_team_whose_jobs_arrive_is_owed_at_once)
+{
+    /* team-b's request climbs from nothing to its share as its gangs come:
+     * no share moved under it, so nothing to wait for */
+    load_damped("proportion.shareWindow: 2m", TEAM_A);
+    team_b_arrives(GANG("b1", "team-b", "2", "2", "1", ""));
+    cycle();
+    sim.now_ms = 11000;
+    ck_assert_int_eq(mu_sim_load_text(&sim, "b2.yaml",
+                                      GANG("b2", "team-b", "2", "2", "1", "")),
+                     0);
+    mu_sim_step(&sim);
+    run_binds();
     cycle();
     ck_assert_uint_eq(out.nevicts, 2);
-    ck_assert_str_eq(out.evicts[0].action, "reclaim");
 }
 END_TEST
 
@@ -541,9 +570,9 @@ START_TEST(test_a_gang_reclaim_evicted_does_not_reclaim_straight_back)
     ck_assert_ptr_nonnull(strstr(job("b1")->cond.message,
                                  "; reclaim waits: gang default/b1-"));
     ck_assert_ptr_nonnull(strstr(job("b1")->cond.message,
-                                 " was evicted by reclaim 5s ago; it may "
-                                 "reclaim again after 600s "
-                                 "(proportion.reclaimWindow)"));
+                                 " was evicted by reclaim less than 600s ago "
+                                 "(proportion.reclaimWindow); it may not "
+                                 "reclaim for itself before that"));
     ck_assert_int_eq(out.wake_ms, 605000);
     sim.now_ms = 605000;
     cycle();
@@ -839,6 +868,7 @@ int main(void)
     tcase_add_test(tc, test_indexed_eviction_decides_as_the_plain_scan);
     tcase_add_test(tc, test_reclaim_needs_the_whole_gang_owed);
     tcase_add_test(tc, test_reclaim_waits_for_a_settled_share);
+    tcase_add_test(tc, test_a_team_whose_jobs_arrive_is_owed_at_once);
     tcase_add_test(tc, test_reclaim_spares_gangs_younger_than_min_runtime);
     tcase_add_test(tc, test_a_gang_reclaim_evicted_does_not_reclaim_straight_back);
     tcase_add_test(tc, test_a_bad_damping_argument_is_warned_and_defaulted);

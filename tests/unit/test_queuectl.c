@@ -222,12 +222,19 @@ START_TEST(test_a_queue_tree_field_is_said_on_its_status)
     mu_queue_spec_release(&q);
     json_decref(j);
     add_queue("team-u", "Open");
-    kf_reply_body(&th.srv, 200, "{}");
-    kf_reply_body(&th.srv, 200, "{}");
+    /* parent root is Volcano's flat queue (its controller sets it) */
+    j = json_loads("{\"metadata\":{\"name\":\"team-v\",\"uid\":\"uid-v\"},"
+                   "\"spec\":{\"weight\":1,\"parent\":\"root\"}}", 0, NULL);
+    ck_assert_int_eq(mu_queue_decode(j, &th.cluster.rn, &q, &err), 0);
+    mu_cluster_update_queue(&th.cluster, &q);
+    mu_queue_spec_release(&q);
+    json_decref(j);
+    for (int i = 0; i < 3; i++)
+        kf_reply_body(&th.srv, 200, "{}");
     mu_queuectl_sync(qc, 1000);
     settle();
-    ck_assert_uint_eq(kf_count(&th.srv), 2);
-    for (size_t i = 0; i < 2; i++) {
+    ck_assert_uint_eq(kf_count(&th.srv), 3);
+    for (size_t i = 0; i < 3; i++) {
         st = status_of(i);
         c = json_array_get(json_object_get(st, "conditions"), 0);
         if (strstr(kf_req(&th.srv, i)->uri, "team-t")) {
