@@ -88,9 +88,12 @@ static bool apply_pod(struct mu_apply *a, const struct mu_ev *ev)
         bad(a, MU_SRC_POD, "Pod", ev->obj, &err);
         return false;
     }
-    /* cycles run on the monotonic clock (reclaim's minimum run time) */
+    /* cycles run on the monotonic clock (reclaim's minimum run time); a
+     * pod on a node without a startTime yet is starting now */
     if (t->pod.started)
         t->started_ms = t->pod.started * 1000 - mu_wall_ms() + mu_now_ms();
+    else if (t->pod.node_name)
+        t->started_ms = mu_now_ms();
     good(a, MU_SRC_POD, ev->obj);
     mu_enforcer_pod_seen(a->enf, t);
     return true;
