@@ -526,19 +526,21 @@ START_TEST(test_reclaim_waits_for_a_settled_share)
 }
 END_TEST
 
-START_TEST(test_a_team_whose_jobs_arrive_is_owed_at_once)
+START_TEST(test_a_team_whose_work_comes_after_a_quiet_spell_is_owed_at_once)
 {
-    /* team-b's request climbs from nothing to its share as its gangs come:
-     * no share moved under it, so nothing to wait for */
+    /* team-b runs a GPU-less pod, so it deserves no GPU, but it waits for
+     * nothing: when its gang comes at 60 s it is owed at once */
     load_damped("proportion.shareWindow: 2m", TEAM_A);
-    team_b_arrives(GANG("b1", "team-b", "2", "2", "1", ""));
+    team_b_arrives(GANG("b0", "team-b", "1", "1", "0", ""));
     cycle();
-    sim.now_ms = 11000;
-    ck_assert_int_eq(mu_sim_load_text(&sim, "b2.yaml",
-                                      GANG("b2", "team-b", "2", "2", "1", "")),
+    run_binds();
+    sim.now_ms = 30000;
+    cycle();
+    sim.now_ms = 60000;
+    ck_assert_int_eq(mu_sim_load_text(&sim, "b1.yaml",
+                                      GANG("b1", "team-b", "2", "2", "1", "")),
                      0);
     mu_sim_step(&sim);
-    run_binds();
     cycle();
     ck_assert_uint_eq(out.nevicts, 2);
 }
@@ -868,7 +870,7 @@ int main(void)
     tcase_add_test(tc, test_indexed_eviction_decides_as_the_plain_scan);
     tcase_add_test(tc, test_reclaim_needs_the_whole_gang_owed);
     tcase_add_test(tc, test_reclaim_waits_for_a_settled_share);
-    tcase_add_test(tc, test_a_team_whose_jobs_arrive_is_owed_at_once);
+    tcase_add_test(tc, test_a_team_whose_work_comes_after_a_quiet_spell_is_owed_at_once);
     tcase_add_test(tc, test_reclaim_spares_gangs_younger_than_min_runtime);
     tcase_add_test(tc, test_a_gang_reclaim_evicted_does_not_reclaim_straight_back);
     tcase_add_test(tc, test_a_bad_damping_argument_is_warned_and_defaulted);
