@@ -32,6 +32,9 @@ struct prop {
     int64_t window_ms;      /* deserved settles over it */
     int64_t min_run_ms;     /* a victim has run at least this long */
     int64_t again_ms;       /* a gang reclaim evicted reclaims no sooner */
+    struct mu_res *vneed;   /* by queue index: per dimension the least a
+                               waiting gang of the queue lacks (unset:
+                               none waits) */
     /* gang_need of need_job as it stood (its counts): victim_ok asks it
      * for every victim of one reclaimer */
     const struct mu_job *need_job;
@@ -391,6 +394,7 @@ static void close_prop(struct mu_ssn *ssn, void *st)
 
     free(p->elastic);
     free(p->ahead);
+    free(p->vneed);
     free(p);
 }
 
@@ -670,6 +674,30 @@ static double dshare(const struct mu_cqueue *q, int d, int64_t delta)
     return (double)a / (double)de;
 }
 
+/* p->vneed, made on first use in a session: per queue and dimension the
+ * least that one of its waiting gangs lacks. */
+static void vneed_fill(struct prop *p)
+{
+    p->vneed = mu_xcalloc(p->c->nqueues + 1, sizeof(*p->vneed));
+    for (size_t i = 0; i < p->c->nqueues; i++) {
+        const struct mu_cqueue *q = p->c->queues[i];
+        struct mu_res *vn = &p->vneed[q->index];
+
+        for (size_t k = 0; k < q->njobs; k++) {
+            struct mu_res n;
+
+            if (!q->jobs[k]->count[MU_TASK_PENDING])
+                continue;
+            gang_need(q->jobs[k], &n);
+            for (int d = 0; d < MU_RES_MAX; d++)
+                if (d != MU_RES_PODS && mu_res_has(&n, d) && n.v[d] > 0)
+                    mu_res_put(vn, d,
+                               mu_res_has(vn, d) ? MU_MIN(vn->v[d], n.v[d])
+                                                 : n.v[d]);
+        }
+    }
+}
+
 /* Reclaim moves a unit from the victim's queue V to the preemptor's R only
  * while V, having lost it, keeps at least the share R reaches with its
  * gang (Kueue's LessThanOrEqualToFinalShare, dominant over the dimensions
@@ -684,10 +712,13 @@ static bool keeps_share(struct prop *p, const struct mu_task *pre,
     const struct mu_job *vj = victim->job, *rj = pre->job;
     const struct mu_res *loss;
     double r = 0, v = 0;
+    bool back = false;
     uint32_t set;
 
     if (!vj || !rj || !vj->queue || !rj->queue)
         return true;
+    if (!p->vneed)
+        vneed_fill(p);
     if (p->need_job != rj || p->need_at[0] != mu_job_ready_num(rj) ||
         p->need_at[1] != mu_job_waiting_num(rj) ||
         p->need_at[2] != rj->count[MU_TASK_PENDING]) {
@@ -699,17 +730,24 @@ static bool keeps_share(struct prop *p, const struct mu_task *pre,
     }
     loss = mu_job_ready_num(vj) > vj->pg.min_member ? victim->qreq
                                                     : &vj->allocated;
-    /* over the gang's dimensions only, whatever the loss holds: the answer
-     * may only fall as evictions are added (framework.h) */
+    /* over the dimensions reclaim takes: those the gang asks and V holds
+     * past its share (cpu a queue holds up to its request is not one) */
     for (set = p->need.set & DIMS_ALL; set; set &= set - 1) {
         int d = __builtin_ctz(set);
+        const struct mu_res *vn = &p->vneed[vj->queue->index];
 
-        if (p->need.v[d] <= 0)
+        if (p->need.v[d] <= 0 ||
+            get0(&vj->queue->allocated, d) <= get0(&vj->queue->deserved, d))
             continue;
         r = MU_MAX(r, dshare(rj->queue, d, p->need.v[d]));
         v = MU_MAX(v, dshare(vj->queue, d, -get0(loss, d)));
+        if (mu_res_has(vn, d) &&
+            mu_add_sat(mu_sub_sat(get0(&vj->queue->allocated, d),
+                                  get0(loss, d)),
+                       vn->v[d]) <= get0(&vj->queue->deserved, d))
+            back = true;
     }
-    return v >= r;
+    return !back || v >= r;
 }
 
 /* The queue's verdict; for reclaim also a victim that has run at least

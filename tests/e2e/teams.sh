@@ -328,7 +328,7 @@ cat <<'YAML' | kubectl apply -f - >/dev/null
 apiVersion: scheduling.volcano.sh/v1beta1
 kind: Queue
 metadata: {name: team-tree}
-spec: {weight: 1, parent: root, deserved: {nvidia.com/gpu: 4}}
+spec: {weight: 1, parent: org, deserved: {nvidia.com/gpu: 4}}
 YAML
 check "a queue with spec.parent and spec.deserved: its status says muster does not act on them" \
     wait_for 20 equals "Unsupported: muster does not act on spec.parent, spec.deserved: the queue's share comes from its weight, capability and guarantee (proportion)" \

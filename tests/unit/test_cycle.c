@@ -546,6 +546,33 @@ START_TEST(test_a_team_whose_work_comes_after_a_quiet_spell_is_owed_at_once)
 }
 END_TEST
 
+START_TEST(test_reclaim_may_take_a_queue_below_its_share_for_a_whole_gang)
+{
+    /* 10 GPUs; team-a's capability 4, so team-b deserves 6 and holds 8
+     * in two 4-GPU pods on n1; team-a's 4-GPU pod fits only there. Giving
+     * it its share puts team-b at 4, below its 6: reclaim still does (the
+     * evicted gang cannot win it back: team-b is not owed a whole 4) */
+    load_damped("", NODE("n1", "8") NODE("n2", "2")
+                "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+                "metadata: {name: team-a}\nspec: {weight: 1, capability: "
+                "{nvidia.com/gpu: 4}}\n---\n" QUEUE("team-b", "1")
+                    GANG("b1", "team-b", "1", "1", "4", "")
+                        GANG("b2", "team-b", "1", "1", "4", ""));
+    cycle();
+    ck_assert_uint_eq(out.nbinds, 2);
+    run_binds();
+    sim.now_ms = 10000;
+    ck_assert_int_eq(mu_sim_load_text(&sim, "a.yaml",
+                                      GANG("a1", "team-a", "1", "1", "4", "")),
+                     0);
+    mu_sim_step(&sim);
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 1);
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 0); /* and nothing back */
+}
+END_TEST
+
 START_TEST(test_reclaim_spares_gangs_younger_than_min_runtime)
 {
     load_damped("proportion.shareWindow: 0s, proportion.reclaimMinRuntime: 5m",
@@ -872,6 +899,7 @@ int main(void)
     tcase_add_test(tc, test_reclaim_waits_for_a_settled_share);
     tcase_add_test(tc, test_a_team_whose_work_comes_after_a_quiet_spell_is_owed_at_once);
     tcase_add_test(tc, test_reclaim_spares_gangs_younger_than_min_runtime);
+    tcase_add_test(tc, test_reclaim_may_take_a_queue_below_its_share_for_a_whole_gang);
     tcase_add_test(tc, test_a_gang_reclaim_evicted_does_not_reclaim_straight_back);
     tcase_add_test(tc, test_a_bad_damping_argument_is_warned_and_defaulted);
     suite_add_tcase(s, tc);
