@@ -580,7 +580,10 @@ static char *debug_fn(void *ctx, const char *path, bool fresh, int *status)
 }
 
 /* True when nothing but the node is left for kube-scheduler to check of
- * t there: its spec asks nothing muster does not model (kube_only), the
+ * t there: its spec asks nothing muster does not model (kube_only), no
+ * DRA device serves it (a KEP-5004 pod's plain extended resource: its
+ * claim is made and allocated by kube-scheduler's PreBind, which a member
+ * muster binds itself would skip, leaving it running on no device), the
  * cache shows it without scheduling gates (a gated pod's bind is refused:
  * its release may still be queued in the writer), and the node is still
  * in the cache and passes the static checks (a node deleted, cordoned or
@@ -592,7 +595,7 @@ static bool node_still_takes(const struct mu_cluster *c,
 {
     const struct mu_cnode *n = mu_cluster_node(c, node);
 
-    return !t->pod.kube_only && !t->pod.ngates && n &&
+    return !t->pod.kube_only && !t->dd && !t->pod.ngates && n &&
            mu_nodecheck(&t->pod, &n->spec, true, true) == MU_NODECHECK_OK;
 }
 
