@@ -430,6 +430,21 @@ static int queue_order(void *st, const struct mu_cqueue *a,
     return sa < sb ? -1 : sa > sb ? 1 : 0;
 }
 
+/* "allocated A + X what > labelL" of q's dimension d, quantities as
+ * their resource writes them. */
+static void figures(const struct prop *p, const struct mu_cqueue *q, int d,
+                    int64_t x, const char *what, const char *label,
+                    int64_t limit, struct mu_sb *why)
+{
+    const char *name = p->c->rn.name[d];
+    char a[32], r[32], l[32];
+
+    mu_sb_addf(why, "allocated %s + %s %s > %s%s",
+               mu_quantity_format(name, get0(&q->allocated, d), a, sizeof(a)),
+               mu_quantity_format(name, x, r, sizeof(r)), what, label,
+               mu_quantity_format(name, limit, l, sizeof(l)));
+}
+
 static bool is_open(const struct mu_cqueue *q, struct mu_sb *why)
 {
     if (q->spec.state == MU_QUEUE_OPEN)
@@ -451,8 +466,6 @@ static bool allocatable(void *st, const struct mu_cqueue *q,
     if (!is_open(q, why))
         return false;
     for (int d = 0; set; d++, set >>= 1) {
-        const char *name;
-        char a[32], r[32], de[32];
         int64_t x;
 
         if (!(set & 1u))
@@ -462,16 +475,10 @@ static bool allocatable(void *st, const struct mu_cqueue *q,
             mu_add_sat(get0(&q->allocated, d), x) <= get0(&q->deserved, d))
             continue;
         if (why) {
-            name = p->c->rn.name[d];
-            mu_sb_addf(why,
-                       "queue %s would exceed its deserved share: %s "
-                       "allocated %s + %s requested > deserved %s",
-                       q->spec.meta.name, name,
-                       mu_quantity_format(name, get0(&q->allocated, d), a,
-                                          sizeof(a)),
-                       mu_quantity_format(name, x, r, sizeof(r)),
-                       mu_quantity_format(name, get0(&q->deserved, d), de,
-                                          sizeof(de)));
+            mu_sb_addf(why, "queue %s would exceed its deserved share: %s ",
+                       q->spec.meta.name, p->c->rn.name[d]);
+            figures(p, q, d, x, "requested", "deserved ",
+                    get0(&q->deserved, d), why);
         }
         return false;
     }
@@ -531,24 +538,16 @@ static bool preemptive(void *st, const struct mu_cqueue *q,
     set = need.set & DIMS_ALL;
     for (; set; set &= set - 1) {
         int d = __builtin_ctz(set);
-        const char *name;
-        char a[32], r[32], de[32];
-
         int64_t after = mu_add_sat(get0(&q->allocated, d), need.v[d]);
 
         if (need.v[d] <= 0 || after <= get0(&q->settled, d))
             continue;
         if (why && after <= get0(&q->deserved, d)) {
-            name = p->c->rn.name[d];
-            mu_sb_addf(why,
-                       "queue %s is owed the gang's %s now, not yet "
-                       "over time: allocated %s + %s the gang lacks > %s",
-                       q->spec.meta.name, name,
-                       mu_quantity_format(name, get0(&q->allocated, d), a,
-                                          sizeof(a)),
-                       mu_quantity_format(name, need.v[d], r, sizeof(r)),
-                       mu_quantity_format(name, get0(&q->settled, d), de,
-                                          sizeof(de)));
+            mu_sb_addf(why, "queue %s is owed the gang's %s now, not yet "
+                            "over time: ",
+                       q->spec.meta.name, p->c->rn.name[d]);
+            figures(p, q, d, need.v[d], "the gang lacks", "",
+                    get0(&q->settled, d), why);
             mu_sb_addf(why, ", the least its deserved share was in the "
                             "last %llds (proportion.shareWindow)",
                        (long long)(p->window_ms / 1000));

@@ -339,3 +339,10 @@ const char *mu_json_str_at(const json_t *o, const char *a, const char *b)
 {
     return mu_json_str(json_object_get(o, a), b);
 }
+
+bool mu_json_given(const json_t *v)
+{
+    return v && !json_is_null(v) &&
+           !(json_is_array(v) && !json_array_size(v)) &&
+           !(json_is_object(v) && !json_object_size(v));
+}

@@ -100,6 +100,8 @@ const char *mu_json_str(const json_t *o, const char *key);
 const char *mu_json_str_at(const json_t *o, const char *a, const char *b);
 /* o[key] when it is a string other than "", else NULL. */
 const char *mu_json_nonempty(const json_t *o, const char *key);
+/* Is v given: present, not null, not an empty list or object? */
+bool mu_json_given(const json_t *v);
 
 /* The member of o whose key equals key without regard to case; the last
  * match wins (Go's encoding/json). NULL when absent or o is not an

@@ -688,40 +688,6 @@ void mu_podgroup_release(struct mu_podgroup *pg)
     memset(pg, 0, sizeof(*pg));
 }
 
-/* Is v set to something (not null, not an empty list or object)? */
-static bool json_set(const json_t *v)
-{
-    return v && !json_is_null(v) &&
-           !(json_is_array(v) && !json_array_size(v)) &&
-           !(json_is_object(v) && !json_object_size(v));
-}
-
-json_t *mu_unsupported_cond(const char *fields, const char *then,
-                            const char *ts)
-{
-    char *msg = mu_xasprintf("muster does not act on %s: %s", fields, then);
-    json_t *c = mu_json_must(json_pack(
-        "{s:s,s:s,s:s,s:s,s:s}", "type", "Unsupported", "status", "True",
-        "reason", "NotImplemented", "message", msg, "lastTransitionTime", ts));
-
-    free(msg);
-    return c;
-}
-
-json_t *mu_podgroup_unsupported_cond(const struct mu_podgroup *pg,
-                                     const char *ts)
-{
-    if (!pg->unsupported)
-        return NULL;
-    return mu_unsupported_cond(pg->unsupported,
-                               strchr(pg->unsupported, ',')
-                                   ? "the gang is scheduled as if they were "
-                                     "not set"
-                                   : "the gang is scheduled as if it were not "
-                                     "set",
-                               ts);
-}
-
 static void pg_unsupported(const json_t *spec, struct mu_podgroup *out)
 {
     static const char *const fields[] = {"networkTopology", "subGroupPolicy"};
@@ -730,7 +696,7 @@ static void pg_unsupported(const json_t *spec, struct mu_podgroup *out)
 
     mu_sb_init(&sb);
     for (size_t i = 0; i < MU_ARRAY_LEN(fields); i++)
-        if (json_set(json_object_get(spec, fields[i])))
+        if (mu_json_given(json_object_get(spec, fields[i])))
             mu_sb_addf(&sb, "%sspec.%s", sb.len ? ", " : "", fields[i]);
     if (ann && *ann)
         mu_sb_addf(&sb, "%s%s", sb.len ? ", " : "", ann);

@@ -183,15 +183,6 @@ struct mu_podgroup {
 };
 int mu_podgroup_decode(const json_t *j, struct mu_resnames *rn,
                        struct mu_podgroup *out, struct mu_err *err);
-/* The condition that says fields muster does not act on, {type:
- * Unsupported, status: True, reason: NotImplemented, message: "muster does
- * not act on <fields>: <then>"}, stamped ts. New reference. */
-json_t *mu_unsupported_cond(const char *fields, const char *then,
-                            const char *ts);
-/* The one of pg->unsupported ("the gang is scheduled as if ... not set"),
- * or NULL when nothing is unsupported. */
-json_t *mu_podgroup_unsupported_cond(const struct mu_podgroup *pg,
-                                     const char *ts);
 void mu_podgroup_release(struct mu_podgroup *pg);
 
 enum mu_queue_state {

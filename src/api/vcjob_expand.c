@@ -413,14 +413,10 @@ static char *job_unsupported(const json_t *job, const struct job *j)
 
     mu_sb_init(&sb);
     for (size_t t = 0; t < j->ntask; t++)
-        for (size_t f = 0; f < MU_ARRAY_LEN(fields); f++) {
-            const json_t *v = json_object_get(j->task[t].json, fields[f]);
-
-            if (v && !json_is_null(v) &&
-                !(json_is_object(v) && !json_object_size(v)))
+        for (size_t f = 0; f < MU_ARRAY_LEN(fields); f++)
+            if (mu_json_given(json_object_get(j->task[t].json, fields[f])))
                 mu_sb_addf(&sb, "%sthe vcjob's spec.tasks[%zu].%s",
                            sb.len ? ", " : "", t, fields[f]);
-        }
     for (size_t p = 0; p < MU_ARRAY_LEN(plugins); p++)
         if (json_object_get(pl, plugins[p]))
             mu_sb_addf(&sb, "%sthe vcjob's spec.plugins.%s",

@@ -3,6 +3,7 @@
 
 #include "api/implicit.h"
 #include "api/json.h"
+#include "api/unsupported.h"
 #include "ctrl/command.h"
 #include "ctrl/queue.h"
 #include "kube/paths.h"

@@ -6,6 +6,7 @@
 #include "serve/status.h"
 
 #include "api/json.h"
+#include "api/unsupported.h"
 #include "kube/paths.h"
 
 struct pg_done {

@@ -3,6 +3,7 @@
 #include <jansson.h>
 
 #include "api/json.h"
+#include "api/unsupported.h"
 
 void mu_sim_time_text(int64_t ms, char buf[48])
 {

@@ -17,6 +17,25 @@ case "$MUSTER" in /*) ;; *) MUSTER=$PWD/$MUSTER ;; esac
 tap_up vcjob
 
 job_field() { kubectl get vcjob "$1" -o jsonpath="$2"; }
+# job2 NAME SPEC-LINE TASK1 N1 TASK2 N2 [TASK2-LINE]: a vcjob of two tasks
+job2() {
+    cat <<YAML
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: $1}
+spec:
+  minAvailable: $(($4 + $6))
+  $2
+  tasks:
+  - name: $3
+    replicas: $4
+    template: {spec: {containers: [{name: c, image: x}]}}
+  - name: $5
+    replicas: $6
+    ${7:-}
+    template: {spec: {containers: [{name: c, image: x}]}}
+YAML
+}
 pods_running() { # PREFIX COUNT
     test "$(kubectl get pods --no-headers 2>/dev/null | grep "^$1" | grep -c ' Running ')" = "$2"
 }
@@ -231,35 +250,10 @@ check "mpi: the master gets MPI_HOST, the workers' hosts, and port 22 as mpijob-
     equals "mpi-worker-0.mpi,mpi-worker-1.mpi mpijob-port/22" kubectl get pod mpi-master-0 -o jsonpath='{.spec.containers[0].env[?(@.name=="MPI_HOST")].value} {.spec.containers[0].ports[0].name}/{.spec.containers[0].ports[0].containerPort}'
 check "mpi: a worker gets the port, not MPI_HOST" \
     equals "mpijob-port/" kubectl get pod mpi-worker-0 -o jsonpath='{.spec.containers[0].ports[0].name}/{.spec.containers[0].env[?(@.name=="MPI_HOST")].value}'
-kubectl apply -f - >/dev/null <<'YAML'
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {name: pt}
-spec:
-  minAvailable: 3
-  plugins: {pytorch: ["--master=master", "--worker=worker", "--port=29500"]}
-  tasks:
-  - name: master
-    replicas: 1
-    template: {spec: {containers: [{name: c, image: pytorch}]}}
-  - name: worker
-    replicas: 2
-    template: {spec: {containers: [{name: c, image: pytorch}]}}
----
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {name: tf}
-spec:
-  minAvailable: 3
-  plugins: {tensorflow: ["--port=5000"]}
-  tasks:
-  - name: ps
-    replicas: 1
-    template: {spec: {containers: [{name: c, image: tensorflow}]}}
-  - name: worker
-    replicas: 2
-    template: {spec: {containers: [{name: c, image: tensorflow}]}}
-YAML
+{ job2 pt 'plugins: {pytorch: ["--master=master", "--worker=worker", "--port=29500"]}' master 1 worker 2
+  echo ---
+  job2 tf 'plugins: {tensorflow: ["--port=5000"]}' ps 1 worker 2
+} | kubectl apply -f - >/dev/null
 check "pytorch and tensorflow jobs run" wait_for 60 bash -c "$(declare -f pods_running); pods_running pt- 3 && pods_running tf- 3"
 penv() { # POD NAME: the value of env NAME of its first container
     kubectl get pod "$1" -o jsonpath="{.spec.containers[0].env[?(@.name==\"$2\")].value}"
@@ -341,22 +335,8 @@ check "a queue that does not exist: Pending, and the job says why" \
 check "no pod is made for the refused jobs" bash -c "! kubectl get pods --no-headers 2>/dev/null | grep -Eq '^bad-(template|action)-'"
 check "and a good job next to them runs" wait_for 60 pods_running fine- 2
 # --- fields muster does not act on are said on the PodGroup, not dropped -----
-kubectl apply -f - >/dev/null <<'YAML'
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {name: topo}
-spec:
-  minAvailable: 2
-  networkTopology: {mode: hard, highestTierAllowed: 1}
-  tasks:
-  - name: head
-    replicas: 1
-    template: {spec: {containers: [{name: c, image: x}]}}
-  - name: worker
-    replicas: 1
-    dependsOn: {name: [head]}
-    template: {spec: {containers: [{name: c, image: x}]}}
-YAML
+job2 topo 'networkTopology: {mode: hard, highestTierAllowed: 1}' head 1 worker 1 \
+    'dependsOn: {name: [head]}' | kubectl apply -f - >/dev/null
 unsupported_said() {
     local pg
     pg=$(kubectl get pg -o custom-columns=N:.metadata.name --no-headers | grep '^topo-') || return 1

@@ -209,6 +209,18 @@ START_TEST(test_same_input_same_decisions)
 }
 END_TEST
 
+/* The first cycle binds `binds` pods (they run from 0); at 10 s the
+ * objects of yaml arrive. */
+static void arrive_at_10s(size_t binds, const char *yaml)
+{
+    cycle();
+    ck_assert_uint_eq(out.nbinds, binds);
+    run_binds();
+    sim.now_ms = 10000;
+    ck_assert_int_eq(mu_sim_load_text(&sim, "b.yaml", yaml), 0);
+    mu_sim_step(&sim);
+}
+
 START_TEST(test_reclaim_evicts_a_minimal_set_of_whole_gangs)
 {
     /* team-a runs four 2-GPU gangs on 8 GPUs; team-b (equal weight) needs
@@ -218,14 +230,7 @@ START_TEST(test_reclaim_evicts_a_minimal_set_of_whole_gangs)
                  GANG("a2", "team-a", "2", "2", "1", "")
                      GANG("a3", "team-a", "2", "2", "1", "")
                          GANG("a4", "team-a", "2", "2", "1", ""));
-    cycle();
-    ck_assert_uint_eq(out.nbinds, 8);
-    run_binds();
-    sim.now_ms = 10000;
-    ck_assert_int_eq(mu_sim_load_text(&sim, "b.yaml",
-                                      GANG("b1", "team-b", "2", "2", "1", "")),
-                     0);
-    mu_sim_step(&sim);
+    arrive_at_10s(8, GANG("b1", "team-b", "2", "2", "1", ""));
     cycle(); /* enqueue admits b1 (owed its share), reclaim evicts */
     ck_assert_uint_eq(out.nevicts, 2);
     ck_assert_ptr_eq(out.evicts[0].victim->job, out.evicts[1].victim->job);
@@ -448,18 +453,6 @@ static void load_damped(const char *args, const char *yaml)
     free(txt);
 }
 
-/* team-a runs four 2-GPU gangs on one 8-GPU node (started at 0); at 10 s
- * team-b's gang of yaml arrives. */
-static void team_b_arrives(const char *yaml)
-{
-    cycle();
-    ck_assert_uint_ge(out.nbinds, 8);
-    run_binds();
-    sim.now_ms = 10000;
-    ck_assert_int_eq(mu_sim_load_text(&sim, "b.yaml", yaml), 0);
-    mu_sim_step(&sim);
-}
-
 #define TEAM_A                                                                \
     NODE("n1", "8") QUEUE("team-a", "1") QUEUE("team-b", "1")                 \
     GANG("a1", "team-a", "2", "2", "1", "") GANG("a2", "team-a", "2", "2", "1", "") \
@@ -475,7 +468,7 @@ START_TEST(test_reclaim_needs_the_whole_gang_owed)
     load_damped("", NODE("n1", "8") QUEUE("team-a", "1") QUEUE("team-b", "1")
                         GANG("a1", "team-a", "6", "6", "1", "")
                             GANG("a2", "team-a", "2", "2", "1", ""));
-    team_b_arrives(GANG("b1", "team-b", "6", "6", "1", ""));
+    arrive_at_10s(8, GANG("b1", "team-b", "6", "6", "1", ""));
     cycle();
     cycle();
     ck_assert_uint_eq(out.nevicts, 0);
@@ -501,7 +494,7 @@ START_TEST(test_reclaim_waits_for_a_settled_share)
      * At 20 s team-c's pod is deleted: team-b's share is 4 now, but it was
      * 2 a moment ago; it reclaims once the 2 has left the shareWindow. */
     load_damped("proportion.shareWindow: 2m", TEAM_A QUEUE("team-c", "2"));
-    team_b_arrives(GANG("b1", "team-b", "4", "4", "1", "")
+    arrive_at_10s(8, GANG("b1", "team-b", "4", "4", "1", "")
                        GANG("c0", "team-c", "1", "1", "100", ""));
     cycle();
     ck_assert_uint_eq(out.nevicts, 0);
@@ -531,7 +524,7 @@ START_TEST(test_a_team_whose_work_comes_after_a_quiet_spell_is_owed_at_once)
     /* team-b runs a GPU-less pod, so it deserves no GPU, but it waits for
      * nothing: when its gang comes at 60 s it is owed at once */
     load_damped("proportion.shareWindow: 2m", TEAM_A);
-    team_b_arrives(GANG("b0", "team-b", "1", "1", "0", ""));
+    arrive_at_10s(8, GANG("b0", "team-b", "1", "1", "0", ""));
     cycle();
     run_binds();
     sim.now_ms = 30000;
@@ -558,14 +551,7 @@ START_TEST(test_reclaim_may_take_a_queue_below_its_share_for_a_whole_gang)
                 "{nvidia.com/gpu: 4}}\n---\n" QUEUE("team-b", "1")
                     GANG("b1", "team-b", "1", "1", "4", "")
                         GANG("b2", "team-b", "1", "1", "4", ""));
-    cycle();
-    ck_assert_uint_eq(out.nbinds, 2);
-    run_binds();
-    sim.now_ms = 10000;
-    ck_assert_int_eq(mu_sim_load_text(&sim, "a.yaml",
-                                      GANG("a1", "team-a", "1", "1", "4", "")),
-                     0);
-    mu_sim_step(&sim);
+    arrive_at_10s(2, GANG("a1", "team-a", "1", "1", "4", ""));
     cycle();
     ck_assert_uint_eq(out.nevicts, 1);
     cycle();
@@ -577,7 +563,7 @@ START_TEST(test_reclaim_spares_gangs_younger_than_min_runtime)
 {
     load_damped("proportion.shareWindow: 0s, proportion.reclaimMinRuntime: 5m",
                 TEAM_A);
-    team_b_arrives(GANG("b1", "team-b", "2", "2", "1", ""));
+    arrive_at_10s(8, GANG("b1", "team-b", "2", "2", "1", ""));
     cycle();
     ck_assert_uint_eq(out.nevicts, 0);
     ck_assert_int_eq(out.wake_ms, 300000); /* team-a's gangs turn 5m old */
@@ -590,7 +576,7 @@ END_TEST
 START_TEST(test_a_gang_reclaim_evicted_does_not_reclaim_straight_back)
 {
     load_damped("proportion.shareWindow: 0s", TEAM_A);
-    team_b_arrives(GANG("b1", "team-b", "2", "2", "1", ""));
+    arrive_at_10s(8, GANG("b1", "team-b", "2", "2", "1", ""));
     job("b1")->reclaimed = true; /* as if reclaim had evicted it at 5 s */
     job("b1")->reclaimed_ms = 5000;
     cycle();
