@@ -4,8 +4,8 @@
  * pending pods.
  *
  *   bench_cycle [--nodes N] [--queues Q] [--pods P] [--runs R] [--sweep]
- *               [--running F] [--pending] [--dra] [--again] [--report]
- *               [--seed S]
+ *               [--running F] [--pending] [--dra] [--topology] [--again]
+ *               [--report] [--seed S]
  *
  * Each run generates a fresh cluster (not timed), then times exactly one
  * mu_cycle_run() with the built-in configuration (mu_conf_default: enqueue,
@@ -22,6 +22,11 @@
  * run, the RSS of the built cluster and the high-water mark during the
  * cycle (VmHWM after resetting it through /proc/self/clear_refs, when
  * Linux allows that).
+ *
+ * --topology puts the nodes in racks of 32 and zones of 16 racks (node
+ * labels named as tiers by hyperNodeTiers) and holds every gang to one
+ * rack (up to 8 pods) or one zone (sched/topology.h); the check also
+ * verifies that every gang bound lies inside its domain.
  *
  * --again also times a second cycle on the same cluster right after the
  * first, with no event in between (what the first decided stays Binding
@@ -44,6 +49,7 @@
 #include "gen.h"
 #include "sched/cycle.h"
 #include "sched/report.h"
+#include "sched/topology.h"
 
 /* ---- fixed-bucket histogram (µs) ---- */
 
@@ -288,10 +294,41 @@ static void time_report(const struct mu_cluster *c, int64_t now)
     json_decref(snap);
 }
 
+/* Every gang held to a rack or a zone has its bound pods inside one. */
+static bool check_topology(const struct mu_cluster *c,
+                           const struct mu_cycle_out *o)
+{
+    for (size_t i = 0; i < o->nbinds; i++) {
+        const struct mu_task *t = o->binds[i];
+        const struct mu_job *j = t->job;
+        const char *label = j->pg.topo.highest_tier == 1 ? BENCH_RACK_LABEL
+                                                         : BENCH_ZONE_LABEL;
+        const char *want = mu_kvs_get(&t->node->spec.meta.labels, label);
+
+        if (j->pg.topo.mode != MU_TOPO_HARD)
+            continue;
+        for (size_t k = 0; k < j->ntasks; k++) {
+            const struct mu_task *u = j->tasks[k];
+
+            if (u->node &&
+                mu_strcmp0(mu_kvs_get(&u->node->spec.meta.labels, label),
+                           want)) {
+                fprintf(stderr, "check: gang %s spans %s %s and %s\n",
+                        j->key, label, want,
+                        mu_kvs_get(&u->node->spec.meta.labels, label));
+                return false;
+            }
+        }
+    }
+    (void)c;
+    return true;
+}
+
 static int run_once(const struct bench_spec *spec, struct mu_conf *conf,
                     bool again, struct run *r)
 {
     struct mu_cluster c;
+    struct mu_topo topo;
     struct mu_cycle_out out;
     double t0, t1, c0, c1;
     int64_t now = (spec->created + 7200) * 1000;
@@ -300,9 +337,12 @@ static int run_once(const struct bench_spec *spec, struct mu_conf *conf,
 
     memset(r, 0, sizeof(*r));
     mu_cluster_init(&c);
+    mu_topo_init(&topo);
+    c.topo = &topo;
     t0 = now_ms();
     if (bench_gen(&c, spec, &r->counts)) {
         mu_cluster_release(&c);
+        mu_topo_free(&topo);
         return -EINVAL;
     }
     r->gen_ms = now_ms() - t0;
@@ -330,7 +370,7 @@ static int run_once(const struct bench_spec *spec, struct mu_conf *conf,
     }
     for (size_t i = 0; i < out.nevicts; i++)
         r->digest = mix(r->digest, out.evicts[i].victim->key);
-    if (!check(&c, &out))
+    if (!check(&c, &out) || (spec->topology && !check_topology(&c, &out)))
         rc = -EPROTO;
     mu_cycle_out_release(&out);
     if (report_too && !rc)
@@ -338,6 +378,7 @@ static int run_once(const struct bench_spec *spec, struct mu_conf *conf,
     if (again && !rc)
         run_again(&c, conf, now, r);
     mu_cluster_release(&c);
+    mu_topo_free(&topo);
     return rc;
 }
 
@@ -455,6 +496,8 @@ static void usage(FILE *f)
           "  --pending    PodGroups start Pending (enqueue admits them)\n"
           "  --dra        the GPUs as DRA devices (a slice of 8 per node) "
           "and\n               every pod's GPU as a one-device claim\n"
+          "  --topology   racks of 32 nodes, zones of 16 racks; every gang "
+          "held to\n               one rack (<= 8 pods) or one zone\n"
           "  --again      also time a second cycle with no event between\n"
           "  --report     also time the /debug snapshot and a /debug/gangs "
           "answer\n"
@@ -497,6 +540,9 @@ static void print_spec(const struct bench_spec *s, const struct run *r)
     if (r->counts.run_gangs)
         printf(", %ld running pods in %ld gangs", r->counts.run_pods,
                r->counts.run_gangs);
+    if (s->topology)
+        printf("; racks of %d nodes, zones of %d racks, every gang held to "
+               "one", BENCH_RACK_NODES, BENCH_ZONE_RACKS);
     printf("; seed %llu\n", (unsigned long long)s->seed);
 }
 
@@ -573,6 +619,10 @@ int main(int argc, char **argv)
             spec.dra = true;
             continue;
         }
+        if (!strcmp(a, "--topology")) {
+            spec.topology = true;
+            continue;
+        }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
@@ -607,6 +657,14 @@ int main(int argc, char **argv)
     }
 
     mu_conf_default(&conf);
+    if (spec.topology) {
+        conf.label_tiers = mu_xcalloc(2, sizeof(*conf.label_tiers));
+        conf.label_tiers[0].label = mu_xstrdup(BENCH_RACK_LABEL);
+        conf.label_tiers[0].name = mu_xstrdup("rack");
+        conf.label_tiers[1].label = mu_xstrdup(BENCH_ZONE_LABEL);
+        conf.label_tiers[1].name = mu_xstrdup("zone");
+        conf.nlabel_tiers = 2;
+    }
     if (do_sweep) {
         rc = sweep(&spec, &conf, (int)runs, again);
         printf("peak RSS (process): %.1f MiB\n",

@@ -126,17 +126,27 @@ static int add_slice(struct mu_cluster *c, int i)
     return add_dra_json(c, "slice", buf);
 }
 
-static int add_node(struct mu_cluster *c, int i, int gpu_dim)
+static int add_node(struct mu_cluster *c, int i, int gpu_dim, bool topo)
 {
     struct mu_node n;
     struct mu_err err;
+    struct mu_kv *kv;
 
     memset(&n, 0, sizeof(n));
     n.meta.name = mu_xasprintf("node-%06d", i);
-    n.meta.labels.n = 1;
-    n.meta.labels.v = mu_xcalloc(1, sizeof(*n.meta.labels.v));
-    n.meta.labels.v[0].key = mu_xstrdup(GPU_LABEL);
-    n.meta.labels.v[0].value = mu_xstrdup(GPU_PRODUCT);
+    n.meta.labels.v = kv = mu_xcalloc(3, sizeof(*n.meta.labels.v));
+    if (topo) { /* sorted by key */
+        kv[0].key = mu_xstrdup(BENCH_RACK_LABEL);
+        kv[0].value = mu_xasprintf("rack-%04d", i / BENCH_RACK_NODES);
+        kv[1].key = mu_xstrdup(BENCH_ZONE_LABEL);
+        kv[1].value = mu_xasprintf("zone-%03d", i / (BENCH_RACK_NODES *
+                                                     BENCH_ZONE_RACKS));
+        kv += 2;
+        n.meta.labels.n = 2;
+    }
+    kv[0].key = mu_xstrdup(GPU_LABEL);
+    kv[0].value = mu_xstrdup(GPU_PRODUCT);
+    n.meta.labels.n++;
     mu_res_zero(&n.allocatable);
     mu_res_put(&n.allocatable, MU_RES_CPU, NODE_CPU);
     mu_res_put(&n.allocatable, MU_RES_MEMORY, NODE_MEM);
@@ -201,6 +211,11 @@ static int add_job(struct mu_cluster *c, const struct bench_spec *s,
         pg.phase = MU_PG_RUNNING;
     else
         pg.phase = s->inqueue ? MU_PG_INQUEUE : MU_PG_PENDING;
+    pg.topo.highest_tier = -1;
+    if (s->topology && g->first_gpu < 0) {
+        pg.topo.mode = MU_TOPO_HARD;
+        pg.topo.highest_tier = g->size <= 8 ? 1 : 2;
+    }
     if (!mu_cluster_add_job(c, &pg, &err)) {
         fprintf(stderr, "bench_gen: %s\n", err.msg);
         mu_podgroup_release(&pg);
@@ -355,7 +370,7 @@ int bench_gen(struct mu_cluster *c, const struct bench_spec *s,
                               "\"gpu.bench\"}}]}}}}");
     }
     for (int i = 0; i < s->nodes && !rc; i++) {
-        rc = add_node(c, i, s->dra ? -1 : gpu_dim);
+        rc = add_node(c, i, s->dra ? -1 : gpu_dim, s->topology);
         if (!rc && s->dra)
             rc = add_slice(c, i);
     }

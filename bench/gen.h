@@ -22,6 +22,11 @@
  *            and every pod asks for its GPU through a claim from the
  *            template bench/one-gpu; a running pod's claim is a
  *            ResourceClaim allocated the device of its GPU slot.
+ *   topology optionally, nodes carry BENCH_RACK_LABEL (rack-NNNN, 32 nodes
+ *            a rack) and BENCH_ZONE_LABEL (zone-NNN, 16 racks a zone), and
+ *            every pending gang asks networkTopology hard: highestTierAllowed
+ *            1 (one rack) for gangs of up to 8 pods, 2 (one zone) for the
+ *            rest; with hyperNodeTiers [rack, zone] they are the tiers.
  *   running  optionally, gangs "bench/run-NNNNNNN" of the same shapes
  *            already Running (PodGroup phase Running, pods phase Running
  *            with spec.nodeName), packed onto nodes in order until
@@ -46,6 +51,11 @@
 
 #include "sched/cluster.h"
 
+#define BENCH_RACK_LABEL "bench.muster.io/rack"
+#define BENCH_ZONE_LABEL "bench.muster.io/zone"
+#define BENCH_RACK_NODES 32
+#define BENCH_ZONE_RACKS 16
+
 struct bench_spec {
     int nodes;               /* >= 1 */
     int queues;              /* >= 1 */
@@ -55,6 +65,7 @@ struct bench_spec {
                                 Pending, and the enqueue action admits) */
     bool min_resources;      /* PodGroups carry spec.minResources */
     bool dra;                /* GPUs as DRA devices and claims */
+    bool topology;           /* racks and zones, gangs held to them */
     uint64_t seed;           /* != 0 */
     int64_t created;         /* creationTimestamp of the first object, s */
 };

@@ -213,8 +213,10 @@ void mu_affinity_release(struct mu_affinity *a)
     a->terms = NULL;
 }
 
+/* nops: how many of sel_ops the requirement may use (matchFields 2, a
+ * label selector 4, a node selector 6). */
 static int selreq_decode(const json_t *j, const char *p, bool field,
-                         struct mu_selreq *r, struct mu_err *err)
+                         size_t nops, struct mu_selreq *r, struct mu_err *err)
 {
     const json_t *vals, *v;
     char q[MU_JSON_PATH_LEN];
@@ -229,8 +231,7 @@ static int selreq_decode(const json_t *j, const char *p, bool field,
     if (!rc && !json_object_get(j, "operator"))
         rc = mu_err_set(err, -EINVAL, "%s.operator: required", p);
     if (!rc)
-        rc = mu_json_member_enum(j, p, "operator", sel_ops, field ? 2 : 6, &op,
-                                 err);
+        rc = mu_json_member_enum(j, p, "operator", sel_ops, nops, &op, err);
     if (!rc && field && strcmp(r->key, "metadata.name") != 0)
         rc = mu_err_set(err, -EINVAL,
                         "%s.key: unsupported value \"%s\": supported "
@@ -241,6 +242,8 @@ static int selreq_decode(const json_t *j, const char *p, bool field,
     if (rc)
         return rc;
     r->op = (enum mu_selop)op;
+    if (!vals)
+        return 0;
     r->values = mu_xcalloc(json_array_size(vals), sizeof(*r->values));
     json_array_foreach(vals, i, v) {
         if (!json_is_string(v))
@@ -252,8 +255,8 @@ static int selreq_decode(const json_t *j, const char *p, bool field,
 }
 
 static int selreqs_decode(const json_t *term, const char *base,
-                          const char *key, size_t *n, struct mu_selreq **out,
-                          struct mu_err *err)
+                          const char *key, size_t nops, size_t *n,
+                          struct mu_selreq **out, struct mu_err *err)
 {
     const json_t *arr, *el;
     char p[MU_JSON_PATH_LEN];
@@ -266,7 +269,8 @@ static int selreqs_decode(const json_t *term, const char *base,
     json_array_foreach(arr, i, el) {
         (*n)++;
         rc = selreq_decode(el, mu_json_path_at(p, base, key, i),
-                           strcmp(key, "matchFields") == 0, &(*out)[i], err);
+                           strcmp(key, "matchFields") == 0, nops, &(*out)[i],
+                           err);
         if (rc)
             return rc;
     }
@@ -303,10 +307,10 @@ int mu_affinity_decode(const json_t *spec, struct mu_affinity *out,
         if (!json_is_object(el))
             return mu_json_want(err, p, "an object", el);
         out->nterms++;
-        rc = selreqs_decode(el, p, "matchExpressions", &t->nexpr, &t->expr,
-                            err);
+        rc = selreqs_decode(el, p, "matchExpressions", 6, &t->nexpr,
+                            &t->expr, err);
         if (!rc)
-            rc = selreqs_decode(el, p, "matchFields", &t->nfields,
+            rc = selreqs_decode(el, p, "matchFields", 2, &t->nfields,
                                 &t->fields, err);
         if (rc)
             return rc;
@@ -366,4 +370,64 @@ bool mu_affinity_matches(const struct mu_affinity *a,
             return true;
     }
     return false;
+}
+
+/* ---- label selectors (metav1.LabelSelector) ---- */
+
+void mu_labelsel_release(struct mu_selterm *t)
+{
+    selreqs_release(t->expr, t->nexpr);
+    selreqs_release(t->fields, t->nfields);
+    memset(t, 0, sizeof(*t));
+}
+
+int mu_labelsel_decode(const json_t *sel, const char *path,
+                       struct mu_selterm *out, struct mu_err *err)
+{
+    const json_t *ml;
+    struct mu_kvs kv = {0, NULL};
+    size_t nexpr = 0;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!json_is_object(sel))
+        return mu_json_want(err, path, "an object", sel);
+    rc = mu_json_member(sel, path, "matchLabels", JSON_OBJECT, &ml, err);
+    if (!rc && ml) {
+        char p[MU_JSON_PATH_LEN];
+
+        rc = mu_kvs_decode(ml, mu_json_path(p, path, "matchLabels"), &kv,
+                           err);
+    }
+    if (!rc)
+        rc = selreqs_decode(sel, path, "matchExpressions", 4, &nexpr,
+                            &out->expr, err);
+    out->nexpr = nexpr;
+    if (!rc && kv.n) {
+        out->expr = mu_xrealloc(out->expr,
+                                (out->nexpr + kv.n) * sizeof(*out->expr));
+        for (size_t i = 0; i < kv.n; i++) {
+            struct mu_selreq *r = &out->expr[out->nexpr++];
+
+            r->key = kv.v[i].key;
+            r->op = MU_SEL_IN;
+            r->nvalues = 1;
+            r->values = mu_xcalloc(1, sizeof(*r->values));
+            r->values[0] = kv.v[i].value;
+            kv.v[i].key = kv.v[i].value = NULL;
+        }
+    }
+    mu_kvs_release(&kv);
+    if (rc)
+        mu_labelsel_release(out);
+    return rc;
+}
+
+bool mu_labelsel_matches(const struct mu_selterm *t,
+                         const struct mu_kvs *labels)
+{
+    for (size_t k = 0; k < t->nexpr; k++)
+        if (!selreq_matches(&t->expr[k], mu_kvs_get(labels, t->expr[k].key)))
+            return false;
+    return true;
 }

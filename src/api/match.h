@@ -110,4 +110,17 @@ int mu_affinity_decode(const json_t *spec, struct mu_affinity *out,
 /* Frees the terms and empties a. */
 void mu_affinity_release(struct mu_affinity *a);
 
+/*
+ * A metav1.LabelSelector at path (matchLabels, matchExpressions with In,
+ * NotIn, Exists, DoesNotExist) as one term: matchLabels k: v becomes the
+ * requirement k In [v]. Every requirement must match; an empty selector
+ * matches every object, as in Kubernetes. On failure -EINVAL naming the
+ * field, *out released.
+ */
+int mu_labelsel_decode(const json_t *sel, const char *path,
+                       struct mu_selterm *out, struct mu_err *err);
+bool mu_labelsel_matches(const struct mu_selterm *t,
+                         const struct mu_kvs *labels);
+void mu_labelsel_release(struct mu_selterm *t);
+
 #endif

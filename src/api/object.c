@@ -685,12 +685,13 @@ void mu_podgroup_release(struct mu_podgroup *pg)
     free(pg->queue);
     free(pg->priority_class);
     free(pg->unsupported);
+    free(pg->topo.highest_tier_name);
     memset(pg, 0, sizeof(*pg));
 }
 
 static void pg_unsupported(const json_t *spec, struct mu_podgroup *out)
 {
-    static const char *const fields[] = {"networkTopology", "subGroupPolicy"};
+    static const char *const fields[] = {"subGroupPolicy"};
     const char *ann = mu_kvs_get(&out->meta.annotations, MU_ANN_UNSUPPORTED);
     struct mu_sb sb;
 
@@ -746,6 +747,40 @@ static int min_task_decode(const json_t *spec, struct mu_podgroup *out,
     return 0;
 }
 
+/* spec.networkTopology {mode: hard|soft (default hard), highestTierAllowed,
+ * highestTierName} */
+static int netopo_decode(const json_t *spec, struct mu_netopo *out,
+                         struct mu_err *err)
+{
+    static const char *const modes[] = {"", "hard", "soft"};
+    static const char base[] = "spec.networkTopology";
+    const json_t *nt;
+    int64_t tier = -1;
+    int mode = MU_TOPO_HARD;
+    int rc = mu_json_member(spec, "spec", "networkTopology", JSON_OBJECT, &nt,
+                            err);
+
+    out->highest_tier = -1;
+    if (rc || !nt)
+        return rc;
+    rc = mu_json_member_enum(nt, base, "mode", modes, MU_ARRAY_LEN(modes),
+                             &mode, err);
+    if (!rc && mode == MU_TOPO_NONE)
+        mode = MU_TOPO_HARD;
+    if (!rc)
+        rc = mu_json_member_int(nt, base, "highestTierAllowed", 0, 1000000,
+                                &tier, err);
+    if (rc < 0)
+        return rc;
+    rc = mu_json_member_dup(nt, base, "highestTierName",
+                            &out->highest_tier_name, err);
+    if (rc)
+        return rc;
+    out->mode = (enum mu_topo_mode)mode;
+    out->highest_tier = (int)tier;
+    return 0;
+}
+
 int mu_podgroup_decode(const json_t *j, struct mu_resnames *rn,
                        struct mu_podgroup *out, struct mu_err *err)
 {
@@ -778,6 +813,8 @@ int mu_podgroup_decode(const json_t *j, struct mu_resnames *rn,
         rc = mu_reslist_decode(minres, "spec.minResources", rn,
                                &out->min_resources, err);
     }
+    if (!rc)
+        rc = netopo_decode(spec, &out->topo, err);
     if (!rc)
         rc = mu_json_member_enum(status, "status", "phase", pg_phases,
                                  MU_ARRAY_LEN(pg_phases), &phase, err);

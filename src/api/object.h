@@ -162,6 +162,16 @@ enum mu_pg_phase {
 };
 const char *mu_pg_phase_name(enum mu_pg_phase p);
 
+/* spec.networkTopology: the whole gang inside one HyperNode (sched/
+ * topology.h). highestTierAllowed absent: any tier; highestTierName is
+ * resolved against the tiers' names at each cycle. */
+enum mu_topo_mode { MU_TOPO_NONE = 0, MU_TOPO_HARD, MU_TOPO_SOFT };
+struct mu_netopo {
+    enum mu_topo_mode mode;  /* NONE when the field is absent */
+    int highest_tier;        /* highestTierAllowed, -1 when absent */
+    char *highest_tier_name; /* highestTierName or NULL */
+};
+
 struct mu_podgroup {
     struct mu_meta meta;
     int32_t min_member;       /* spec.minMember (>= 0; absent = 0) */
@@ -176,8 +186,9 @@ struct mu_podgroup {
     bool has_min_resources;   /* spec.minResources present */
     enum mu_pg_phase phase;   /* status.phase */
     int64_t submit_at_ms;
+    struct mu_netopo topo;    /* spec.networkTopology */
     char *unsupported;        /* the fields set that muster does not act on
-                                 (spec.networkTopology, spec.subGroupPolicy,
+                                 (spec.subGroupPolicy,
                                  and its vcjob's from MU_ANN_UNSUPPORTED),
                                  ", "-joined, or NULL: said on its status */
 };

@@ -36,6 +36,8 @@ static const struct mu_api_res table[MU_API__COUNT] = {
     [MU_API_RESOURCECLAIMTEMPLATE] = {"/apis/resource.k8s.io/v1",
                                       "resourceclaimtemplates",
                                       "ResourceClaimTemplate", true},
+    [MU_API_HYPERNODE] = {"/apis/topology.volcano.sh/v1alpha1", "hypernodes",
+                          "HyperNode", false},
 };
 
 const struct mu_api_res *mu_api_res(enum mu_api_kind k)

@@ -62,6 +62,7 @@ static inline bool mu_status_on_node(enum mu_task_status s)
 
 struct mu_job;
 struct mu_cnode;
+struct mu_topo;
 
 struct mu_task {
     struct mu_pod pod;         /* owned */
@@ -152,6 +153,8 @@ enum mu_why_kind {
     MU_WHY_NODES,           /* no node fits some task (hist, task) */
     MU_WHY_WAITING,         /* pipelined: waits for evicted pods to go */
     MU_WHY_TURN,            /* fits, but the release window is full */
+    MU_WHY_TOPOLOGY,        /* networkTopology: no domain holds the gang
+                               (text says which tier and the best one) */
 };
 
 struct mu_why {
@@ -282,6 +285,10 @@ struct mu_cluster {
      * bound and the window (for /debug and the figures). */
     long release_budget;
     long release_inflight, release_window;
+    /* The network domains (sched/topology.h), lent by the caller, who
+     * owns them; NULL: none (a gang that asks networkTopology hard
+     * waits, one that asks soft is placed anywhere). */
+    struct mu_topo *topo;
 };
 
 void mu_cluster_init(struct mu_cluster *c);

@@ -272,6 +272,13 @@ static int parse_plugin(struct ctx *x, json_t *p, int ti, int pi,
                           "twice (first at tiers[%d].plugins[%d])",
                        ti, pi, name, seen[i].tier, seen[i].idx);
     seen[(*nseen)++] = (struct seen){name, ti, pi};
+    if (in_list(volcano_only_plugins, name) &&
+        !strcmp(name, "network-topology-aware")) {
+        warn(x, "tiers[%d].plugins[%d].name: plugin \"%s\" is left out: "
+                "muster places networkTopology gangs in one HyperNode without "
+                "it (nearest tier, then fullest domain first)", ti, pi, name);
+        return 0;
+    }
     if (in_list(volcano_only_plugins, name)) {
         warn(x, "tiers[%d].plugins[%d].name: plugin \"%s\" is not supported "
                 "by muster and is ignored", ti, pi, name);
@@ -515,6 +522,51 @@ static int parse_devmaps(struct ctx *x, json_t *list)
     return 0;
 }
 
+/* hyperNodeTiers: [{nodeLabel: LABEL, tierName: NAME}], tier 1 first */
+static int parse_label_tiers(struct ctx *x, json_t *list)
+{
+    size_t i;
+    json_t *item;
+
+    if (!list || json_is_null(list))
+        return 0;
+    if (!json_is_array(list))
+        return bad(x, "hyperNodeTiers: want a list of {nodeLabel, tierName}, "
+                      "tier 1 first");
+    if (json_array_size(list) > MU_CONF_MAX_LABEL_TIERS)
+        return bad(x, "hyperNodeTiers: more than %d tiers",
+                   MU_CONF_MAX_LABEL_TIERS);
+    x->c->label_tiers = mu_xcalloc(json_array_size(list) + 1,
+                                   sizeof(*x->c->label_tiers));
+    json_array_foreach(list, i, item) {
+        const char *label = json_string_value(json_object_get(item, "nodeLabel"));
+        json_t *tn = json_object_get(item, "tierName");
+        const char *key;
+        json_t *v;
+
+        if (!json_is_object(item) || !label || !*label)
+            return bad(x, "hyperNodeTiers[%zu].nodeLabel: want a node label "
+                          "key", i);
+        if (tn && !json_is_null(tn) && !json_is_string(tn))
+            return bad(x, "hyperNodeTiers[%zu].tierName: want a string", i);
+        json_object_foreach(item, key, v)
+            if (strcmp(key, "nodeLabel") && strcmp(key, "tierName"))
+                warn(x, "hyperNodeTiers[%zu].%s: unknown key, ignored", i,
+                     key);
+        for (size_t k = 0; k < x->c->nlabel_tiers; k++)
+            if (!strcmp(x->c->label_tiers[k].label, label))
+                return bad(x, "hyperNodeTiers[%zu].nodeLabel: \"%s\" is "
+                              "tier %zu already", i, label, k + 1);
+        x->c->label_tiers[x->c->nlabel_tiers].label = mu_xstrdup(label);
+        x->c->label_tiers[x->c->nlabel_tiers].name = mu_xstrdup(
+            json_is_string(tn) && *json_string_value(tn)
+                ? json_string_value(tn)
+                : label);
+        x->c->nlabel_tiers++;
+    }
+    return 0;
+}
+
 static int parse_root(struct ctx *x, json_t *root)
 {
     const char *key;
@@ -526,7 +578,8 @@ static int parse_root(struct ctx *x, json_t *root)
     json_object_foreach(root, key, v) {
         if (strcmp(key, "actions") != 0 && strcmp(key, "tiers") != 0 &&
             strcmp(key, "configurations") != 0 && strcmp(key, "metrics") != 0 &&
-            strcmp(key, "deviceClassMappings") != 0)
+            strcmp(key, "deviceClassMappings") != 0 &&
+            strcmp(key, "hyperNodeTiers") != 0)
             warn(x, "%s: unknown key, ignored", key);
     }
     rc = parse_actions(x, json_object_get(root, "actions"));
@@ -536,6 +589,8 @@ static int parse_root(struct ctx *x, json_t *root)
         rc = parse_configurations(x, json_object_get(root, "configurations"));
     if (!rc)
         rc = parse_devmaps(x, json_object_get(root, "deviceClassMappings"));
+    if (!rc)
+        rc = parse_label_tiers(x, json_object_get(root, "hyperNodeTiers"));
     if (!rc)
         check_reclaim(x);
     return rc;
@@ -621,6 +676,11 @@ void mu_conf_release(struct mu_conf *c)
         free(c->devmaps[i].resource);
     }
     free(c->devmaps);
+    for (size_t i = 0; i < c->nlabel_tiers; i++) {
+        free(c->label_tiers[i].label);
+        free(c->label_tiers[i].name);
+    }
+    free(c->label_tiers);
     for (int t = 0; t < c->ntiers; t++) {
         for (int i = 0; i < c->tiers[t].n; i++) {
             free(c->tiers[t].plugins[i].name);

@@ -99,6 +99,16 @@ struct mu_devmap {
 /* Most mappings a configuration may list. */
 #define MU_CONF_MAX_DEVMAPS 64
 
+/* hyperNodeTiers: network domains derived from node labels, for clusters
+ * without HyperNodes (sched/topology.h): [{nodeLabel, tierName}], tier 1
+ * first; tierName defaults to the label. */
+struct mu_label_tier {
+    char *label;
+    char *name;
+};
+/* Most label tiers a configuration may list. */
+#define MU_CONF_MAX_LABEL_TIERS 8
+
 struct mu_conf {
     int nactions;
     enum mu_action actions[MU_CONF_MAX_ACTIONS];
@@ -107,6 +117,8 @@ struct mu_conf {
     json_t *configurations; /* action name -> arguments object (owned) */
     size_t ndevmaps;
     struct mu_devmap *devmaps; /* one per class, in the order given */
+    size_t nlabel_tiers;
+    struct mu_label_tier *label_tiers; /* tier k at [k - 1] */
     size_t nwarnings;
     char **warnings;        /* owned, in the order found */
     /* reclaim is listed but no plugin says which queue is over its share

@@ -1,4 +1,5 @@
 #include "sched/cycle.h"
+#include "sched/topology.h"
 
 #include "sched/actions/actions.h"
 
@@ -198,6 +199,9 @@ static char *message(const struct mu_cluster *c, const struct mu_job *j,
     case MU_WHY_NODES:
         nodes_text(c, j, f, &sb);
         break;
+    case MU_WHY_TOPOLOGY:
+        mu_sb_add(&sb, j->why.text);
+        break;
     case MU_WHY_WAITING:
         mu_sb_addf(&sb, "waiting for evicted pods to terminate "
                         "(%d terminating in the cluster)", f->releasing);
@@ -347,6 +351,8 @@ int mu_cycle_run(struct mu_cluster *c, struct mu_conf *conf, int64_t now_ms,
     memset(out, 0, sizeof(*out));
     for (size_t i = 0; i < c->njobs; i++)
         was[i] = c->jobs[i]->phase;
+    if (c->topo)
+        mu_topo_sync(c->topo, c, conf);
     mu_ssn_open(&s, c, conf, now_ms);
     mu_place_init(&p, &s);
     for (int i = 0; i < conf->nactions; i++)

@@ -5,6 +5,7 @@
 #include "common/clock.h"
 #include "ctrl/jobctl.h"
 #include "sched/cluster_dra.h"
+#include "sched/topology.h"
 
 static char *key_of(const json_t *obj)
 {
@@ -200,6 +201,35 @@ static bool apply_pc(struct mu_apply *a, const struct mu_ev *ev)
     return true;
 }
 
+/* A HyperNode into the cluster's network domains (sched/topology.h). */
+static bool apply_hypernode(struct mu_apply *a, const struct mu_ev *ev)
+{
+    struct mu_topo *t = a->cluster->topo;
+    struct mu_hypernode h;
+    struct mu_err err;
+
+    if (!t)
+        return false;
+    if (ev->type == MU_WATCH_DELETED) {
+        const char *name = json_string_value(json_object_get(
+            json_object_get(ev->obj, "metadata"), "name"));
+
+        return name && mu_topo_remove(t, name);
+    }
+    if (mu_hypernode_decode(ev->obj, &h, &err) < 0) {
+        bad(a, MU_SRC_HYPERNODE, "HyperNode", ev->obj, &err);
+        return false;
+    }
+    good(a, MU_SRC_HYPERNODE, ev->obj);
+    if (mu_topo_put(t, &h) < 0) {
+        mu_err_set(&err, -ENOSPC, "more than %d HyperNodes",
+                   MU_TOPO_MAX_HYPERNODES);
+        bad(a, MU_SRC_HYPERNODE, "HyperNode", ev->obj, &err);
+        return false;
+    }
+    return true;
+}
+
 /* A DRA object (resource.k8s.io/v1) into the device inventory. */
 static bool apply_dra(struct mu_apply *a, const struct mu_ev *ev)
 {
@@ -389,6 +419,11 @@ static void list_end(struct mu_apply *a, enum mu_src s)
     case MU_SRC_CLAIMTEMPLATE:
         dra_list_end(a, s);
         break;
+    case MU_SRC_HYPERNODE:
+        for (size_t i = c->topo ? c->topo->nhn : 0; i-- > 0;)
+            if (!listed(a, s, NULL, c->topo->hn[i].meta.name))
+                mu_topo_remove(c->topo, c->topo->hn[i].meta.name);
+        break;
     default:
         break;
     }
@@ -435,6 +470,7 @@ bool mu_apply_event(struct mu_apply *a, const struct mu_ev *ev)
     case MU_SRC_CLAIMTEMPLATE:
         changed = apply_dra(a, ev);
         break;
+    case MU_SRC_HYPERNODE: changed = apply_hypernode(a, ev); break;
     default: break;
     }
     return changed;

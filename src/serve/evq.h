@@ -49,6 +49,7 @@ enum mu_src {
     MU_SRC_SLICE,
     MU_SRC_CLAIM,
     MU_SRC_CLAIMTEMPLATE,
+    MU_SRC_HYPERNODE,     /* topology.volcano.sh (optional CRD) */
     MU_SRC__COUNT,
     MU_SRC_BIND_REPORT = MU_SRC__COUNT, /* from the barrier */
     MU_SRC_WRITE_DONE,                  /* writes completed (writer.h) */

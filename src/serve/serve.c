@@ -57,6 +57,7 @@ static const struct {
     [MU_SRC_CLAIM] = {MU_API_RESOURCECLAIM, "resourceclaims", true},
     [MU_SRC_CLAIMTEMPLATE] = {MU_API_RESOURCECLAIMTEMPLATE,
                               "resourceclaimtemplates", true},
+    [MU_SRC_HYPERNODE] = {MU_API_HYPERNODE, "hypernodes", true},
 };
 
 /*
@@ -99,6 +100,14 @@ static void watch_log(void *ctx, const char *msg)
                          "queue and job commands are ignored until it is "
                          "(kubectl apply -f crds/)");
         commands_missing = true;
+        return;
+    }
+    if (inf->src == MU_SRC_HYPERNODE && strstr(msg, ": 404 ")) {
+        if (!atomic_exchange(&inf->missing, true))
+            say(inf->sv, "watch hypernodes: the HyperNode CRD "
+                         "(hypernodes.topology.volcano.sh) is not installed: "
+                         "no HyperNodes until it is (kubectl apply -f "
+                         "crds/); gangs that ask networkTopology hard wait");
         return;
     }
     if (sources[inf->src].optional && strstr(msg, ": 404 ")) {
@@ -649,6 +658,11 @@ static void cycle(struct mu_serve *sv)
     mu_cluster_link(&sv->cluster);
     mu_enforcer_pace(&sv->enf, &sv->cluster);
     mu_cycle_run(&sv->cluster, &sv->conf, t0 / 1000000, &out);
+    if (sv->topo.warn_sig != sv->topo_logged) {
+        sv->topo_logged = sv->topo.warn_sig;
+        for (size_t i = 0; i < sv->topo.nwarn; i++)
+            say(sv, "topology: %s", sv->topo.warn[i]);
+    }
     atomic_store(&sv->last_cycle_ns, mu_now_ns() - t0);
     mu_hist_observe_ns(&sv->cycle_hist, mu_now_ns() - t0);
     atomic_fetch_add(&sv->cycles, 1);
@@ -690,6 +704,8 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     memset(sv, 0, sizeof(*sv));
     sv->o = o;
     mu_cluster_init(&sv->cluster);
+    mu_topo_init(&sv->topo);
+    sv->cluster.topo = &sv->topo;
     mu_evq_init(&sv->q);
     /* the writer is filled in once made; nothing writes before */
     sv->ctl = (struct mu_ctl){.cluster = &sv->cluster, .log = log_line,
@@ -805,6 +821,7 @@ static void teardown(struct mu_serve *sv)
     mu_evq_release(&sv->q);
     mu_kube_pool_free(sv->bind_pool);
     mu_cluster_release(&sv->cluster);
+    mu_topo_free(&sv->topo);
     mu_conf_release(&sv->conf);
     mu_kube_config_release(&sv->cfg);
     free(sv->metrics_text);

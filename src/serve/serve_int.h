@@ -52,6 +52,7 @@
 #include "kube/watch.h"
 #include "kube/writer.h"
 #include "sched/cluster.h"
+#include "sched/topology.h"
 #include "sched/conf.h"
 #include "sched/cycle.h"
 #include "sched/report.h"
@@ -86,6 +87,8 @@ struct mu_serve {
                                        MU_SERVE_BIND_IDLE kept idle */
     struct mu_conf conf;
     struct mu_cluster cluster;     /* the cache */
+    struct mu_topo topo;           /* its HyperNodes (cluster.topo) */
+    uint64_t topo_logged;          /* topo.warn_sig last logged */
     struct mu_evq q;
     struct mu_informer inf[MU_SRC__COUNT];
     struct mu_ctl ctl;             /* the context of everything below */

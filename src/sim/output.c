@@ -176,6 +176,21 @@ static json_t *pg_json(const struct mu_cluster *c, const struct mu_job *j,
     if (j->pg.has_min_resources)
         json_object_set_new(spec, "minResources",
                             reslist(c, &j->pg.min_resources, false));
+    if (j->pg.topo.mode != MU_TOPO_NONE) {
+        json_t *nt = json_object();
+
+        json_object_set_new(nt, "mode",
+                            json_string(j->pg.topo.mode == MU_TOPO_HARD
+                                            ? "hard"
+                                            : "soft"));
+        if (j->pg.topo.highest_tier >= 0)
+            json_object_set_new(nt, "highestTierAllowed",
+                                json_integer(j->pg.topo.highest_tier));
+        if (j->pg.topo.highest_tier_name)
+            json_object_set_new(nt, "highestTierName",
+                                json_string(j->pg.topo.highest_tier_name));
+        json_object_set_new(spec, "networkTopology", nt);
+    }
     json_object_set_new(o, "spec", spec);
     json_object_set_new(st, "phase", json_string(mu_pg_phase_name(j->phase)));
     if (j->cond.type) {

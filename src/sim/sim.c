@@ -15,6 +15,7 @@
 
 enum arr_kind {
     ARR_NODE,
+    ARR_HYPERNODE,
     ARR_CLASS,
     ARR_SLICE,
     ARR_QUEUE,
@@ -41,6 +42,8 @@ void mu_sim_init(struct mu_sim *s, struct mu_conf *conf, FILE *log)
 {
     memset(s, 0, sizeof(*s));
     mu_cluster_init(&s->cluster);
+    mu_topo_init(&s->topo);
+    s->cluster.topo = &s->topo;
     s->conf = *conf;
     memset(conf, 0, sizeof(*conf));
     mu_cluster_set_devmaps(&s->cluster, s->conf.devmaps, s->conf.ndevmaps);
@@ -79,6 +82,7 @@ void mu_sim_release(struct mu_sim *s)
     }
     free(s->arr);
     mu_cluster_release(&s->cluster);
+    mu_topo_free(&s->topo);
     mu_conf_release(&s->conf);
     mu_sb_release(&s->timeline);
     it = 0;
@@ -275,6 +279,7 @@ static int classify(struct mu_sim *s, json_t *o, const char *where,
         {"scheduling.volcano.sh/v1beta1", "Queue", ARR_QUEUE},
         {"scheduling.k8s.io/v1", "PriorityClass", ARR_PC},
         {"batch.volcano.sh/v1alpha1", "Job", ARR_JOB},
+        {"topology.volcano.sh/v1alpha1", "HyperNode", ARR_HYPERNODE},
         {"resource.k8s.io/v1", "DeviceClass", ARR_CLASS},
         {"resource.k8s.io/v1", "ResourceSlice", ARR_SLICE},
         {"resource.k8s.io/v1", "ResourceClaimTemplate", ARR_TEMPLATE},
@@ -342,7 +347,8 @@ static int classify(struct mu_sim *s, json_t *o, const char *where,
         return 0;
     }
     logf_(s, "%s: %s%s%s: muster simulate reads Node, Pod, PodGroup, Queue, "
-             "PriorityClass, Job (batch.volcano.sh/v1alpha1), DeviceClass, "
+             "PriorityClass, Job (batch.volcano.sh/v1alpha1), HyperNode "
+             "(topology.volcano.sh/v1alpha1), DeviceClass, "
              "ResourceSlice, ResourceClaim, ResourceClaimTemplate "
              "(resource.k8s.io/v1) and ReplicaSet, StatefulSet, Deployment "
              "(apps/v1); skipped",
@@ -753,6 +759,16 @@ static void arrive(struct mu_sim *s, struct mu_arrival *a)
         }
         break;
     }
+    case ARR_HYPERNODE: {
+        struct mu_hypernode hn;
+
+        if ((r = mu_hypernode_decode(a->obj, &hn, &err)) < 0)
+            break;
+        if ((r = mu_topo_put(&s->topo, &hn)) < 0)
+            mu_err_set(&err, r, "more than %d HyperNodes",
+                       MU_TOPO_MAX_HYPERNODES);
+        break;
+    }
     case ARR_CLASS: {
         struct mu_devclass dc;
 
@@ -944,6 +960,11 @@ void mu_sim_run(struct mu_sim *s)
         changed = mu_sim_step(s);
         mu_cycle_run(&s->cluster, &s->conf, s->now_ms, &out);
         s->cycles++;
+        if (s->topo.warn_sig != s->topo_logged) {
+            s->topo_logged = s->topo.warn_sig;
+            for (size_t i = 0; i < s->topo.nwarn; i++)
+                logf_(s, "warning: %s", s->topo.warn[i]);
+        }
         changed |= apply(s, &out);
         wake = out.wake_ms;
         mu_cycle_out_release(&out);

@@ -35,6 +35,7 @@
 
 #include "sched/cluster.h"
 #include "sched/conf.h"
+#include "sched/topology.h"
 #include "sim/output.h"
 
 /* Simulated seconds between cycles while something changes. */
@@ -46,6 +47,8 @@ struct mu_arrival;
 
 struct mu_sim {
     struct mu_cluster cluster;
+    struct mu_topo topo;        /* its HyperNodes, lent to cluster.topo */
+    uint64_t topo_logged;       /* topo.warn_sig last logged */
     struct mu_conf conf;
     size_t narr, cap_arr, next_arr;
     struct mu_arrival *arr;     /* sorted by time, then input order */

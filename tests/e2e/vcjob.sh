@@ -5,6 +5,8 @@
 # ttlSecondsAfterFinished; an exit-code policy; elastic growth; bad Jobs.
 # Prints TAP; exit 0 when all pass.
 #
+# networkTopology on HyperNodes of two racks.
+#
 # Usage: tests/e2e/vcjob.sh MUSTER_BINARY
 set -u -o pipefail
 
@@ -335,16 +337,87 @@ check "a queue that does not exist: Pending, and the job says why" \
 check "no pod is made for the refused jobs" bash -c "! kubectl get pods --no-headers 2>/dev/null | grep -Eq '^bad-(template|action)-'"
 check "and a good job next to them runs" wait_for 60 pods_running fine- 2
 # --- fields muster does not act on are said on the PodGroup, not dropped -----
-job2 topo 'networkTopology: {mode: hard, highestTierAllowed: 1}' head 1 worker 1 \
-    'dependsOn: {name: [head]}' | kubectl apply -f - >/dev/null
+job2 topo '' head 1 worker 1 'dependsOn: {name: [head]}' | kubectl apply -f - >/dev/null
 unsupported_said() {
     local pg
     pg=$(kubectl get pg -o custom-columns=N:.metadata.name --no-headers | grep '^topo-') || return 1
     kubectl get pg "$pg" -o jsonpath='{.status.conditions[?(@.type=="Unsupported")].message}' |
-        grep -qx "muster does not act on spec.networkTopology, the vcjob's spec.tasks\[1\].dependsOn: the gang is scheduled as if they were not set"
+        grep -qx "muster does not act on the vcjob's spec.tasks\[1\].dependsOn: the gang is scheduled as if it were not set"
 }
-check "networkTopology and dependsOn: the PodGroup's Unsupported condition names both fields" \
+check "dependsOn: the PodGroup's Unsupported condition names the field" \
     wait_for 60 unsupported_said
 check "and the gang runs" wait_for 60 pods_running topo- 2
+# --- networkTopology on HyperNodes of 2 racks (issue 12, item 4) -------------
+reset
+"$HERE/nodes.sh" "$D" 2 8 rack-a >/dev/null 2>&1
+"$HERE/nodes.sh" "$D" 2 8 rack-b >/dev/null 2>&1
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: topology.volcano.sh/v1alpha1
+kind: HyperNode
+metadata: {name: rack-a}
+spec:
+  tier: 1
+  tierName: rack
+  members: [{type: Node, selector: {regexMatch: {pattern: "^rack-a-"}}}]
+---
+apiVersion: topology.volcano.sh/v1alpha1
+kind: HyperNode
+metadata: {name: rack-b}
+spec:
+  tier: 1
+  tierName: rack
+  members: [{type: Node, selector: {labelMatch: {matchLabels: {muster.e2e/pool: rack-b}}}}]
+---
+apiVersion: topology.volcano.sh/v1alpha1
+kind: HyperNode
+metadata: {name: spine}
+spec:
+  tier: 2
+  tierName: spine
+  members:
+  - {type: HyperNode, selector: {exactMatch: {name: rack-a}}}
+  - {type: HyperNode, selector: {exactMatch: {name: rack-b}}}
+YAML
+check "kubectl get hypernodes lists the racks with their tier" \
+    bash -c "kubectl get hypernodes --no-headers | awk '{print \$1, \$2, \$3}' | tr '\n' ' ' | grep -qx 'rack-a 1 rack rack-b 1 rack spine 2 spine '"
+# 4 GPUs of one rack-a node taken: without the field the 8-GPU pods would
+# take the other rack-a node and a rack-b one
+one_gpu_job busy 4 4 '' | kubectl apply -f - >/dev/null
+check "a 4-pod job takes 4 GPUs" wait_for 60 pods_running busy- 4
+gpu8_job() { # NAME REPLICAS TIER
+    cat <<YAML
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: $1}
+spec:
+  minAvailable: $2
+  networkTopology: {mode: hard, highestTierAllowed: $3}
+  tasks:
+  - name: w
+    replicas: $2
+    template:
+      spec:
+        containers: [{name: c, image: busybox, resources: {limits: {nvidia.com/gpu: 8}}}]
+YAML
+}
+gpu8_job ring 2 1 | kubectl apply -f - >/dev/null
+check "a 2 x 8-GPU vcjob, networkTopology hard, highestTierAllowed 1, runs" \
+    wait_for 60 pods_running ring- 2
+racks_of() { # PREFIX: the racks its pods' nodes are in
+    kubectl get pods -o jsonpath='{range .items[*]}{.metadata.name} {.spec.nodeName}{"\n"}{end}' |
+        awk -v p="$1" 'index($1, p) == 1 {sub(/-[0-9]+$/, "", $2); print $2}' | sort -u | tr '\n' ' '
+}
+check "in one rack: both its pods are on rack-b's nodes" \
+    equals "rack-b " racks_of ring-
+gpu8_job wide 3 1 | kubectl apply -f - >/dev/null
+never_said() {
+    local pg
+    pg=$(kubectl get pg -o custom-columns=N:.metadata.name --no-headers | grep '^wide-') || return 1
+    kubectl get pg "$pg" -o jsonpath='{.status.phase} {.status.conditions[?(@.type=="Unschedulable")].message}' |
+        grep -q "^Pending .*can never run in one HyperNode of tier <= 1 (networkTopology hard): its 3 pods ask 24 nvidia.com/gpu, the most any such HyperNode has is 16 (rack-a)"
+}
+check "a 3 x 8-GPU one that no rack could hold is not admitted, and says so" \
+    wait_for 60 never_said
+check "and none of its pods is bound" bash -c "! kubectl get pods -o wide --no-headers | grep '^wide-' | grep -q rack-"
 check "muster never crashed" kill -0 "$MPID"
 tap_end

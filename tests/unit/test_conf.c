@@ -163,6 +163,52 @@ START_TEST(test_conf_reclaim_without_a_share_plugin_is_inert_and_says_so)
 }
 END_TEST
 
+START_TEST(test_conf_hypernode_tiers)
+{
+    static const char base[] = "actions: \"allocate\"\n"
+                               "tiers:\n- plugins:\n  - name: gang\n";
+    static const struct {
+        const char *tail, *err;
+    } bad[] = {
+        {"hyperNodeTiers: {nodeLabel: rack}\n",
+         "sched.conf: hyperNodeTiers: want a list of {nodeLabel, tierName}, "
+         "tier 1 first"},
+        {"hyperNodeTiers:\n- tierName: rack\n",
+         "sched.conf: hyperNodeTiers[0].nodeLabel: want a node label key"},
+        {"hyperNodeTiers:\n- {nodeLabel: rack, tierName: [x]}\n",
+         "sched.conf: hyperNodeTiers[0].tierName: want a string"},
+        {"hyperNodeTiers:\n- nodeLabel: rack\n- nodeLabel: zone\n"
+         "- nodeLabel: rack\n",
+         "sched.conf: hyperNodeTiers[2].nodeLabel: \"rack\" is tier 1 "
+         "already"},
+    };
+    struct mu_conf c;
+    struct mu_err err;
+    char *txt;
+
+    txt = mu_xasprintf("%shyperNodeTiers:\n- nodeLabel: example.com/rack\n"
+                       "  tierName: rack\n- {nodeLabel: zone, color: red}\n",
+                       base);
+    ck_assert_int_eq(parse(txt, &c, &err), 0);
+    free(txt);
+    ck_assert_uint_eq(c.nlabel_tiers, 2);
+    ck_assert_str_eq(c.label_tiers[0].label, "example.com/rack");
+    ck_assert_str_eq(c.label_tiers[0].name, "rack");
+    ck_assert_str_eq(c.label_tiers[1].name, "zone");
+    ck_assert_uint_eq(c.nwarnings, 1);
+    ck_assert_str_eq(c.warnings[0], "sched.conf: hyperNodeTiers[1].color: "
+                                    "unknown key, ignored");
+    mu_conf_release(&c);
+    for (size_t i = 0; i < MU_ARRAY_LEN(bad); i++) {
+        txt = mu_xasprintf("%s%s", base, bad[i].tail);
+        ck_assert_int_eq(parse(txt, &c, &err), -EINVAL);
+        ck_assert_str_eq(err.msg, bad[i].err);
+        ck_assert(is_zero(&c));
+        free(txt);
+    }
+}
+END_TEST
+
 START_TEST(test_conf_device_class_mappings)
 {
     static const char base[] = "actions: \"allocate\"\n"
@@ -243,8 +289,9 @@ START_TEST(test_conf_volcano_ci_config_warns_and_drops_unsupported)
                      "is not supported by muster and is ignored");
     ck_assert_str_eq(c.warnings[1],
                      "sched.conf: tiers[1].plugins[6].name: plugin "
-                     "\"network-topology-aware\" is not supported by muster "
-                     "and is ignored");
+                     "\"network-topology-aware\" is left out: muster places "
+                     "networkTopology gangs in one HyperNode without it "
+                     "(nearest tier, then fullest domain first)");
     mu_conf_release(&c);
 }
 END_TEST
@@ -863,6 +910,7 @@ int main(void)
     tcase_add_test(ta, test_conf_args_typed_per_volcano);
     tcase_add_test(ta, test_conf_reclaim_without_a_share_plugin_is_inert_and_says_so);
     tcase_add_test(ta, test_conf_device_class_mappings);
+    tcase_add_test(ta, test_conf_hypernode_tiers);
     tcase_add_test(ta, test_conf_args_of_wrong_type_warn_and_use_default);
     tcase_add_loop_test(ta, test_conf_bool_arg_accepts_go_parsebool_strings, 0,
                         (int)MU_ARRAY_LEN(go_bools));

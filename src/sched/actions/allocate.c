@@ -1,4 +1,5 @@
 #include "sched/actions/actions.h"
+#include "sched/actions/topoplace.h"
 
 /* Elastic jobs go round robin: back at the end of their queue's list. */
 static void push_back(struct mu_qlist *e, struct mu_job *j)
@@ -60,12 +61,15 @@ static bool no_turn(const struct mu_ssn *s, const struct mu_job *j,
 void mu_action_allocate(struct mu_ssn *s, struct mu_place *p)
 {
     struct mu_qset qs;
+    struct mu_topoplace tp;
 
     mu_qset_build(s, candidate, &qs);
+    mu_topoplace_init(&tp, p);
 
     for (;;) {
         struct mu_qlist *e;
         struct mu_job *j;
+        enum mu_place_mode mode;
         size_t mark;
         int placed;
 
@@ -81,10 +85,9 @@ void mu_action_allocate(struct mu_ssn *s, struct mu_place *p)
             continue;
         }
         mark = mu_stmt_mark(&s->stmt);
-        placed = mu_place_job(p, j,
-                              mu_ssn_job_ready(s, j) ? MU_PLACE_ONE
-                                                     : MU_PLACE_GANG,
-                              0);
+        mode = mu_ssn_job_ready(s, j) ? MU_PLACE_ONE : MU_PLACE_GANG;
+        placed = mu_job_topo(j) ? mu_topoplace_job(&tp, j, mode)
+                                : mu_place_job(p, j, mode, 0);
         if (mu_ssn_job_ready(s, j)) {
             mu_commit_job(s, j);
             if (placed > 0 && j->count[MU_TASK_PENDING] > 0)
@@ -95,5 +98,6 @@ void mu_action_allocate(struct mu_ssn *s, struct mu_place *p)
             mu_why_set(j, MU_WHY_WAITING, NULL);
         }
     }
+    mu_topoplace_release(&tp);
     mu_qset_free(&qs);
 }

@@ -1,5 +1,7 @@
 #include "sched/actions/actions.h"
 
+#include <limits.h>
+
 static bool pending(struct mu_ssn *s, struct mu_job *j)
 {
     (void)s;
@@ -87,6 +89,95 @@ static bool never_fits(const struct mu_ssn *s, const struct mu_job *j,
     return false;
 }
 
+/* Every domain's nodes' allocatable, summed (built on first use). */
+struct domcaps {
+    bool built;
+    struct mu_res *cap;
+};
+
+static const struct mu_res *dom_caps(const struct mu_cluster *c,
+                                     struct domcaps *dc)
+{
+    const struct mu_topo *t = c->topo;
+
+    if (dc->built)
+        return dc->cap;
+    dc->built = true;
+    dc->cap = mu_xcalloc(t->ndom ? t->ndom : 1, sizeof(*dc->cap));
+    for (size_t k = 0; k < t->ndom; k++)
+        for (size_t i = 0; i < t->dom[k].n; i++)
+            mu_res_add(&dc->cap[k],
+                       &c->nodes[t->dom[k].nodes[i]]->spec.allocatable);
+    return dc->cap;
+}
+
+/*
+ * True, with the reason in why, when j asks networkTopology hard and no
+ * domain of the tiers it allows could hold its first minMember pending
+ * pods even empty (or there is no such domain): admitted, it would wait
+ * for ever. A gang whose pods are placed already is not judged here.
+ */
+static bool topo_never_fits(const struct mu_ssn *s, const struct mu_job *j,
+                            struct domcaps *dc, struct mu_sb *why)
+{
+    const struct mu_cluster *c = s->cluster;
+    const struct mu_topo *t = c->topo;
+    const struct mu_res *caps;
+    struct mu_res need;
+    int limit, pods = 0, best = -1, d, bd = -1;
+
+    if (j->pg.topo.mode != MU_TOPO_HARD || mu_job_ready_num(j) > 0)
+        return false;
+    limit = mu_topo_tier_limit(t, &j->pg.topo);
+    if (limit < 0) {
+        mu_sb_addf(why, "networkTopology hard: highestTierName %s names no "
+                        "tier of this cluster's HyperNodes",
+                   j->pg.topo.highest_tier_name);
+        return true;
+    }
+    mu_res_zero(&need);
+    for (size_t i = 0; i < j->ntasks && pods < j->pg.min_member; i++)
+        if (j->tasks[i]->status == MU_TASK_PENDING) {
+            mu_res_add(&need, &j->tasks[i]->pod.req);
+            pods++;
+        }
+    need.set &= ~(1u << MU_RES_PODS);
+    caps = t && t->ndom ? dom_caps(c, dc) : NULL;
+    for (size_t k = 0; caps && k < t->ndom && t->dom[k].tier <= limit; k++) {
+        if ((d = mu_res_first_short(&need, &caps[k], false)) < 0)
+            return false;
+        if (best < 0 || caps[k].v[d] > caps[best].v[bd]) {
+            best = (int)k;
+            bd = d;
+        }
+    }
+    if (best < 0) {
+        mu_sb_addf(why, "networkTopology hard: no HyperNode of tier ");
+        if (limit == INT_MAX)
+            mu_sb_add(why, "any");
+        else
+            mu_sb_addf(why, "%d or below", limit);
+        mu_sb_add(why, t && t->ndom ? " exists"
+                                    : " exists (the cluster has no "
+                                      "HyperNodes and the scheduler "
+                                      "configuration no hyperNodeTiers)");
+        return true;
+    }
+    {
+        char a[32], b[32];
+
+        mu_sb_addf(why, "can never run in one HyperNode of tier %s%d "
+                        "(networkTopology hard): its %d pods ask %s %s, the "
+                        "most any such HyperNode has is %s (%s)",
+                   limit == INT_MAX ? "" : "<= ",
+                   limit == INT_MAX ? t->dom[t->ndom - 1].tier : limit, pods,
+                   qty(c, bd, &need, a, sizeof(a)), c->rn.name[bd],
+                   qty(c, bd, &caps[best], b, sizeof(b)),
+                   t->dom[best].name);
+    }
+    return true;
+}
+
 /*
  * Pending jobs are admitted queue by queue, best queue first; a refused job
  * does not block its queue (volcano-api.md §7.1), and a job that could
@@ -97,6 +188,7 @@ void mu_action_enqueue(struct mu_ssn *s, struct mu_place *p)
     struct mu_qset qs;
     struct mu_qlist *e;
     struct mu_res max;
+    struct domcaps dc = {false, NULL};
 
     (void)p;
     node_max(s->cluster, &max);
@@ -107,7 +199,8 @@ void mu_action_enqueue(struct mu_ssn *s, struct mu_place *p)
         struct mu_sb why;
 
         mu_sb_init(&why);
-        if (never_fits(s, j, &max, &why)) {
+        if (never_fits(s, j, &max, &why) ||
+            topo_never_fits(s, j, &dc, &why)) {
             mu_why_set(j, MU_WHY_ENQUEUE, why.buf);
         } else if (!j->pg.has_min_resources ||
                    mu_ssn_job_enqueueable(s, j, &why)) {
@@ -119,5 +212,6 @@ void mu_action_enqueue(struct mu_ssn *s, struct mu_place *p)
         }
         mu_sb_release(&why);
     }
+    free(dc.cap);
     mu_qset_free(&qs);
 }

@@ -466,9 +466,17 @@ static bool waits(const struct mu_job *j)
     return j->why.kind == MU_WHY_WAITING || j->why.kind == MU_WHY_TURN;
 }
 
+/* As in Volcano, a gang held to one network domain (networkTopology hard)
+ * does not evict for room: the dry run that picks victims places it
+ * anywhere, so its victims could free room in no domain that holds it. */
+static bool evicts_for(const struct mu_job *j)
+{
+    return !waits(j) && j->pg.topo.mode != MU_TOPO_HARD;
+}
+
 static bool starving(struct mu_ssn *s, struct mu_job *j)
 {
-    return !waits(j) && mu_job_schedulable(s, j) &&
+    return evicts_for(j) && mu_job_schedulable(s, j) &&
            mu_ssn_job_starving(s, j);
 }
 
@@ -480,7 +488,7 @@ static bool starving(struct mu_ssn *s, struct mu_job *j)
 static bool starving_reclaim(struct mu_ssn *s, struct mu_job *j)
 {
     return starving(s, j) ||
-           (!waits(j) && mu_job_schedulable(s, j) && first_pending(j) &&
+           (evicts_for(j) && mu_job_schedulable(s, j) && first_pending(j) &&
             (size_t)(mu_job_ready_num(j) + mu_job_waiting_num(j)) < j->ntasks);
 }
 

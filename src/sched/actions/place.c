@@ -222,14 +222,16 @@ static struct mu_cnode *scan_idle(struct mu_ssn *s, const struct mu_task *t)
  * shared with other pods, so the first to take it moves where the others
  * fit without their nodes changing. */
 static struct mu_cnode *scan_all(struct mu_ssn *s, const struct mu_task *t,
-                                 bool *pipelined, struct mu_fit_hist *hist)
+                                 const struct mu_domain *only, bool *pipelined,
+                                 struct mu_fit_hist *hist)
 {
     const struct mu_cluster *c = s->cluster;
     struct mu_cnode *best = NULL;
     struct hent b = {0, -1, 0, 0};
+    size_t nn = only ? only->n : c->nnodes;
 
-    for (size_t i = 0; i < c->nnodes; i++) {
-        struct mu_cnode *n = c->nodes[i];
+    for (size_t i = 0; i < nn; i++) {
+        struct mu_cnode *n = c->nodes[only ? (size_t)only->nodes[i] : i];
         struct hent e;
 
         if (!node_entry(s, t, n, &e))
@@ -241,7 +243,7 @@ static struct mu_cnode *scan_all(struct mu_ssn *s, const struct mu_task *t,
     }
     if (best && pipelined)
         *pipelined = b.tier == 0;
-    if (!best && hist)
+    if (!best && hist && !only)
         fill_hist(s, t, hist);
     return best;
 }
@@ -258,8 +260,10 @@ struct mu_cnode *mu_pick_node(struct mu_place *p, const struct mu_task *t,
         *pipelined = false;
     if (!future)
         return scan_idle(s, t);
+    if (p->only)
+        return scan_all(s, t, p->only, pipelined, NULL);
     if (t->dd && t->dd->shared)
-        return scan_all(s, t, pipelined, hist);
+        return scan_all(s, t, NULL, pipelined, hist);
     h = shape_heap(p, t);
     while (h->n) {
         const struct hent *top = &h->v[0];
@@ -340,14 +344,14 @@ int mu_place_job(struct mu_place *p, struct mu_job *j,
             continue;
         }
         mu_sb_release(&why);
-        if (!dry && shape_failed(p, t->shape)) {
+        if (!dry && !p->only && shape_failed(p, t->shape)) {
             if (stop_on_fail)
                 break;
             continue;
         }
         node = mu_pick_node(p, t, true, &pipe, dry ? NULL : &hist);
         if (!node) {
-            if (!dry) {
+            if (!dry && !p->only) {
                 mark_shape_failed(p, t->shape);
                 if (j->why.kind == MU_WHY_NONE ||
                     j->why.kind == MU_WHY_WAITING) {

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "sched/framework.h"
+#include "sched/topology.h"
 
 struct mu_shape_heap;
 
@@ -38,6 +39,11 @@ struct mu_place {
      * cluster's dirty log brings the node back with a fresh entry). */
     size_t nheaps;
     struct mu_shape_heap *heaps;
+
+    /* While set (actions/topoplace.h), picks choose among this domain's
+     * nodes only (a scan of them), and a shape that finds none there is
+     * not marked failed for the rest of the cluster. */
+    const struct mu_domain *only;
 
     /* Tests only: take the straightforward paths the indexes replace
      * (reclaim and preempt re-examine every running task of every job for

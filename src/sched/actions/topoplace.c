@@ -1,0 +1,347 @@
+#include "sched/actions/topoplace.h"
+
+#include "common/sort.h"
+
+#include <limits.h>
+
+void mu_topoplace_init(struct mu_topoplace *tp, struct mu_place *p)
+{
+    memset(tp, 0, sizeof(*tp));
+    tp->p = p;
+}
+
+void mu_topoplace_release(struct mu_topoplace *tp)
+{
+    free(tp->free);
+    free(tp->seen);
+    free(tp->seen_gen);
+    free(tp->off);
+    free(tp->doms);
+    memset(tp, 0, sizeof(*tp));
+}
+
+/* What node n adds to its domains' room: its future idle. */
+static void node_room(const struct mu_cluster *c, const struct mu_cnode *n,
+                      struct mu_res *out)
+{
+    mu_res_zero(out);
+    for (int d = 0; d < c->rn.n && d < MU_RES_MAX; d++)
+        if (mu_res_has(&n->spec.allocatable, d))
+            mu_res_put(out, d, mu_node_future_idle(n, d));
+}
+
+static void build(struct mu_topoplace *tp)
+{
+    const struct mu_cluster *c = tp->p->ssn->cluster;
+    const struct mu_topo *t = c->topo;
+    size_t nn = c->nnodes, total = 0;
+    size_t *fill;
+
+    tp->built = true;
+    tp->free = mu_xcalloc(t->ndom ? t->ndom : 1, sizeof(*tp->free));
+    tp->seen = mu_xcalloc(nn ? nn : 1, sizeof(*tp->seen));
+    tp->seen_gen = mu_xcalloc(nn ? nn : 1, sizeof(*tp->seen_gen));
+    tp->off = mu_xcalloc(nn + 1, sizeof(*tp->off));
+    for (size_t k = 0; k < t->ndom; k++)
+        for (size_t i = 0; i < t->dom[k].n; i++)
+            tp->off[t->dom[k].nodes[i] + 1]++;
+    for (size_t i = 0; i < nn; i++)
+        tp->off[i + 1] += tp->off[i];
+    total = tp->off[nn];
+    tp->doms = mu_xcalloc(total ? total : 1, sizeof(*tp->doms));
+    fill = mu_xcalloc(nn ? nn : 1, sizeof(*fill));
+    for (size_t k = 0; k < t->ndom; k++)
+        for (size_t i = 0; i < t->dom[k].n; i++) {
+            int n = t->dom[k].nodes[i];
+
+            tp->doms[tp->off[n] + fill[n]++] = (int)k;
+        }
+    free(fill);
+    for (size_t i = 0; i < nn; i++) {
+        node_room(c, c->nodes[i], &tp->seen[i]);
+        tp->seen_gen[i] = c->nodes[i]->gen;
+        for (size_t k = tp->off[i]; k < tp->off[i + 1]; k++)
+            mu_res_add(&tp->free[tp->doms[k]], &tp->seen[i]);
+    }
+    tp->dirty_pos = c->ndirty;
+}
+
+/* Brings the domains' room up to the nodes' current state. */
+static void catch_up(struct mu_topoplace *tp)
+{
+    const struct mu_cluster *c = tp->p->ssn->cluster;
+
+    if (!tp->built) {
+        build(tp);
+        return;
+    }
+    for (; tp->dirty_pos < c->ndirty; tp->dirty_pos++) {
+        int i = c->dirty[tp->dirty_pos];
+        const struct mu_cnode *n = c->nodes[i];
+        struct mu_res now;
+
+        if (n->gen == tp->seen_gen[i])
+            continue;
+        node_room(c, n, &now);
+        for (size_t k = tp->off[i]; k < tp->off[i + 1]; k++) {
+            mu_res_sub(&tp->free[tp->doms[k]], &tp->seen[i]);
+            mu_res_add(&tp->free[tp->doms[k]], &now);
+        }
+        tp->seen[i] = now;
+        tp->seen_gen[i] = n->gen;
+    }
+}
+
+/* What j still needs to be ready (mode GANG) or for one more task (ONE):
+ * the requests of its first pending tasks in task order. */
+static void gang_need(const struct mu_job *j, enum mu_place_mode mode,
+                      struct mu_res *need, int *pods)
+{
+    int lack = mode == MU_PLACE_ONE ? 1
+                                    : j->pg.min_member - mu_job_ready_num(j);
+
+    mu_res_zero(need);
+    *pods = 0;
+    for (size_t i = 0; i < j->ntasks && *pods < lack; i++) {
+        const struct mu_task *t = j->tasks[i];
+
+        if (t->status != MU_TASK_PENDING || mu_task_gated_by_others(t))
+            continue;
+        mu_res_add(need, &t->pod.req);
+        (*pods)++;
+    }
+}
+
+/* need's dimension the domains are packed by: its first accelerator,
+ * else cpu. */
+static int pack_dim(const struct mu_cluster *c, const struct mu_res *need)
+{
+    for (int d = 0; d < c->rn.n && d < MU_RES_MAX; d++)
+        if (mu_res_has(need, d) && need->v[d] > 0 &&
+            mu_resource_is_accelerator(c->rn.name[d]))
+            return d;
+    return MU_RES_CPU;
+}
+
+/* Does room hold need (pods aside: the nodes' pod counts are checked when
+ * placing)? */
+static bool room_holds(const struct mu_res *room, const struct mu_res *need)
+{
+    for (int d = 0; d < MU_RES_MAX; d++) {
+        if (d == MU_RES_PODS || !mu_res_has(need, d) || need->v[d] <= 0)
+            continue;
+        if (!mu_res_has(room, d) || room->v[d] < need->v[d])
+            return false;
+    }
+    return true;
+}
+
+struct cand {
+    int dom;
+    int tier;
+    int64_t slack;
+    const char *name;
+};
+
+static int cand_cmp(const void *a, const void *b, void *ctx)
+{
+    const struct cand *x = a, *y = b;
+
+    (void)ctx;
+    if (x->tier != y->tier)
+        return x->tier < y->tier ? -1 : 1;
+    if (x->slack != y->slack)
+        return x->slack < y->slack ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* How the gang's networkTopology reads, for the reason. */
+static void topo_text(const struct mu_topo *t, const struct mu_job *j,
+                      struct mu_sb *what)
+{
+    const struct mu_netopo *nt = &j->pg.topo;
+
+    mu_sb_addf(what, "networkTopology %s",
+               nt->mode == MU_TOPO_HARD ? "hard" : "soft");
+    if (nt->highest_tier >= 0)
+        mu_sb_addf(what, ", highestTierAllowed %d", nt->highest_tier);
+    if (nt->highest_tier_name) {
+        int named = t ? mu_topo_tier_named(t, nt->highest_tier_name) : -1;
+
+        mu_sb_addf(what, ", highestTierName %s", nt->highest_tier_name);
+        if (named >= 0)
+            mu_sb_addf(what, " (tier %d)", named);
+    }
+}
+
+/* Does domain d hold every node j's placed tasks are on? */
+static bool holds_placed(const struct mu_domain *d, const struct mu_job *j)
+{
+    for (size_t i = 0; i < j->ntasks; i++) {
+        const struct mu_task *t = j->tasks[i];
+
+        if (t->node && t->status != MU_TASK_PENDING &&
+            !mu_domain_has(d, t->node->index))
+            return false;
+    }
+    return true;
+}
+
+static bool has_placed(const struct mu_job *j)
+{
+    for (size_t i = 0; i < j->ntasks; i++)
+        if (j->tasks[i]->node && j->tasks[i]->status != MU_TASK_PENDING)
+            return true;
+    return false;
+}
+
+/* The room of dims need asks, for the reason. */
+static void room_text(const struct mu_cluster *c, const struct mu_res *room,
+                      const struct mu_res *need, struct mu_sb *sb)
+{
+    struct mu_res r;
+
+    mu_res_zero(&r);
+    for (int d = 0; d < MU_RES_MAX; d++)
+        if (d != MU_RES_PODS && mu_res_has(need, d) && need->v[d] > 0)
+            mu_res_put(&r, d, mu_res_has(room, d) ? room->v[d] : 0);
+    mu_res_format(&r, &c->rn, true, sb);
+}
+
+struct outcome {
+    size_t ncand;      /* domains within the tier limit holding its pods */
+    int best;          /* of them, the most room on the pack dim, or -1 */
+    int tried;         /* had the room and were tried */
+    int first_tried;   /* the first of those, or -1 */
+};
+
+static void why_topology(struct mu_topoplace *tp, struct mu_job *j,
+                         const char *what, int limit,
+                         const struct mu_res *need, int pods,
+                         const struct outcome *o)
+{
+    const struct mu_cluster *c = tp->p->ssn->cluster;
+    const struct mu_topo *t = c->topo;
+    struct mu_sb sb;
+
+    mu_sb_init(&sb);
+    mu_sb_addf(&sb, "%s: ", what);
+    if (limit < 0) {
+        mu_sb_add(&sb, "no tier has that name");
+    } else if (!o->ncand) {
+        if (limit == INT_MAX)
+            mu_sb_add(&sb, "no HyperNode");
+        else
+            mu_sb_addf(&sb, "no HyperNode of tier %d or below", limit);
+        if (has_placed(j))
+            mu_sb_add(&sb, " holds the nodes its placed pods are on");
+        else if (!t || !t->ndom)
+            mu_sb_add(&sb, " (the cluster has no HyperNodes and the "
+                           "scheduler configuration no hyperNodeTiers)");
+        else
+            mu_sb_add(&sb, " exists");
+    } else if (o->tried) {
+        const struct mu_domain *d = &t->dom[o->first_tried];
+
+        mu_sb_addf(&sb, "%d HyperNode(s) of the room asked (", o->tried);
+        room_text(c, need, need, &sb);
+        mu_sb_addf(&sb, " for %d pods) were tried and its pods fit none "
+                        "node by node; the first, %s (tier %d), has ",
+                   pods, d->name, d->tier);
+        room_text(c, &tp->free[o->first_tried], need, &sb);
+        mu_sb_add(&sb, " free");
+    } else {
+        const struct mu_domain *d = &t->dom[o->best];
+
+        mu_sb_addf(&sb, "no HyperNode of tier %s%d has room for the gang (",
+                   limit == INT_MAX ? "" : "<= ",
+                   limit == INT_MAX ? t->dom[t->ndom - 1].tier : limit);
+        room_text(c, need, need, &sb);
+        mu_sb_addf(&sb, " for %d pods); the most free, %s (tier %d, %zu "
+                        "node%s), has ",
+                   pods, d->name, d->tier, d->n, d->n == 1 ? "" : "s");
+        room_text(c, &tp->free[o->best], need, &sb);
+        mu_sb_add(&sb, " free");
+    }
+    mu_why_set(j, MU_WHY_TOPOLOGY, sb.buf);
+    mu_sb_release(&sb);
+}
+
+int mu_topoplace_job(struct mu_topoplace *tp, struct mu_job *j,
+                     enum mu_place_mode mode)
+{
+    struct mu_place *p = tp->p;
+    struct mu_ssn *s = p->ssn;
+    const struct mu_cluster *c = s->cluster;
+    const struct mu_topo *t = c->topo;
+    struct outcome o = {0, -1, 0, -1};
+    struct cand *cands = NULL;
+    struct cand **order = NULL;
+    struct mu_res need;
+    struct mu_sb what;
+    int limit, pods, pd, placed = 0;
+    bool done = false;
+
+    mu_sb_init(&what);
+    topo_text(t, j, &what);
+    limit = mu_topo_tier_limit(t, &j->pg.topo);
+    gang_need(j, mode, &need, &pods);
+    pd = pack_dim(c, &need);
+    if (t && t->ndom && limit >= 0) {
+        catch_up(tp);
+        cands = mu_xcalloc(t->ndom, sizeof(*cands));
+        order = mu_xcalloc(t->ndom, sizeof(*order));
+    }
+    for (size_t k = 0; cands && k < t->ndom && t->dom[k].tier <= limit; k++) {
+        const struct mu_domain *d = &t->dom[k];
+        const struct mu_res *room = &tp->free[k];
+        int64_t have = mu_res_has(room, pd) ? room->v[pd] : 0;
+
+        if (!holds_placed(d, j))
+            continue;
+        o.ncand++;
+        if (o.best < 0 ||
+            have > (mu_res_has(&tp->free[o.best], pd)
+                        ? tp->free[o.best].v[pd]
+                        : 0))
+            o.best = (int)k;
+        if (!room_holds(room, &need))
+            continue;
+        cands[o.tried] = (struct cand){(int)k, d->tier, have - need.v[pd],
+                                       d->name};
+        order[o.tried] = &cands[o.tried];
+        o.tried++;
+    }
+    mu_sort_ptrs((void **)order, (size_t)o.tried, cand_cmp, NULL);
+    if (o.tried > MU_TOPO_MAX_TRIES)
+        o.tried = MU_TOPO_MAX_TRIES;
+    for (int i = 0; i < o.tried && !done; i++) {
+        size_t mark = mu_stmt_mark(&s->stmt);
+
+        if (o.first_tried < 0)
+            o.first_tried = order[i]->dom;
+        p->only = &t->dom[order[i]->dom];
+        placed = mu_place_job(p, j, mode, 0);
+        p->only = NULL;
+        if (mode == MU_PLACE_ONE ? placed > 0
+                                 : mu_ssn_job_ready(s, j) ||
+                                       mu_ssn_job_pipelined(s, j)) {
+            done = true;
+        } else {
+            mu_place_rollback(p, mark);
+            placed = 0;
+            if (j->why.kind == MU_WHY_QUEUE_SHARE)
+                break; /* the queue, not the domain, stops it */
+        }
+    }
+    if (!done && j->pg.topo.mode == MU_TOPO_SOFT) {
+        mu_why_reset(j);
+        placed = mu_place_job(p, j, mode, 0);
+    } else if (!done && j->why.kind != MU_WHY_QUEUE_SHARE) {
+        why_topology(tp, j, what.buf, limit, &need, pods, &o);
+    }
+    free(order);
+    free(cands);
+    mu_sb_release(&what);
+    return placed;
+}

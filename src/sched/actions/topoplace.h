@@ -1,0 +1,62 @@
+/*
+ * topoplace.h - placing a gang that asks networkTopology (object.h:
+ * mu_netopo) inside one network domain (sched/topology.h).
+ *
+ * For such a gang allocate calls mu_topoplace_job instead of mu_place_job.
+ * The candidates are the domains of tier <= its highestTierAllowed (hard;
+ * soft: every tier) that hold the nodes its placed pods are on already;
+ * they are tried nearest tier first and, within a tier, fullest first (the
+ * least free room left after the gang on its first accelerator, else cpu:
+ * domains are packed as nodes are), then by name. A domain whose free room
+ * (future idle, summed over its nodes) is short of what the gang still
+ * needs is not tried. Each try places the gang among the domain's nodes
+ * only, in the same statement; the first that makes it ready (or
+ * pipelined) wins, the others are rolled back. When none does, a hard gang
+ * waits with MU_WHY_TOPOLOGY (which tier, the gang's need, the best
+ * domain's room), unless its queue's share stopped it first; a soft gang
+ * is placed anywhere, as without the field.
+ *
+ * struct mu_topoplace keeps, for the action it serves, every domain's free
+ * room, caught up from the cluster's dirty log as placements move it, so a
+ * gang costs O(domains) plus the nodes of the domains it tries.
+ *
+ * Ownership: caller-allocated; borrows the placement state (and through it
+ * the session and cluster->topo, synced at session open). Lives no longer
+ * than the action; mu_topoplace_release frees. Thread: the scheduler
+ * thread. Allocation failures abort.
+ */
+#ifndef MU_SCHED_ACTIONS_TOPOPLACE_H
+#define MU_SCHED_ACTIONS_TOPOPLACE_H
+
+#include "sched/actions/place.h"
+
+/* Most domains one gang tries in one cycle (a named cap: the rest are left
+ * for the next cycle, in the same order). */
+#define MU_TOPO_MAX_TRIES 32
+
+struct mu_topoplace {
+    struct mu_place *p;     /* borrowed */
+    bool built;
+    size_t dirty_pos;       /* how much of the cluster's dirty log is in */
+    struct mu_res *free;    /* per domain */
+    struct mu_res *seen;    /* per node: what it adds to its domains */
+    uint32_t *seen_gen;     /* per node: its gen when seen */
+    size_t *off;            /* node i's domains: doms[off[i]..off[i+1]) */
+    int *doms;
+};
+
+void mu_topoplace_init(struct mu_topoplace *tp, struct mu_place *p);
+void mu_topoplace_release(struct mu_topoplace *tp);
+
+/* Does j ask to be placed in one domain? */
+static inline bool mu_job_topo(const struct mu_job *j)
+{
+    return j->pg.topo.mode != MU_TOPO_NONE;
+}
+
+/* mu_place_job(p, j, mode, 0) held to one domain, as above; mode is
+ * MU_PLACE_GANG or MU_PLACE_ONE. Returns how many tasks it placed. */
+int mu_topoplace_job(struct mu_topoplace *tp, struct mu_job *j,
+                     enum mu_place_mode mode);
+
+#endif
