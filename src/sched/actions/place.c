@@ -161,6 +161,86 @@ static struct mu_shape_heap *shape_heap(struct mu_place *p,
     return h;
 }
 
+/* One domain's heaps (per shape) and its share of the dirty log. */
+struct mu_domheap {
+    size_t nheaps;
+    struct mu_shape_heap *heaps;
+    size_t ndirty, cap_dirty;
+    int *dirty;
+};
+
+const struct mu_domnodes *mu_place_domnodes(struct mu_place *p)
+{
+    const struct mu_cluster *c = p->ssn->cluster;
+    const struct mu_topo *t = c->topo;
+    size_t *fill;
+
+    if (p->dn.off)
+        return &p->dn;
+    p->dn.off = mu_xcalloc(c->nnodes + 1, sizeof(*p->dn.off));
+    for (size_t k = 0; t && k < t->ndom; k++)
+        for (size_t i = 0; i < t->dom[k].n; i++)
+            p->dn.off[t->dom[k].nodes[i] + 1]++;
+    for (size_t i = 0; i < c->nnodes; i++)
+        p->dn.off[i + 1] += p->dn.off[i];
+    p->dn.doms = mu_xcalloc(p->dn.off[c->nnodes] ? p->dn.off[c->nnodes] : 1,
+                            sizeof(*p->dn.doms));
+    fill = mu_xcalloc(c->nnodes ? c->nnodes : 1, sizeof(*fill));
+    for (size_t k = 0; t && k < t->ndom; k++)
+        for (size_t i = 0; i < t->dom[k].n; i++) {
+            int n = t->dom[k].nodes[i];
+
+            p->dn.doms[p->dn.off[n] + fill[n]++] = (int)k;
+        }
+    free(fill);
+    return &p->dn;
+}
+
+/* The heap of t's shape among domain k's nodes, up to date. */
+static struct mu_shape_heap *dom_heap(struct mu_place *p,
+                                      const struct mu_task *t, size_t k)
+{
+    struct mu_ssn *s = p->ssn;
+    struct mu_cluster *c = s->cluster;
+    const struct mu_domain *d = &c->topo->dom[k];
+    const struct mu_domnodes *dn = mu_place_domnodes(p);
+    struct mu_domheap *dh;
+    struct mu_shape_heap *h;
+
+    if (!p->domheaps) {
+        p->ndomheaps = c->topo->ndom;
+        p->domheaps = mu_xcalloc(p->ndomheaps ? p->ndomheaps : 1,
+                                 sizeof(*p->domheaps));
+    }
+    /* hand the cluster's new dirty entries to the domains of their nodes */
+    for (; p->dn_dirty_pos < c->ndirty; p->dn_dirty_pos++) {
+        int n = c->dirty[p->dn_dirty_pos];
+
+        for (size_t i = dn->off[n]; i < dn->off[n + 1]; i++) {
+            struct mu_domheap *e = &p->domheaps[dn->doms[i]];
+
+            if (!e->nheaps)
+                continue; /* no heap yet: it reads the nodes when built */
+            mu_xgrow((void **)&e->dirty, &e->cap_dirty, e->ndirty + 1,
+                     sizeof(*e->dirty));
+            e->dirty[e->ndirty++] = n;
+        }
+    }
+    dh = &p->domheaps[k];
+    shape_grow((void **)&dh->heaps, &dh->nheaps, sizeof(*dh->heaps), c,
+               t->shape);
+    h = &dh->heaps[t->shape];
+    if (!h->built) {
+        for (size_t i = 0; i < d->n; i++)
+            consider(s, h, t, c->nodes[d->nodes[i]]);
+        h->built = true;
+        h->dirty_pos = dh->ndirty;
+    }
+    for (; h->dirty_pos < dh->ndirty; h->dirty_pos++)
+        consider(s, h, t, c->nodes[dh->dirty[h->dirty_pos]]);
+    return h;
+}
+
 void mu_place_init(struct mu_place *p, struct mu_ssn *s)
 {
     memset(p, 0, sizeof(*p));
@@ -172,6 +252,15 @@ void mu_place_release(struct mu_place *p)
     for (size_t i = 0; i < p->nheaps; i++)
         free(p->heaps[i].v);
     free(p->heaps);
+    for (size_t k = 0; k < p->ndomheaps; k++) {
+        for (size_t i = 0; i < p->domheaps[k].nheaps; i++)
+            free(p->domheaps[k].heaps[i].v);
+        free(p->domheaps[k].heaps);
+        free(p->domheaps[k].dirty);
+    }
+    free(p->domheaps);
+    free(p->dn.off);
+    free(p->dn.doms);
     free(p->shape_failed);
     memset(p, 0, sizeof(*p));
 }
@@ -260,11 +349,14 @@ struct mu_cnode *mu_pick_node(struct mu_place *p, const struct mu_task *t,
         *pipelined = false;
     if (!future)
         return scan_idle(s, t);
-    if (p->only)
-        return scan_all(s, t, p->only, pipelined, NULL);
     if (t->dd && t->dd->shared)
-        return scan_all(s, t, NULL, pipelined, hist);
-    h = shape_heap(p, t);
+        return scan_all(s, t, p->only, pipelined, p->only ? NULL : hist);
+    if (p->only) {
+        h = dom_heap(p, t, (size_t)(p->only - c->topo->dom));
+        hist = NULL;
+    } else {
+        h = shape_heap(p, t);
+    }
     while (h->n) {
         const struct hent *top = &h->v[0];
         struct mu_cnode *n = c->nodes[top->node];

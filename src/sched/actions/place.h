@@ -24,6 +24,14 @@
 #include "sched/topology.h"
 
 struct mu_shape_heap;
+struct mu_domheap;
+
+/* Which network domains (sched/topology.h) each node is in: node i's are
+ * doms[off[i]..off[i+1]), indexes into cluster->topo->dom. */
+struct mu_domnodes {
+    size_t *off;
+    int *doms;
+};
 
 struct mu_place {
     struct mu_ssn *ssn; /* borrowed */
@@ -41,9 +49,15 @@ struct mu_place {
     struct mu_shape_heap *heaps;
 
     /* While set (actions/topoplace.h), picks choose among this domain's
-     * nodes only (a scan of them), and a shape that finds none there is
-     * not marked failed for the rest of the cluster. */
+     * nodes only, through a heap per (domain, shape) kept like the
+     * cluster-wide ones (each domain has its own share of the dirty log),
+     * and a shape that finds none there is not marked failed for the rest
+     * of the cluster. */
     const struct mu_domain *only;
+    struct mu_domnodes dn;      /* built with the first domain heap */
+    size_t dn_dirty_pos;        /* the cluster's dirty log handed out */
+    size_t ndomheaps;
+    struct mu_domheap *domheaps; /* per domain */
 
     /* Tests only: take the straightforward paths the indexes replace
      * (reclaim and preempt re-examine every running task of every job for
@@ -57,6 +71,10 @@ struct mu_place {
 void mu_place_init(struct mu_place *p, struct mu_ssn *s);
 /* Frees the node index and the failure cache; p is zeroed. */
 void mu_place_release(struct mu_place *p);
+
+/* The nodes' domains (p->dn), built on first use from cluster->topo as
+ * synced for this session. */
+const struct mu_domnodes *mu_place_domnodes(struct mu_place *p);
 
 /*
  * Best node for t, or NULL: among the nodes passing the static predicates

@@ -1,7 +1,5 @@
 #include "sched/actions/topoplace.h"
 
-#include "common/sort.h"
-
 #include <limits.h>
 
 void mu_topoplace_init(struct mu_topoplace *tp, struct mu_place *p)
@@ -15,8 +13,6 @@ void mu_topoplace_release(struct mu_topoplace *tp)
     free(tp->free);
     free(tp->seen);
     free(tp->seen_gen);
-    free(tp->off);
-    free(tp->doms);
     memset(tp, 0, sizeof(*tp));
 }
 
@@ -34,34 +30,18 @@ static void build(struct mu_topoplace *tp)
 {
     const struct mu_cluster *c = tp->p->ssn->cluster;
     const struct mu_topo *t = c->topo;
-    size_t nn = c->nnodes, total = 0;
-    size_t *fill;
+    size_t nn = c->nnodes;
 
     tp->built = true;
+    tp->dn = mu_place_domnodes(tp->p);
     tp->free = mu_xcalloc(t->ndom ? t->ndom : 1, sizeof(*tp->free));
     tp->seen = mu_xcalloc(nn ? nn : 1, sizeof(*tp->seen));
     tp->seen_gen = mu_xcalloc(nn ? nn : 1, sizeof(*tp->seen_gen));
-    tp->off = mu_xcalloc(nn + 1, sizeof(*tp->off));
-    for (size_t k = 0; k < t->ndom; k++)
-        for (size_t i = 0; i < t->dom[k].n; i++)
-            tp->off[t->dom[k].nodes[i] + 1]++;
-    for (size_t i = 0; i < nn; i++)
-        tp->off[i + 1] += tp->off[i];
-    total = tp->off[nn];
-    tp->doms = mu_xcalloc(total ? total : 1, sizeof(*tp->doms));
-    fill = mu_xcalloc(nn ? nn : 1, sizeof(*fill));
-    for (size_t k = 0; k < t->ndom; k++)
-        for (size_t i = 0; i < t->dom[k].n; i++) {
-            int n = t->dom[k].nodes[i];
-
-            tp->doms[tp->off[n] + fill[n]++] = (int)k;
-        }
-    free(fill);
     for (size_t i = 0; i < nn; i++) {
         node_room(c, c->nodes[i], &tp->seen[i]);
         tp->seen_gen[i] = c->nodes[i]->gen;
-        for (size_t k = tp->off[i]; k < tp->off[i + 1]; k++)
-            mu_res_add(&tp->free[tp->doms[k]], &tp->seen[i]);
+        for (size_t k = tp->dn->off[i]; k < tp->dn->off[i + 1]; k++)
+            mu_res_add(&tp->free[tp->dn->doms[k]], &tp->seen[i]);
     }
     tp->dirty_pos = c->ndirty;
 }
@@ -83,9 +63,9 @@ static void catch_up(struct mu_topoplace *tp)
         if (n->gen == tp->seen_gen[i])
             continue;
         node_room(c, n, &now);
-        for (size_t k = tp->off[i]; k < tp->off[i + 1]; k++) {
-            mu_res_sub(&tp->free[tp->doms[k]], &tp->seen[i]);
-            mu_res_add(&tp->free[tp->doms[k]], &now);
+        for (size_t k = tp->dn->off[i]; k < tp->dn->off[i + 1]; k++) {
+            mu_res_sub(&tp->free[tp->dn->doms[k]], &tp->seen[i]);
+            mu_res_add(&tp->free[tp->dn->doms[k]], &now);
         }
         tp->seen[i] = now;
         tp->seen_gen[i] = n->gen;
@@ -123,16 +103,25 @@ static int pack_dim(const struct mu_cluster *c, const struct mu_res *need)
     return MU_RES_CPU;
 }
 
-/* Does room hold need (pods aside: the nodes' pod counts are checked when
- * placing)? */
-static bool room_holds(const struct mu_res *room, const struct mu_res *need)
+/* The dimensions need asks (pods aside: the nodes' pod counts are checked
+ * when placing), into dims; returns how many. */
+static int need_dims(const struct mu_res *need, int dims[MU_RES_MAX])
 {
-    for (int d = 0; d < MU_RES_MAX; d++) {
-        if (d == MU_RES_PODS || !mu_res_has(need, d) || need->v[d] <= 0)
-            continue;
-        if (!mu_res_has(room, d) || room->v[d] < need->v[d])
+    int n = 0;
+
+    for (int d = 0; d < MU_RES_MAX; d++)
+        if (d != MU_RES_PODS && mu_res_has(need, d) && need->v[d] > 0)
+            dims[n++] = d;
+    return n;
+}
+
+/* Does room hold need in each of its dims? */
+static bool room_holds(const struct mu_res *room, const struct mu_res *need,
+                       const int *dims, int nd)
+{
+    for (int i = 0; i < nd; i++)
+        if (!mu_res_has(room, dims[i]) || room->v[dims[i]] < need->v[dims[i]])
             return false;
-    }
     return true;
 }
 
@@ -174,25 +163,14 @@ static void topo_text(const struct mu_topo *t, const struct mu_job *j,
     }
 }
 
-/* Does domain d hold every node j's placed tasks are on? */
-static bool holds_placed(const struct mu_domain *d, const struct mu_job *j)
+/* Does domain d hold every node of placed[0..n)? */
+static bool holds_placed(const struct mu_domain *d, const int *placed,
+                         size_t n)
 {
-    for (size_t i = 0; i < j->ntasks; i++) {
-        const struct mu_task *t = j->tasks[i];
-
-        if (t->node && t->status != MU_TASK_PENDING &&
-            !mu_domain_has(d, t->node->index))
+    for (size_t i = 0; i < n; i++)
+        if (!mu_domain_has(d, placed[i]))
             return false;
-    }
     return true;
-}
-
-static bool has_placed(const struct mu_job *j)
-{
-    for (size_t i = 0; i < j->ntasks; i++)
-        if (j->tasks[i]->node && j->tasks[i]->status != MU_TASK_PENDING)
-            return true;
-    return false;
 }
 
 /* The room of dims need asks, for the reason. */
@@ -218,7 +196,7 @@ struct outcome {
 static void why_topology(struct mu_topoplace *tp, struct mu_job *j,
                          const char *what, int limit,
                          const struct mu_res *need, int pods,
-                         const struct outcome *o)
+                         const struct outcome *o, bool placed)
 {
     const struct mu_cluster *c = tp->p->ssn->cluster;
     const struct mu_topo *t = c->topo;
@@ -233,7 +211,7 @@ static void why_topology(struct mu_topoplace *tp, struct mu_job *j,
             mu_sb_add(&sb, "no HyperNode");
         else
             mu_sb_addf(&sb, "no HyperNode of tier %d or below", limit);
-        if (has_placed(j))
+        if (placed)
             mu_sb_add(&sb, " holds the nodes its placed pods are on");
         else if (!t || !t->ndom)
             mu_sb_add(&sb, " (the cluster has no HyperNodes and the "
@@ -267,6 +245,18 @@ static void why_topology(struct mu_topoplace *tp, struct mu_job *j,
     mu_sb_release(&sb);
 }
 
+/* The first of cands[0..n) in try order not yet tried, or -1. */
+static int next_cand(const struct cand *cands, const bool *used, int n)
+{
+    int best = -1;
+
+    for (int i = 0; i < n; i++)
+        if (!used[i] && (best < 0 || cand_cmp(&cands[i], &cands[best],
+                                              NULL) < 0))
+            best = i;
+    return best;
+}
+
 int mu_topoplace_job(struct mu_topoplace *tp, struct mu_job *j,
                      enum mu_place_mode mode)
 {
@@ -276,28 +266,33 @@ int mu_topoplace_job(struct mu_topoplace *tp, struct mu_job *j,
     const struct mu_topo *t = c->topo;
     struct outcome o = {0, -1, 0, -1};
     struct cand *cands = NULL;
-    struct cand **order = NULL;
+    bool *used = NULL;
+    int *placed_on = NULL;
+    size_t nplaced = 0;
     struct mu_res need;
-    struct mu_sb what;
-    int limit, pods, pd, placed = 0;
+    int dims[MU_RES_MAX];
+    int limit, pods, pd, nd, placed = 0, ncand = 0;
     bool done = false;
 
-    mu_sb_init(&what);
-    topo_text(t, j, &what);
     limit = mu_topo_tier_limit(t, &j->pg.topo);
     gang_need(j, mode, &need, &pods);
     pd = pack_dim(c, &need);
+    nd = need_dims(&need, dims);
     if (t && t->ndom && limit >= 0) {
         catch_up(tp);
         cands = mu_xcalloc(t->ndom, sizeof(*cands));
-        order = mu_xcalloc(t->ndom, sizeof(*order));
+        used = mu_xcalloc(t->ndom, sizeof(*used));
+        placed_on = mu_xcalloc(j->ntasks ? j->ntasks : 1, sizeof(*placed_on));
+        for (size_t i = 0; i < j->ntasks; i++)
+            if (j->tasks[i]->node && j->tasks[i]->status != MU_TASK_PENDING)
+                placed_on[nplaced++] = j->tasks[i]->node->index;
     }
     for (size_t k = 0; cands && k < t->ndom && t->dom[k].tier <= limit; k++) {
         const struct mu_domain *d = &t->dom[k];
         const struct mu_res *room = &tp->free[k];
         int64_t have = mu_res_has(room, pd) ? room->v[pd] : 0;
 
-        if (!holds_placed(d, j))
+        if (nplaced && !holds_placed(d, placed_on, nplaced))
             continue;
         o.ncand++;
         if (o.best < 0 ||
@@ -305,22 +300,20 @@ int mu_topoplace_job(struct mu_topoplace *tp, struct mu_job *j,
                         ? tp->free[o.best].v[pd]
                         : 0))
             o.best = (int)k;
-        if (!room_holds(room, &need))
+        if (!room_holds(room, &need, dims, nd))
             continue;
-        cands[o.tried] = (struct cand){(int)k, d->tier, have - need.v[pd],
+        cands[ncand++] = (struct cand){(int)k, d->tier, have - need.v[pd],
                                        d->name};
-        order[o.tried] = &cands[o.tried];
-        o.tried++;
     }
-    mu_sort_ptrs((void **)order, (size_t)o.tried, cand_cmp, NULL);
-    if (o.tried > MU_TOPO_MAX_TRIES)
-        o.tried = MU_TOPO_MAX_TRIES;
-    for (int i = 0; i < o.tried && !done; i++) {
+    for (int i; !done && o.tried < MU_TOPO_MAX_TRIES &&
+                (i = next_cand(cands, used, ncand)) >= 0;) {
         size_t mark = mu_stmt_mark(&s->stmt);
 
+        used[i] = true;
         if (o.first_tried < 0)
-            o.first_tried = order[i]->dom;
-        p->only = &t->dom[order[i]->dom];
+            o.first_tried = cands[i].dom;
+        o.tried++;
+        p->only = &t->dom[cands[i].dom];
         placed = mu_place_job(p, j, mode, 0);
         p->only = NULL;
         if (mode == MU_PLACE_ONE ? placed > 0
@@ -338,10 +331,15 @@ int mu_topoplace_job(struct mu_topoplace *tp, struct mu_job *j,
         mu_why_reset(j);
         placed = mu_place_job(p, j, mode, 0);
     } else if (!done && j->why.kind != MU_WHY_QUEUE_SHARE) {
-        why_topology(tp, j, what.buf, limit, &need, pods, &o);
+        struct mu_sb what;
+
+        mu_sb_init(&what);
+        topo_text(t, j, &what);
+        why_topology(tp, j, what.buf, limit, &need, pods, &o, nplaced > 0);
+        mu_sb_release(&what);
     }
-    free(order);
+    free(placed_on);
+    free(used);
     free(cands);
-    mu_sb_release(&what);
     return placed;
 }

@@ -18,7 +18,8 @@
  *
  * struct mu_topoplace keeps, for the action it serves, every domain's free
  * room, caught up from the cluster's dirty log as placements move it, so a
- * gang costs O(domains) plus the nodes of the domains it tries.
+ * gang costs O(domains) plus, per pod, a pick from the domain's own node
+ * index (place.h).
  *
  * Ownership: caller-allocated; borrows the placement state (and through it
  * the session and cluster->topo, synced at session open). Lives no longer
@@ -41,8 +42,7 @@ struct mu_topoplace {
     struct mu_res *free;    /* per domain */
     struct mu_res *seen;    /* per node: what it adds to its domains */
     uint32_t *seen_gen;     /* per node: its gen when seen */
-    size_t *off;            /* node i's domains: doms[off[i]..off[i+1]) */
-    int *doms;
+    const struct mu_domnodes *dn; /* the nodes' domains (place.h) */
 };
 
 void mu_topoplace_init(struct mu_topoplace *tp, struct mu_place *p);
