@@ -3,6 +3,7 @@
 #include "api/json.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 static const char *const member_types[] = {"Node", "HyperNode"};
@@ -133,6 +134,11 @@ int mu_hypernode_decode(const json_t *j, struct mu_hypernode *out,
     if (rc < 0)
         goto fail;
     out->tier = (int)tier;
+    out->status_count = -1;
+    rc = mu_json_member_int(status, "status", "nodeCount", 0, INT64_MAX,
+                            &out->status_count, err);
+    if (rc < 0)
+        goto fail;
     rc = mu_json_member_dup(spec, "spec", "tierName", &out->tier_name, err);
     if (!rc)
         rc = mu_json_member(spec, "spec", "members", JSON_ARRAY, &members,

@@ -50,6 +50,7 @@ struct mu_hypernode {
     char *tier_name;        /* or NULL */
     size_t nmembers;
     struct mu_hn_member *members;
+    int64_t status_count;   /* status.nodeCount, -1 when absent */
 };
 
 int mu_hypernode_decode(const json_t *j, struct mu_hypernode *out,

@@ -29,6 +29,8 @@ static const struct mu_api_grant grants[] = {
      false, "serve.c: the DRA claim templates' watch"},
     {MU_API_HYPERNODE, NULL, LIST | WATCH, MU_SCOPE_CLUSTER, NULL, false,
      "serve.c: the HyperNodes' watch (networkTopology)"},
+    {MU_API_HYPERNODE, "status", PATCH, MU_SCOPE_CLUSTER, NULL, false,
+     "hnstatus.c: status.nodeCount"},
     {MU_API_POD, NULL, GET | LIST | WATCH | CREATE | PATCH | DELETE,
      MU_SCOPE_CLUSTER, NULL, false,
      "serve.c: the pods' watch, unbind_fn (delete); enforce.c: releases "

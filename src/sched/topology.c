@@ -83,6 +83,14 @@ int mu_topo_put(struct mu_topo *t, struct mu_hypernode *h)
     return 0;
 }
 
+const struct mu_hypernode *mu_topo_hypernode(const struct mu_topo *t,
+                                             const char *name)
+{
+    long at = hn_find(t, name);
+
+    return at >= 0 ? &t->hn[at] : NULL;
+}
+
 bool mu_topo_remove(struct mu_topo *t, const char *name)
 {
     long at = hn_find(t, name);

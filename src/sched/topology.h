@@ -70,6 +70,9 @@ void mu_topo_free(struct mu_topo *t);
 /* Adds or replaces (by name) a HyperNode, moving *h in (zeroed). -ENOSPC
  * past MU_TOPO_MAX_HYPERNODES (h is released). */
 int mu_topo_put(struct mu_topo *t, struct mu_hypernode *h);
+/* The HyperNode of that name, or NULL. */
+const struct mu_hypernode *mu_topo_hypernode(const struct mu_topo *t,
+                                             const char *name);
 /* Removes a HyperNode by name; false when there was none. */
 bool mu_topo_remove(struct mu_topo *t, const char *name);
 

@@ -673,6 +673,7 @@ static void cycle(struct mu_serve *sv)
         publish(sv);
     mu_enforcer_release_pods(&sv->enf, &out);
     (void)mu_status_write(&sv->status); /* what it holds back: idle_tick */
+    mu_hnstatus_write(&sv->hnstatus, &sv->topo);
     mu_queuectl_sync(sv->qc, mu_now_ns() / 1000000);
     mu_cycle_out_release(&out);
     queue_metrics(sv);
@@ -713,6 +714,7 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     mu_apply_init(&sv->apply, &sv->cluster, &sv->ctl, &sv->enf, NULL);
     mu_enforcer_init(&sv->enf, &sv->ctl, o->bind_timeout_ms);
     mu_status_init(&sv->status, &sv->ctl);
+    mu_hnstatus_init(&sv->hnstatus, &sv->ctl);
     sv->pgctl = mu_pgctl_new(&sv->ctl);
     sv->qc = mu_queuectl_new(&sv->ctl);
     mu_view_slot_init(&sv->views);
@@ -814,6 +816,7 @@ static void teardown(struct mu_serve *sv)
     mu_pgctl_free(sv->pgctl);
     mu_queuectl_free(sv->qc);
     mu_status_release(&sv->status);
+    mu_hnstatus_release(&sv->hnstatus);
     mu_enforcer_release(&sv->enf);
     mu_apply_release(&sv->apply);
     mu_jobctl_free(sv->jobctl);

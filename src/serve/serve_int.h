@@ -53,6 +53,7 @@
 #include "kube/writer.h"
 #include "sched/cluster.h"
 #include "sched/topology.h"
+#include "serve/hnstatus.h"
 #include "sched/conf.h"
 #include "sched/cycle.h"
 #include "sched/report.h"
@@ -95,6 +96,7 @@ struct mu_serve {
     struct mu_apply apply;         /* events into the cache (apply.h) */
     struct mu_enforcer enf;        /* decisions, the ledger (enforce.h) */
     struct mu_status status;       /* PodGroup status (status.h) */
+    struct mu_hnstatus hnstatus;   /* HyperNode nodeCount (hnstatus.h) */
     struct mu_pgctl *pgctl;        /* the PodGroup controller */
     struct mu_queuectl *qc;        /* the queue controller, Commands */
     struct mu_jobctl *jobctl;      /* the vcjob controller (jobctl.h) */

@@ -378,8 +378,9 @@ spec:
   - {type: HyperNode, selector: {exactMatch: {name: rack-a}}}
   - {type: HyperNode, selector: {exactMatch: {name: rack-b}}}
 YAML
-check "kubectl get hypernodes lists the racks with their tier" \
-    bash -c "kubectl get hypernodes --no-headers | awk '{print \$1, \$2, \$3}' | tr '\n' ' ' | grep -qx 'rack-a 1 rack rack-b 1 rack spine 2 spine '"
+hn_columns() { kubectl get hypernodes --no-headers | awk '{print $1, $2, $3, $4}' | tr '\n' ' '; }
+check "kubectl get hypernodes: tier, tier name and the nodes muster counts in each" \
+    wait_for 30 equals "rack-a 1 rack 2 rack-b 1 rack 2 spine 2 spine 4 " hn_columns
 # 4 GPUs of one rack-a node taken: without the field the 8-GPU pods would
 # take the other rack-a node and a rack-b one
 one_gpu_job busy 4 4 '' | kubectl apply -f - >/dev/null
