@@ -13,6 +13,10 @@ void mu_topoplace_release(struct mu_topoplace *tp)
     free(tp->free);
     free(tp->seen);
     free(tp->seen_gen);
+    for (int d = 0; d < MU_RES_MAX; d++)
+        free(tp->dense[d]);
+    free(tp->used);
+    free(tp->seg);
     memset(tp, 0, sizeof(*tp));
 }
 
@@ -43,7 +47,32 @@ static void build(struct mu_topoplace *tp)
         for (size_t k = tp->dn->off[i]; k < tp->dn->off[i + 1]; k++)
             mu_res_add(&tp->free[tp->dn->doms[k]], &tp->seen[i]);
     }
+    tp->used = mu_xcalloc(t->ndom ? t->ndom : 1, sizeof(*tp->used));
+    tp->seg = mu_xcalloc(t->ndom + 1, sizeof(*tp->seg));
+    for (size_t k = 0; k < t->ndom; k++)
+        if (k == 0 || t->dom[k].tier != t->dom[k - 1].tier)
+            tp->seg[tp->nseg++] = k;
+    tp->seg[tp->nseg] = t->ndom;
     tp->dirty_pos = c->ndirty;
+}
+
+static int64_t room_in(const struct mu_res *r, int d)
+{
+    return mu_res_has(r, d) ? r->v[d] : 0;
+}
+
+/* The domains' free room in dimension d, one value each. */
+static const int64_t *dense_of(struct mu_topoplace *tp, int d)
+{
+    size_t ndom = tp->p->ssn->cluster->topo->ndom;
+
+    if (!tp->dense[d]) {
+        tp->dense[d] = mu_xcalloc(ndom ? ndom : 1, sizeof(*tp->dense[d]));
+        for (size_t k = 0; k < ndom; k++)
+            tp->dense[d][k] = room_in(&tp->free[k], d);
+        tp->dense_dim[tp->ndense++] = d;
+    }
+    return tp->dense[d];
 }
 
 /* Brings the domains' room up to the nodes' current state. */
@@ -64,8 +93,13 @@ static void catch_up(struct mu_topoplace *tp)
             continue;
         node_room(c, n, &now);
         for (size_t k = tp->dn->off[i]; k < tp->dn->off[i + 1]; k++) {
-            mu_res_sub(&tp->free[tp->dn->doms[k]], &tp->seen[i]);
-            mu_res_add(&tp->free[tp->dn->doms[k]], &now);
+            int dom = tp->dn->doms[k];
+
+            mu_res_sub(&tp->free[dom], &tp->seen[i]);
+            mu_res_add(&tp->free[dom], &now);
+            for (int e = 0; e < tp->ndense; e++)
+                tp->dense[tp->dense_dim[e]][dom] =
+                    room_in(&tp->free[dom], tp->dense_dim[e]);
         }
         tp->seen[i] = now;
         tp->seen_gen[i] = n->gen;
@@ -123,25 +157,6 @@ static bool room_holds(const struct mu_res *room, const struct mu_res *need,
         if (!mu_res_has(room, dims[i]) || room->v[dims[i]] < need->v[dims[i]])
             return false;
     return true;
-}
-
-struct cand {
-    int dom;
-    int tier;
-    int64_t slack;
-    const char *name;
-};
-
-static int cand_cmp(const void *a, const void *b, void *ctx)
-{
-    const struct cand *x = a, *y = b;
-
-    (void)ctx;
-    if (x->tier != y->tier)
-        return x->tier < y->tier ? -1 : 1;
-    if (x->slack != y->slack)
-        return x->slack < y->slack ? -1 : 1;
-    return strcmp(x->name, y->name);
 }
 
 /* How the gang's networkTopology reads, for the reason. */
@@ -245,16 +260,46 @@ static void why_topology(struct mu_topoplace *tp, struct mu_job *j,
     mu_sb_release(&sb);
 }
 
-/* The first of cands[0..n) in try order not yet tried, or -1. */
-static int next_cand(const struct cand *cands, const bool *used, int n)
+/* Domains tried or looked at for the current gang: stamped, so nothing
+ * is cleared between gangs. */
+static bool is_used(const struct mu_topoplace *tp, int k)
+{
+    return tp->used[k] == tp->stamp;
+}
+
+/* The next domain to try in [lo, hi) (one tier, by name): the least room
+ * on the pack dimension that still holds want, the first by name on a
+ * tie; -1 when none. O(hi - lo) over one array. */
+static int best_fit(const struct mu_topoplace *tp, const int64_t *room,
+                    size_t lo, size_t hi, int64_t want)
 {
     int best = -1;
 
-    for (int i = 0; i < n; i++)
-        if (!used[i] && (best < 0 || cand_cmp(&cands[i], &cands[best],
-                                              NULL) < 0))
-            best = i;
+    for (size_t k = lo; k < hi; k++)
+        if (room[k] >= want && !is_used(tp, (int)k) &&
+            (best < 0 || room[k] < room[best]))
+            best = (int)k;
     return best;
+}
+
+/* For the reason: the domains within the limit holding the placed pods,
+ * and the one with the most room on the pack dimension. */
+static void survey(const struct mu_topoplace *tp, const struct mu_topo *t,
+                   int limit, const int64_t *room, const int *placed_on,
+                   size_t nplaced, struct outcome *o)
+{
+    int64_t best = -1;
+
+    for (size_t k = 0; k < t->ndom && t->dom[k].tier <= limit; k++) {
+        if (nplaced && !holds_placed(&t->dom[k], placed_on, nplaced))
+            continue;
+        o->ncand++;
+        if (room[k] > best) {
+            o->best = (int)k;
+            best = room[k];
+        }
+    }
+    (void)tp;
 }
 
 int mu_topoplace_job(struct mu_topoplace *tp, struct mu_job *j,
@@ -265,13 +310,12 @@ int mu_topoplace_job(struct mu_topoplace *tp, struct mu_job *j,
     const struct mu_cluster *c = s->cluster;
     const struct mu_topo *t = c->topo;
     struct outcome o = {0, -1, 0, -1};
-    struct cand *cands = NULL;
-    bool *used = NULL;
+    const int64_t *room = NULL;
     int *placed_on = NULL;
     size_t nplaced = 0;
     struct mu_res need;
     int dims[MU_RES_MAX];
-    int limit, pods, pd, nd, placed = 0, ncand = 0;
+    int limit, pods, pd, nd, placed = 0, looked = 0;
     bool done = false;
 
     limit = mu_topo_tier_limit(t, &j->pg.topo);
@@ -280,66 +324,65 @@ int mu_topoplace_job(struct mu_topoplace *tp, struct mu_job *j,
     nd = need_dims(&need, dims);
     if (t && t->ndom && limit >= 0) {
         catch_up(tp);
-        cands = mu_xcalloc(t->ndom, sizeof(*cands));
-        used = mu_xcalloc(t->ndom, sizeof(*used));
+        room = dense_of(tp, pd);
+        if (++tp->stamp == 0) { /* wrapped: every stamp is stale */
+            memset(tp->used, 0, t->ndom * sizeof(*tp->used));
+            tp->stamp = 1;
+        }
         placed_on = mu_xcalloc(j->ntasks ? j->ntasks : 1, sizeof(*placed_on));
         for (size_t i = 0; i < j->ntasks; i++)
             if (j->tasks[i]->node && j->tasks[i]->status != MU_TASK_PENDING)
                 placed_on[nplaced++] = j->tasks[i]->node->index;
     }
-    for (size_t k = 0; cands && k < t->ndom && t->dom[k].tier <= limit; k++) {
-        const struct mu_domain *d = &t->dom[k];
-        const struct mu_res *room = &tp->free[k];
-        int64_t have = mu_res_has(room, pd) ? room->v[pd] : 0;
+    /* tier by tier, nearest first; in each, best fit first */
+    for (size_t seg = 0; room && seg < tp->nseg && !done; seg++) {
+        size_t lo = tp->seg[seg], hi = tp->seg[seg + 1];
+        int k;
 
-        if (nplaced && !holds_placed(d, placed_on, nplaced))
-            continue;
-        o.ncand++;
-        if (o.best < 0 ||
-            have > (mu_res_has(&tp->free[o.best], pd)
-                        ? tp->free[o.best].v[pd]
-                        : 0))
-            o.best = (int)k;
-        if (!room_holds(room, &need, dims, nd))
-            continue;
-        cands[ncand++] = (struct cand){(int)k, d->tier, have - need.v[pd],
-                                       d->name};
-    }
-    for (int i; !done && o.tried < MU_TOPO_MAX_TRIES &&
-                (i = next_cand(cands, used, ncand)) >= 0;) {
-        size_t mark = mu_stmt_mark(&s->stmt);
+        if (t->dom[lo].tier > limit)
+            break;
+        while (!done && o.tried < MU_TOPO_MAX_TRIES &&
+               looked < MU_TOPO_MAX_LOOKS &&
+               (k = best_fit(tp, room, lo, hi, need.v[pd])) >= 0) {
+            size_t mark = mu_stmt_mark(&s->stmt);
 
-        used[i] = true;
-        if (o.first_tried < 0)
-            o.first_tried = cands[i].dom;
-        o.tried++;
-        p->only = &t->dom[cands[i].dom];
-        placed = mu_place_job(p, j, mode, 0);
-        p->only = NULL;
-        if (mode == MU_PLACE_ONE ? placed > 0
-                                 : mu_ssn_job_ready(s, j) ||
-                                       mu_ssn_job_pipelined(s, j)) {
-            done = true;
-        } else {
-            mu_place_rollback(p, mark);
-            placed = 0;
-            if (j->why.kind == MU_WHY_QUEUE_SHARE)
-                break; /* the queue, not the domain, stops it */
+            tp->used[k] = tp->stamp;
+            looked++;
+            if ((nplaced && !holds_placed(&t->dom[k], placed_on, nplaced)) ||
+                !room_holds(&tp->free[k], &need, dims, nd))
+                continue;
+            if (o.first_tried < 0)
+                o.first_tried = k;
+            o.tried++;
+            p->only = &t->dom[k];
+            placed = mu_place_job(p, j, mode, 0);
+            p->only = NULL;
+            if (mode == MU_PLACE_ONE ? placed > 0
+                                     : mu_ssn_job_ready(s, j) ||
+                                           mu_ssn_job_pipelined(s, j)) {
+                done = true;
+            } else {
+                mu_place_rollback(p, mark);
+                placed = 0;
+                if (j->why.kind == MU_WHY_QUEUE_SHARE)
+                    goto out; /* the queue, not the domain, stops it */
+            }
         }
     }
+out:
     if (!done && j->pg.topo.mode == MU_TOPO_SOFT) {
         mu_why_reset(j);
         placed = mu_place_job(p, j, mode, 0);
     } else if (!done && j->why.kind != MU_WHY_QUEUE_SHARE) {
         struct mu_sb what;
 
+        if (room)
+            survey(tp, t, limit, room, placed_on, nplaced, &o);
         mu_sb_init(&what);
         topo_text(t, j, &what);
         why_topology(tp, j, what.buf, limit, &need, pods, &o, nplaced > 0);
         mu_sb_release(&what);
     }
     free(placed_on);
-    free(used);
-    free(cands);
     return placed;
 }

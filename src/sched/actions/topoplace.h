@@ -18,8 +18,9 @@
  *
  * struct mu_topoplace keeps, for the action it serves, every domain's free
  * room, caught up from the cluster's dirty log as placements move it, so a
- * gang costs O(domains) plus, per pod, a pick from the domain's own node
- * index (place.h).
+ * gang costs, per domain it tries, one pass over one int64 per domain of
+ * its tier, plus, per pod, a pick from the domain's own node index
+ * (place.h).
  *
  * Ownership: caller-allocated; borrows the placement state (and through it
  * the session and cluster->topo, synced at session open). Lives no longer
@@ -31,9 +32,12 @@
 
 #include "sched/actions/place.h"
 
-/* Most domains one gang tries in one cycle (a named cap: the rest are left
- * for the next cycle, in the same order). */
+/* Most domains one gang tries to place itself in, and most it looks at
+ * (a domain looked at may turn out short of a dimension other than the
+ * one it is packed by, or not hold the gang's placed pods), in one cycle:
+ * named caps, the rest is left for the next cycle, in the same order. */
 #define MU_TOPO_MAX_TRIES 32
+#define MU_TOPO_MAX_LOOKS 128
 
 struct mu_topoplace {
     struct mu_place *p;     /* borrowed */
@@ -43,6 +47,17 @@ struct mu_topoplace {
     struct mu_res *seen;    /* per node: what it adds to its domains */
     uint32_t *seen_gen;     /* per node: its gen when seen */
     const struct mu_domnodes *dn; /* the nodes' domains (place.h) */
+    /* free[] of one dimension, one int64 per domain, for the dimensions
+     * gangs are packed by (made on first use): the scan of every domain
+     * for a gang reads these, not the whole vectors */
+    int ndense;
+    int dense_dim[MU_RES_MAX];
+    int64_t *dense[MU_RES_MAX];
+    uint32_t stamp;         /* one per gang */
+    uint32_t *used;         /* per domain: the stamp of the gang that
+                               looked at it last */
+    size_t nseg;            /* the tiers: domains seg[i]..seg[i + 1] */
+    size_t *seg;
 };
 
 void mu_topoplace_init(struct mu_topoplace *tp, struct mu_place *p);
