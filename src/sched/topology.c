@@ -132,18 +132,11 @@ struct build {
     unsigned char *mark;   /* per node: scratch */
 };
 
-static void warnf(struct mu_topo *t, const char *fmt, ...) MU_PRINTF(2, 3);
-static void warnf(struct mu_topo *t, const char *fmt, ...)
+/* Adds w (owned) to t's warnings. */
+static void add_warn(struct mu_topo *t, char *w)
 {
-    struct mu_sb sb;
-    va_list ap;
-
-    mu_sb_init(&sb);
-    va_start(ap, fmt);
-    mu_sb_vaddf(&sb, fmt, ap);
-    va_end(ap);
     t->warn = mu_xrealloc(t->warn, (t->nwarn + 1) * sizeof(*t->warn));
-    t->warn[t->nwarn++] = mu_sb_detach(&sb);
+    t->warn[t->nwarn++] = w;
 }
 
 static struct mu_domain *new_domain(struct mu_topo *t, char *name, int tier,
@@ -208,10 +201,11 @@ static void mark_children(struct build *b, size_t self,
                                   &t->hn[k].meta.labels))
             continue;
         if (b->state[k] == 1 || depth >= MU_TOPO_MAX_DEPTH) {
-            warnf(t, "HyperNode %s: member HyperNode %s would contain %s "
-                     "itself (or nests deeper than %d): left out",
-                  h->meta.name, t->hn[k].meta.name, h->meta.name,
-                  MU_TOPO_MAX_DEPTH);
+            add_warn(t, mu_xasprintf("HyperNode %s: member HyperNode %s "
+                                     "would contain %s itself (or nests "
+                                     "deeper than %d): left out",
+                                     h->meta.name, t->hn[k].meta.name,
+                                     h->meta.name, MU_TOPO_MAX_DEPTH));
             continue;
         }
         build_hn(b, k, depth + 1);

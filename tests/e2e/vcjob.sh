@@ -338,9 +338,10 @@ check "no pod is made for the refused jobs" bash -c "! kubectl get pods --no-hea
 check "and a good job next to them runs" wait_for 60 pods_running fine- 2
 # --- fields muster does not act on are said on the PodGroup, not dropped -----
 job2 topo '' head 1 worker 1 'dependsOn: {name: [head]}' | kubectl apply -f - >/dev/null
+pg_of() { kubectl get pg -o custom-columns=N:.metadata.name --no-headers | grep "^$1-"; }
 unsupported_said() {
     local pg
-    pg=$(kubectl get pg -o custom-columns=N:.metadata.name --no-headers | grep '^topo-') || return 1
+    pg=$(pg_of topo) || return 1
     kubectl get pg "$pg" -o jsonpath='{.status.conditions[?(@.type=="Unsupported")].message}' |
         grep -qx "muster does not act on the vcjob's spec.tasks\[1\].dependsOn: the gang is scheduled as if it were not set"
 }
@@ -413,7 +414,7 @@ check "in one rack: both its pods are on rack-b's nodes" \
 gpu8_job wide 3 1 | kubectl apply -f - >/dev/null
 never_said() {
     local pg
-    pg=$(kubectl get pg -o custom-columns=N:.metadata.name --no-headers | grep '^wide-') || return 1
+    pg=$(pg_of wide) || return 1
     kubectl get pg "$pg" -o jsonpath='{.status.phase} {.status.conditions[?(@.type=="Unschedulable")].message}' |
         grep -q "^Pending .*can never run in one HyperNode of tier <= 1 (networkTopology hard): its 3 pods ask 24 nvidia.com/gpu, the most any such HyperNode has is 16 (rack-a)"
 }

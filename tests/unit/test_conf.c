@@ -163,13 +163,31 @@ START_TEST(test_conf_reclaim_without_a_share_plugin_is_inert_and_says_so)
 }
 END_TEST
 
+/* base followed by each tail is refused with its error, leaving zero. */
+struct bad_tail {
+    const char *tail, *err;
+};
+static void refuses_tails(const char *base, const struct bad_tail *bad,
+                          size_t n)
+{
+    struct mu_conf c;
+    struct mu_err err;
+
+    for (size_t i = 0; i < n; i++) {
+        char *txt = mu_xasprintf("%s%s", base, bad[i].tail);
+
+        ck_assert_int_eq(parse(txt, &c, &err), -EINVAL);
+        ck_assert_str_eq(err.msg, bad[i].err);
+        ck_assert(is_zero(&c));
+        free(txt);
+    }
+}
+
 START_TEST(test_conf_hypernode_tiers)
 {
     static const char base[] = "actions: \"allocate\"\n"
                                "tiers:\n- plugins:\n  - name: gang\n";
-    static const struct {
-        const char *tail, *err;
-    } bad[] = {
+    static const struct bad_tail bad[] = {
         {"hyperNodeTiers: {nodeLabel: rack}\n",
          "sched.conf: hyperNodeTiers: want a list of {nodeLabel, tierName}, "
          "tier 1 first"},
@@ -199,13 +217,7 @@ START_TEST(test_conf_hypernode_tiers)
     ck_assert_str_eq(c.warnings[0], "sched.conf: hyperNodeTiers[1].color: "
                                     "unknown key, ignored");
     mu_conf_release(&c);
-    for (size_t i = 0; i < MU_ARRAY_LEN(bad); i++) {
-        txt = mu_xasprintf("%s%s", base, bad[i].tail);
-        ck_assert_int_eq(parse(txt, &c, &err), -EINVAL);
-        ck_assert_str_eq(err.msg, bad[i].err);
-        ck_assert(is_zero(&c));
-        free(txt);
-    }
+    refuses_tails(base, bad, MU_ARRAY_LEN(bad));
 }
 END_TEST
 
@@ -213,9 +225,7 @@ START_TEST(test_conf_device_class_mappings)
 {
     static const char base[] = "actions: \"allocate\"\n"
                                "tiers:\n- plugins:\n  - name: gang\n";
-    static const struct {
-        const char *tail, *err;
-    } bad[] = {
+    static const struct bad_tail bad[] = {
         {"deviceClassMappings: {}\n",
          "sched.conf: deviceClassMappings: want a list of {name, "
          "deviceClassNames}"},
@@ -243,13 +253,7 @@ START_TEST(test_conf_device_class_mappings)
     ck_assert_str_eq(c.devmaps[1].class_name, "mig.nvidia.com");
     ck_assert_str_eq(c.devmaps[1].resource, "nvidia.com/gpu");
     mu_conf_release(&c);
-    for (size_t i = 0; i < MU_ARRAY_LEN(bad); i++) {
-        txt = mu_xasprintf("%s%s", base, bad[i].tail);
-        ck_assert_int_eq(parse(txt, &c, &err), -EINVAL);
-        ck_assert_str_eq(err.msg, bad[i].err);
-        ck_assert(is_zero(&c));
-        free(txt);
-    }
+    refuses_tails(base, bad, MU_ARRAY_LEN(bad));
 }
 END_TEST
 
