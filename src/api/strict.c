@@ -115,6 +115,14 @@ SCHEMA(pgspec_s, {"minMember", NULL, false}, {"minTaskMember", NULL, false},
        {"preemptable", NULL, false}, {"minResources", NULL, false},
        {"networkTopology", NULL, false}, {"subGroupPolicy", NULL, false});
 
+SCHEMA(hnsel_s, {"exactMatch", NULL, false}, {"regexMatch", NULL, false},
+       {"labelMatch", NULL, false});
+
+SCHEMA(hnmember_s, {"type", NULL, false}, {"selector", &hnsel_s, false});
+
+SCHEMA(hnspec_s, {"tier", NULL, false}, {"tierName", NULL, false},
+       {"members", &hnmember_s, true});
+
 SCHEMA(nodespec_s, {"podCIDR", NULL, false}, {"podCIDRs", NULL, false},
        {"providerID", NULL, false}, {"unschedulable", NULL, false},
        {"taints", NULL, false}, {"configSource", NULL, false},
@@ -137,6 +145,7 @@ TOP(node_s, {"spec", &nodespec_s, false}, {"status", &nodestatus_s, false});
 TOP(queue_s, {"spec", &queuespec_s, false}, {"status", NULL, false});
 TOP(pg_s, {"spec", &pgspec_s, false}, {"status", NULL, false});
 TOP(job_s, {"spec", &jobspec_s, false}, {"status", NULL, false});
+TOP(hn_s, {"spec", &hnspec_s, false}, {"status", NULL, false});
 TOP(pc_s, {"value", NULL, false}, {"globalDefault", NULL, false},
     {"description", NULL, false}, {"preemptionPolicy", NULL, false});
 TOP(other_s, {"spec", NULL, false}, {"status", NULL, false},
@@ -366,6 +375,8 @@ int mu_strict_check(const char *kind, const json_t *obj,
         s = &job_s;
     else if (!strcmp(kind, "PriorityClass"))
         s = &pc_s;
+    else if (!strcmp(kind, "HyperNode"))
+        s = &hn_s;
     if (s == &other_s) {
         walk(&r, json_object_get(obj, "metadata"), &meta_s, "metadata");
         return 0;
