@@ -28,9 +28,10 @@ void mu_hypernode_release(struct mu_hypernode *h)
 /* RE2 spellings POSIX ERE reads differently or not at all. */
 static bool re2_only(const char *pat)
 {
-    static const char *const bad[] = {"\\d", "\\D", "\\w", "\\W", "\\s",
-                                      "\\S", "\\b", "\\B", "(?",  "*?",
-                                      "+?",  "??",  "\\A", "\\z"};
+    static const char *const bad[] = {
+        "\\d", "\\D", "\\w", "\\W", "\\s", "\\S", "\\b", "\\B", "\\A",
+        "\\z", "\\x", "\\p", "\\P", "\\Q", "\\E", "\\t", "\\n", "\\r",
+        "\\f", "\\v", "\\a", "\\C", "(?",  "*?",  "+?",  "??",  "}?"};
 
     for (size_t i = 0; i < MU_ARRAY_LEN(bad); i++)
         if (strstr(pat, bad[i]))

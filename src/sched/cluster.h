@@ -180,6 +180,9 @@ struct mu_job {
     enum mu_pg_phase phase;    /* current phase (status.phase) */
     struct mu_condition cond;  /* current condition */
     int64_t inqueue_since_ms;
+    int topo_skip;             /* networkTopology: the domains to pass over
+                                  at its next try, those the try cap kept
+                                  it from reaching (actions/topoplace.h) */
     bool reclaimed;            /* reclaim has evicted its pods, last at */
     int64_t reclaimed_ms;      /* this cycle time (proportion's window) */
     int running, succeeded, failed; /* status counters */

@@ -200,7 +200,8 @@ static void mark_children(struct build *b, size_t self,
         if (!mu_hn_member_matches(m, t->hn[k].meta.name,
                                   &t->hn[k].meta.labels))
             continue;
-        if (b->state[k] == 1 || depth >= MU_TOPO_MAX_DEPTH) {
+        if (b->state[k] == 1 ||
+            (b->state[k] == 0 && depth >= MU_TOPO_MAX_DEPTH)) {
             add_warn(t, mu_xasprintf("HyperNode %s: member HyperNode %s "
                                      "would contain %s itself (or nests "
                                      "deeper than %d): left out",
@@ -215,33 +216,33 @@ static void mark_children(struct build *b, size_t self,
     }
 }
 
+/* Builds HyperNode k's domain. b->mark is the caller's scratch (a parent
+ * marking its members' nodes): it is set aside on entry and given back
+ * as it was, so one child's nodes never land in a sibling's domain. */
 static void build_hn(struct build *b, size_t k, int depth)
 {
     struct mu_topo *t = b->t;
     const struct mu_hypernode *h = &t->hn[k];
+    size_t nn = b->c->nnodes;
     unsigned char *saved;
     size_t di;
 
     if (b->state[k] == 2)
         return;
     b->state[k] = 1;
-    /* a child's build uses the marks: keep ours aside meanwhile */
-    saved = mu_xcalloc(b->c->nnodes ? b->c->nnodes : 1, 1);
+    saved = mu_xcalloc(nn ? nn : 1, 1);
+    memcpy(saved, b->mark, nn);
+    memset(b->mark, 0, nn);
     for (size_t i = 0; i < h->nmembers; i++)
-        if (h->members[i].hypernode) {
-            memcpy(saved, b->mark, b->c->nnodes);
-            memset(b->mark, 0, b->c->nnodes);
+        if (h->members[i].hypernode)
             mark_children(b, k, &h->members[i], depth);
-            for (size_t n = 0; n < b->c->nnodes; n++)
-                saved[n] |= b->mark[n];
-            memcpy(b->mark, saved, b->c->nnodes);
-        } else {
+        else
             mark_nodes(b, &h->members[i]);
-        }
-    free(saved);
     di = t->ndom;
     take_marked(b, new_domain(t, mu_xstrdup(h->meta.name), h->tier,
-                              h->tier_name));
+                              h->tier_name)); /* clears the marks */
+    memcpy(b->mark, saved, nn);
+    free(saved);
     b->dom_of[k] = di;
     b->state[k] = 2;
 }

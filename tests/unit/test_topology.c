@@ -142,6 +142,24 @@ START_TEST(test_members_by_name_regex_labels_and_nesting)
 }
 END_TEST
 
+/* A parent whose name sorts before its children's is built first: each
+ * child's domain holds its own nodes only, not a sibling's. */
+START_TEST(test_a_parent_built_first_keeps_its_children_apart)
+{
+    add_node("a1", "a");
+    add_node("b1", "b");
+    add_node("c1", "c");
+    ck_assert_int_eq(put(HN("agg", 2, HN_RE("^rack-") "," NODE_EXACT("c1"))),
+                     0);
+    ck_assert_int_eq(put(HN("rack-a", 1, NODE_EXACT("a1"))), 0);
+    ck_assert_int_eq(put(HN("rack-b", 1, NODE_EXACT("b1"))), 0);
+    mu_topo_sync(&t, &c, NULL);
+    ck_assert_str_eq(names(dom("rack-a")), "a1");
+    ck_assert_str_eq(names(dom("rack-b")), "b1");
+    ck_assert_str_eq(names(dom("agg")), "a1 b1 c1");
+}
+END_TEST
+
 START_TEST(test_sync_follows_nodes_and_hypernodes)
 {
     add_node("a1", "a");
@@ -260,6 +278,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_members_by_name_regex_labels_and_nesting);
     tcase_add_test(tc, test_sync_follows_nodes_and_hypernodes);
+    tcase_add_test(tc, test_a_parent_built_first_keeps_its_children_apart);
     tcase_add_test(tc, test_a_hypernode_that_contains_itself_is_cut_with_a_warning);
     tcase_add_test(tc, test_label_tiers_make_one_domain_per_value);
     tcase_add_test(tc, test_bad_hypernodes_are_refused_naming_the_field);

@@ -3,7 +3,9 @@
 /*
  * BestEffort tasks (no requests) of admitted, valid jobs go wherever the
  * static predicates and the pod count allow; they bind once the job is
- * ready.
+ * ready. Those of a gang held to one network domain (networkTopology
+ * hard) are not: allocate places them, inside its domain
+ * (actions/topoplace.h).
  */
 void mu_action_backfill(struct mu_ssn *s, struct mu_place *p)
 {
@@ -14,7 +16,7 @@ void mu_action_backfill(struct mu_ssn *s, struct mu_place *p)
         size_t mark = mu_stmt_mark(&s->stmt);
         bool any = false;
 
-        if (!mu_job_schedulable(s, j))
+        if (j->pg.topo.mode == MU_TOPO_HARD || !mu_job_schedulable(s, j))
             continue;
         for (size_t k = 0; k < j->ntasks; k++) {
             struct mu_task *t = j->tasks[k];

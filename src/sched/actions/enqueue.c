@@ -106,8 +106,12 @@ static const struct mu_res *dom_caps(const struct mu_cluster *c,
     dc->cap = mu_xcalloc(t->ndom ? t->ndom : 1, sizeof(*dc->cap));
     for (size_t k = 0; k < t->ndom; k++)
         for (size_t i = 0; i < t->dom[k].n; i++)
-            mu_res_add(&dc->cap[k],
-                       &c->nodes[t->dom[k].nodes[i]]->spec.allocatable);
+        {
+            const struct mu_cnode *n = c->nodes[t->dom[k].nodes[i]];
+
+            mu_res_add(&dc->cap[k], &n->spec.allocatable);
+            mu_res_add(&dc->cap[k], &n->devq); /* DRA devices by quota */
+        }
     return dc->cap;
 }
 
@@ -124,7 +128,7 @@ static bool topo_never_fits(const struct mu_ssn *s, const struct mu_job *j,
     const struct mu_topo *t = c->topo;
     const struct mu_res *caps;
     struct mu_res need;
-    int limit, pods = 0, best = -1, d, bd = -1;
+    int limit, pods = 0, n = 0;
 
     if (j->pg.topo.mode != MU_TOPO_HARD || mu_job_ready_num(j) > 0)
         return false;
@@ -144,14 +148,11 @@ static bool topo_never_fits(const struct mu_ssn *s, const struct mu_job *j,
     need.set &= ~(1u << MU_RES_PODS);
     caps = t && t->ndom ? dom_caps(c, dc) : NULL;
     for (size_t k = 0; caps && k < t->ndom && t->dom[k].tier <= limit; k++) {
-        if ((d = mu_res_first_short(&need, &caps[k], false)) < 0)
+        if (mu_res_first_short(&need, &caps[k], false) < 0)
             return false;
-        if (best < 0 || caps[k].v[d] > caps[best].v[bd]) {
-            best = (int)k;
-            bd = d;
-        }
+        n++;
     }
-    if (best < 0) {
+    if (!n) {
         mu_sb_addf(why, "networkTopology hard: no HyperNode of tier ");
         if (limit == INT_MAX)
             mu_sb_add(why, "any");
@@ -163,18 +164,41 @@ static bool topo_never_fits(const struct mu_ssn *s, const struct mu_job *j,
                                       "configuration no hyperNodeTiers)");
         return true;
     }
-    {
-        char a[32], b[32];
+    mu_sb_addf(why, "can never run in one HyperNode of tier %s%d "
+                    "(networkTopology hard): ",
+               limit == INT_MAX ? "" : "<= ",
+               limit == INT_MAX ? t->dom[t->ndom - 1].tier : limit);
+    /* a dimension no such domain has enough of, with the most one has */
+    for (int d = 0; d < MU_RES_MAX; d++) {
+        int64_t most = -1;
+        size_t at = 0;
 
-        mu_sb_addf(why, "can never run in one HyperNode of tier %s%d "
-                        "(networkTopology hard): its %d pods ask %s %s, the "
-                        "most any such HyperNode has is %s (%s)",
-                   limit == INT_MAX ? "" : "<= ",
-                   limit == INT_MAX ? t->dom[t->ndom - 1].tier : limit, pods,
-                   qty(c, bd, &need, a, sizeof(a)), c->rn.name[bd],
-                   qty(c, bd, &caps[best], b, sizeof(b)),
-                   t->dom[best].name);
+        if (!mu_res_has(&need, d) || need.v[d] <= 0)
+            continue;
+        for (size_t k = 0; k < t->ndom && t->dom[k].tier <= limit; k++) {
+            int64_t v = mu_res_has(&caps[k], d) ? caps[k].v[d] : 0;
+
+            if (v > most) {
+                most = v;
+                at = k;
+            }
+        }
+        if (most < need.v[d]) {
+            char a[32], b[32];
+            struct mu_res m;
+
+            mu_res_zero(&m);
+            mu_res_put(&m, d, most);
+            mu_sb_addf(why, "its %d pods ask %s %s, the most any such "
+                            "HyperNode has is %s (%s)",
+                       pods, qty(c, d, &need, a, sizeof(a)), c->rn.name[d],
+                       qty(c, d, &m, b, sizeof(b)), t->dom[at].name);
+            return true;
+        }
     }
+    mu_sb_addf(why, "its %d pods ask ", pods);
+    mu_res_format(&need, &c->rn, false, why);
+    mu_sb_add(why, " and no such HyperNode has all of it at once");
     return true;
 }
 

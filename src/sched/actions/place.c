@@ -417,8 +417,10 @@ int mu_place_job(struct mu_place *p, struct mu_job *j,
         /* BestEffort members count for the gang: leaving them to backfill
          * would deadlock a gang that is not ready without them (allocate
          * discards the rest, backfill cannot make it ready alone). Beyond
-         * the gang they are left to backfill, as in Volcano. */
-        if (t->pod.besteffort && mode == MU_PLACE_ONE)
+         * the gang they are left to backfill, as in Volcano, except in a
+         * gang held to one domain (p->only): backfill would place them
+         * anywhere. */
+        if (t->pod.besteffort && mode == MU_PLACE_ONE && !p->only)
             continue;
         if (mode == MU_PLACE_GANG && mu_ssn_job_ready(s, j))
             break;

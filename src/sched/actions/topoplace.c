@@ -20,14 +20,28 @@ void mu_topoplace_release(struct mu_topoplace *tp)
     memset(tp, 0, sizeof(*tp));
 }
 
-/* What node n adds to its domains' room: its future idle. */
+/* What node n adds to its domains' room: its future idle, plus its DRA
+ * devices by quota name not taken (a pod's plain nvidia.com/gpu may be
+ * served by them, KEP-5004). */
 static void node_room(const struct mu_cluster *c, const struct mu_cnode *n,
                       struct mu_res *out)
 {
     mu_res_zero(out);
-    for (int d = 0; d < c->rn.n && d < MU_RES_MAX; d++)
-        if (mu_res_has(&n->spec.allocatable, d))
-            mu_res_put(out, d, mu_node_future_idle(n, d));
+    for (int d = 0; d < c->rn.n && d < MU_RES_MAX; d++) {
+        int64_t v = 0;
+        bool has = false;
+
+        if (mu_res_has(&n->spec.allocatable, d)) {
+            v = mu_node_future_idle(n, d);
+            has = true;
+        }
+        if (mu_res_has(&n->devq, d)) {
+            v += n->devq.v[d] - n->devused.v[d];
+            has = true;
+        }
+        if (has)
+            mu_res_put(out, d, v);
+    }
 }
 
 static void build(struct mu_topoplace *tp)
@@ -315,7 +329,7 @@ int mu_topoplace_job(struct mu_topoplace *tp, struct mu_job *j,
     size_t nplaced = 0;
     struct mu_res need;
     int dims[MU_RES_MAX];
-    int limit, pods, pd, nd, placed = 0, looked = 0;
+    int limit, pods, pd, nd, placed = 0, looked = 0, skip = j->topo_skip;
     bool done = false;
 
     limit = mu_topo_tier_limit(t, &j->pg.topo);
@@ -351,6 +365,11 @@ int mu_topoplace_job(struct mu_topoplace *tp, struct mu_job *j,
             if ((nplaced && !holds_placed(&t->dom[k], placed_on, nplaced)) ||
                 !room_holds(&tp->free[k], &need, dims, nd))
                 continue;
+            if (skip > 0) { /* tried at the last cycle, the cap hit */
+                skip--;
+                looked--;
+                continue;
+            }
             if (o.first_tried < 0)
                 o.first_tried = k;
             o.tried++;
@@ -370,6 +389,11 @@ int mu_topoplace_job(struct mu_topoplace *tp, struct mu_job *j,
         }
     }
 out:
+    /* the cap stopped it: the next cycle goes on past what it tried;
+     * otherwise it starts from the best again */
+    j->topo_skip = !done && o.tried >= MU_TOPO_MAX_TRIES
+                       ? j->topo_skip + o.tried
+                       : 0;
     if (!done && j->pg.topo.mode == MU_TOPO_SOFT) {
         mu_why_reset(j);
         placed = mu_place_job(p, j, mode, 0);

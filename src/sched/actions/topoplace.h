@@ -3,8 +3,9 @@
  * mu_netopo) inside one network domain (sched/topology.h).
  *
  * For such a gang allocate calls mu_topoplace_job instead of mu_place_job.
- * The candidates are the domains of tier <= its highestTierAllowed (hard;
- * soft: every tier) that hold the nodes its placed pods are on already;
+ * The candidates are the domains of tier <= its highestTierAllowed (or the
+ * tier its highestTierName names) that hold the nodes its placed pods are
+ * on already;
  * they are tried nearest tier first and, within a tier, fullest first (the
  * least free room left after the gang on its first accelerator, else cpu:
  * domains are packed as nodes are), then by name. A domain whose free room
@@ -14,7 +15,8 @@
  * pipelined) wins, the others are rolled back. When none does, a hard gang
  * waits with MU_WHY_TOPOLOGY (which tier, the gang's need, the best
  * domain's room), unless its queue's share stopped it first; a soft gang
- * is placed anywhere, as without the field.
+ * is placed anywhere, as without the field (so is one whose
+ * highestTierName names no tier).
  *
  * struct mu_topoplace keeps, for the action it serves, every domain's free
  * room, caught up from the cluster's dirty log as placements move it, so a

@@ -1,0 +1,1 @@
+[ check("t reaches the 34th rack, past the 32 the first cycle tried, and runs there"; ([pods | select(.metadata.name | startswith("t-w-")) | .spec.nodeName] | sort) == ["zgood1", "zgood2"] and pg("t-").status.phase == "Running") ]
