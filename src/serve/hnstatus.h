@@ -10,7 +10,8 @@
  * the watch last delivered it) and from what was last sent gets one merge
  * patch of hypernodes/status through the writer (flagged
  * MU_WRITE_COALESCE; gated by the Lease like every write). A failed write
- * is forgotten, so the next cycle sends it again.
+ * is said once (per count) and sent again after MU_HNSTATUS_RETRY_MS, not
+ * at every cycle.
  *
  * Threads: the scheduler thread, done callbacks included. Ownership:
  * borrows ctl; mu_hnstatus_release() must come after mu_writer_free() of
@@ -23,9 +24,12 @@
 #include "ctrl/ctl.h"
 #include "sched/topology.h"
 
+/* How long a failed nodeCount write waits before it is sent again. */
+#define MU_HNSTATUS_RETRY_MS 30000
+
 struct mu_hnstatus {
     const struct mu_ctl *ctl;
-    struct mu_map sent; /* HyperNode name -> (void *)(count + 1) sent */
+    struct mu_map sent; /* HyperNode name -> what was sent (owned) */
 };
 
 void mu_hnstatus_init(struct mu_hnstatus *h, const struct mu_ctl *ctl);
