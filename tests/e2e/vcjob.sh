@@ -421,5 +421,27 @@ never_said() {
 check "a 3 x 8-GPU one that no rack could hold is not admitted, and says so" \
     wait_for 60 never_said
 check "and none of its pods is bound" bash -c "! kubectl get pods -o wide --no-headers | grep '^wide-' | grep -q rack-"
+# --- the same on a tree of node labels (hyperNodeTiers), no HyperNodes ------
+reset
+kubectl delete hypernodes --all >/dev/null 2>&1
+{ "$MUSTER" simulate --print-config
+  printf 'hyperNodeTiers:\n- nodeLabel: muster.e2e/pool\n  tierName: rack\n'
+} >"$D/labels.conf"
+stop_muster
+MUSTER_SERVE_ARGS=(--config "$D/labels.conf")
+if start_muster >/dev/null 2>&1; then
+    ok "labels: muster restarts with hyperNodeTiers [muster.e2e/pool]"
+else
+    not_ok "labels: muster restarts with hyperNodeTiers [muster.e2e/pool]" "$(tail -20 "$D/muster.log")"
+fi
+MUSTER_SERVE_ARGS=()
+"$HERE/nodes.sh" "$D" 2 8 rack-a >/dev/null 2>&1
+"$HERE/nodes.sh" "$D" 2 8 rack-b >/dev/null 2>&1
+one_gpu_job busy2 4 4 '' | kubectl apply -f - >/dev/null
+check "labels: a 4-pod job takes 4 GPUs" wait_for 60 pods_running busy2- 4
+gpu8_job ring2 2 1 | kubectl apply -f - >/dev/null
+check "labels: the hard 2 x 8-GPU vcjob runs" wait_for 60 pods_running ring2- 2
+check "labels: in one pool: both its pods on rack-b's nodes" \
+    equals "rack-b " racks_of ring2-
 check "muster never crashed" kill -0 "$MPID"
 tap_end
