@@ -289,6 +289,7 @@ struct mu_cnode *mu_cluster_add_node(struct mu_cluster *c, struct mu_node *n,
     mu_devices_node_quota(&c->dev, cn->spec.meta.name, &c->rn, &cn->devq);
     mu_res_add(&c->total, &cn->devq);
     c->node_gen++;
+    c->node_set_gen++;
     /* adopt tasks already bound to this node */
     {
         struct mu_tlist *l = wait_take(&c->wait_node, cn->spec.meta.name);
@@ -648,6 +649,8 @@ struct mu_cnode *mu_cluster_update_node(struct mu_cluster *c, struct mu_node *n)
 
     if (!cn)
         return mu_cluster_add_node(c, n, NULL);
+    if (!kvs_equal(&cn->spec.meta.labels, &n->meta.labels))
+        c->node_set_gen++;
     same = kvs_equal(&cn->spec.meta.labels, &n->meta.labels) &&
            taints_equal(&cn->spec, n) &&
            cn->spec.unschedulable == n->unschedulable &&
@@ -680,6 +683,7 @@ void mu_cluster_remove_node(struct mu_cluster *c, struct mu_cnode *n)
     mu_res_sub(&c->total, &n->devq);
     node_free(n);
     c->node_gen++;
+    c->node_set_gen++;
 }
 
 struct mu_task *mu_cluster_update_task(struct mu_cluster *c, struct mu_pod *p,

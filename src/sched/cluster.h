@@ -277,6 +277,9 @@ struct mu_cluster {
      * change re-resolves its users only. */
     struct mu_map claim_users;
     uint64_t node_gen;         /* bumped when nodes change (caches key on it) */
+    uint64_t node_set_gen;     /* bumped when a node is added or removed or
+                                  its labels change (what network domains,
+                                  sched/topology.h, depend on) */
     /* Indexes of nodes whose resources changed, in order (a node may
      * appear more than once); a cycle's node index reads it to catch up,
      * and clears it at session open. */

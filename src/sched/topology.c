@@ -330,7 +330,7 @@ void mu_topo_sync(struct mu_topo *t, const struct mu_cluster *c,
     struct mu_domain *sorted, **ptrs;
 
     if (t->built && t->built_gen == t->gen &&
-        t->built_node_gen == c->node_gen && !strcmp(sig, t->built_labels)) {
+        t->built_node_gen == c->node_set_gen && !strcmp(sig, t->built_labels)) {
         free(sig);
         return;
     }
@@ -338,8 +338,9 @@ void mu_topo_sync(struct mu_topo *t, const struct mu_cluster *c,
     free(t->built_labels);
     t->built_labels = sig;
     t->built = true;
+    t->builds++;
     t->built_gen = t->gen;
-    t->built_node_gen = c->node_gen;
+    t->built_node_gen = c->node_set_gen;
     b.state = mu_xcalloc(t->nhn ? t->nhn : 1, 1);
     b.dom_of = mu_xcalloc(t->nhn ? t->nhn : 1, sizeof(*b.dom_of));
     b.mark = mu_xcalloc(c->nnodes ? c->nnodes : 1, 1);

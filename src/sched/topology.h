@@ -17,7 +17,8 @@
  * mu_topo, feeds it HyperNodes with mu_topo_put/mu_topo_remove, and lends
  * it to the cluster (mu_cluster.topo). mu_topo_sync, called by the cycle at
  * session open, rebuilds the domains when the HyperNodes, the nodes
- * (mu_cluster.node_gen) or the label tiers changed; between changes it
+ * (mu_cluster.node_set_gen: added, removed, labels) or the label tiers
+ * changed; between changes it
  * costs nothing. Domains' node lists are indexes into cluster->nodes, valid
  * until the next sync. Thread: the scheduler thread, as the cluster.
  * Allocation failures abort (mu_x*).
@@ -60,6 +61,7 @@ struct mu_topo {
     struct mu_domain *dom;   /* by tier, then name */
     size_t nwarn;
     char **warn;             /* what the last build left out, owned */
+    uint64_t builds;         /* how many times the domains were built */
     uint64_t warn_sig;       /* a hash of warn (0: none): a caller that logs
                                 warn keeps the one it logged */
 };

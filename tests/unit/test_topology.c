@@ -182,6 +182,45 @@ START_TEST(test_sync_follows_nodes_and_hypernodes)
 }
 END_TEST
 
+/* A node's labels changing moves it between label domains; a change of
+ * its allocatable alone does not rebuild them. */
+START_TEST(test_label_domains_follow_label_changes_only)
+{
+    struct mu_conf conf;
+    struct mu_err err = {0};
+    static const char text[] = "actions: \"allocate\"\n"
+                               "tiers:\n- plugins:\n  - name: gang\n"
+                               "hyperNodeTiers:\n- nodeLabel: rack\n";
+    struct mu_node n;
+    json_t *j;
+    uint64_t builds;
+
+    ck_assert_int_eq(mu_conf_parse("t.conf", text, strlen(text), &conf, &err),
+                     0);
+    add_node("n1", "a");
+    add_node("n2", "a");
+    mu_topo_sync(&t, &c, &conf);
+    ck_assert_str_eq(names(dom("rack=a")), "n1 n2");
+    builds = t.builds;
+    j = J("{\"metadata\":{\"name\":\"n2\",\"labels\":{\"rack\":\"a\"}},"
+          "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"pods\":\"10\"}}}");
+    ck_assert_int_eq(mu_node_decode(j, &c.rn, &n, NULL), 0);
+    json_decref(j);
+    mu_cluster_update_node(&c, &n);
+    mu_topo_sync(&t, &c, &conf);
+    ck_assert_uint_eq(t.builds, builds); /* not rebuilt */
+    j = J("{\"metadata\":{\"name\":\"n2\",\"labels\":{\"rack\":\"b\"}},"
+          "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"pods\":\"10\"}}}");
+    ck_assert_int_eq(mu_node_decode(j, &c.rn, &n, NULL), 0);
+    json_decref(j);
+    mu_cluster_update_node(&c, &n);
+    mu_topo_sync(&t, &c, &conf);
+    ck_assert_str_eq(names(dom("rack=a")), "n1");
+    ck_assert_str_eq(names(dom("rack=b")), "n2");
+    mu_conf_release(&conf);
+}
+END_TEST
+
 START_TEST(test_a_hypernode_that_contains_itself_is_cut_with_a_warning)
 {
     add_node("a1", "a");
@@ -279,6 +318,7 @@ int main(void)
     tcase_add_test(tc, test_members_by_name_regex_labels_and_nesting);
     tcase_add_test(tc, test_sync_follows_nodes_and_hypernodes);
     tcase_add_test(tc, test_a_parent_built_first_keeps_its_children_apart);
+    tcase_add_test(tc, test_label_domains_follow_label_changes_only);
     tcase_add_test(tc, test_a_hypernode_that_contains_itself_is_cut_with_a_warning);
     tcase_add_test(tc, test_label_tiers_make_one_domain_per_value);
     tcase_add_test(tc, test_bad_hypernodes_are_refused_naming_the_field);
