@@ -5,18 +5,17 @@
  * For such a gang allocate calls mu_topoplace_job instead of mu_place_job.
  * The candidates are the domains of tier <= its highestTierAllowed (or the
  * tier its highestTierName names) that hold the nodes its placed pods are
- * on already;
- * they are tried nearest tier first and, within a tier, fullest first (the
- * least free room left after the gang on its first accelerator, else cpu:
- * domains are packed as nodes are), then by name. A domain whose free room
- * (future idle, summed over its nodes) is short of what the gang still
- * needs is not tried. Each try places the gang among the domain's nodes
- * only, in the same statement; the first that makes it ready (or
- * pipelined) wins, the others are rolled back. When none does, a hard gang
- * waits with MU_WHY_TOPOLOGY (which tier, the gang's need, the best
- * domain's room), unless its queue's share stopped it first; a soft gang
- * is placed anywhere, as without the field (so is one whose
- * highestTierName names no tier).
+ * on already; they are tried nearest tier first and, within a tier,
+ * fullest first (the least free room left after the gang on its first
+ * accelerator, else cpu: domains are packed as nodes are), then by name.
+ * A domain whose free room (future idle, summed over its nodes) is short
+ * of what the gang still needs is not tried. Each try places the gang
+ * among the domain's nodes only, in the same statement; the first that
+ * makes it ready (or pipelined) wins, the others are rolled back. When
+ * none does, a hard gang waits with MU_WHY_TOPOLOGY (which tier, the
+ * gang's need, the best domain's room), unless its queue's share stopped
+ * it first; a soft gang is placed anywhere, as without the field (so is
+ * one whose highestTierName names no tier).
  *
  * struct mu_topoplace keeps, for the action it serves, every domain's free
  * room, caught up from the cluster's dirty log as placements move it, so a
@@ -37,7 +36,9 @@
 /* Most domains one gang tries to place itself in, and most it looks at
  * (a domain looked at may turn out short of a dimension other than the
  * one it is packed by, or not hold the gang's placed pods), in one cycle:
- * named caps, the rest is left for the next cycle, in the same order. */
+ * named caps. A gang the try cap stopped goes on, at its next cycle, past
+ * the domains it tried (mu_job.topo_skip), so every domain is reached in
+ * turn; a gang that tried them all starts from the best again. */
 #define MU_TOPO_MAX_TRIES 32
 #define MU_TOPO_MAX_LOOKS 128
 
