@@ -298,8 +298,7 @@ static int best_fit(const struct mu_topoplace *tp, const int64_t *room,
 
 /* For the reason: the domains within the limit holding the placed pods,
  * and the one with the most room on the pack dimension. */
-static void survey(const struct mu_topoplace *tp, const struct mu_topo *t,
-                   int limit, const int64_t *room, const int *placed_on,
+static void survey(const struct mu_topo *t, int limit, const int64_t *room, const int *placed_on,
                    size_t nplaced, struct outcome *o)
 {
     int64_t best = -1;
@@ -313,7 +312,6 @@ static void survey(const struct mu_topoplace *tp, const struct mu_topo *t,
             best = room[k];
         }
     }
-    (void)tp;
 }
 
 int mu_topoplace_job(struct mu_topoplace *tp, struct mu_job *j,
@@ -401,7 +399,7 @@ out:
         struct mu_sb what;
 
         if (room)
-            survey(tp, t, limit, room, placed_on, nplaced, &o);
+            survey(t, limit, room, placed_on, nplaced, &o);
         mu_sb_init(&what);
         topo_text(t, j, &what);
         why_topology(tp, j, what.buf, limit, &need, pods, &o, nplaced > 0);
