@@ -22,6 +22,7 @@
     X(drf)                                                                    \
     X(predicates)                                                             \
     X(proportion)                                                             \
+    X(capacity)                                                               \
     X(nodeorder)                                                              \
     X(binpack)
 

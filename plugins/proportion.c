@@ -11,8 +11,8 @@
  * use, not how many there are.
  */
 #include "ahead.h"
-#include "api/times.h"
 #include "plugins.h"
+#include "share.h"
 
 __extension__ typedef __int128 i128;
 
@@ -253,25 +253,6 @@ static void scan_jobs(struct mu_cqueue *q, struct wq *w, struct mu_res *el,
     }
 }
 
-/* A duration argument, never negative; a bad one is warned about and
- * the default used. */
-static int64_t arg_duration(struct mu_ssn *ssn, const struct mu_plugin_opt *opt,
-                            const char *key, const char *def)
-{
-    const char *v = mu_conf_arg_str(ssn->conf, opt, key, def);
-    struct mu_err err;
-    int64_t ms = 0;
-
-    if (!mu_duration_parse(v, &ms, &err) && ms >= 0)
-        return ms;
-    if (ms < 0)
-        snprintf(err.msg, sizeof(err.msg), "must not be negative");
-    mu_conf_arg_warn(ssn->conf, opt, "argument %s: %s; using %s", key,
-                     err.msg, def);
-    (void)mu_duration_parse(def, &ms, NULL);
-    return ms;
-}
-
 /* Has w's queue work waiting: a request past what it holds? */
 static bool asks_more(const struct wq *w)
 {
@@ -374,15 +355,15 @@ static void *open_prop(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
                 mu_res_put(&w[i].q->deserved, d, 0);
     }
     water_fill(c, w, n, dims);
-    window = arg_duration(ssn, opt, "proportion.shareWindow", SHARE_WINDOW);
+    window = mu_share_arg_duration(ssn, opt, "proportion.shareWindow", SHARE_WINDOW);
     for (int i = 0; i < n; i++)
         settle(ssn, &w[i], window);
     p->ssn = ssn;
     p->now_ms = ssn->now_ms;
     p->window_ms = window;
-    p->min_run_ms = arg_duration(ssn, opt, "proportion.reclaimMinRuntime",
+    p->min_run_ms = mu_share_arg_duration(ssn, opt, "proportion.reclaimMinRuntime",
                                  MIN_RUNTIME);
-    p->again_ms = arg_duration(ssn, opt, "proportion.reclaimWindow",
+    p->again_ms = mu_share_arg_duration(ssn, opt, "proportion.reclaimWindow",
                                AGAIN_WINDOW);
     free(w);
     return p;
@@ -430,19 +411,13 @@ static int queue_order(void *st, const struct mu_cqueue *a,
     return sa < sb ? -1 : sa > sb ? 1 : 0;
 }
 
-/* "allocated A + X what > labelL" of q's dimension d, quantities as
- * their resource writes them. */
+/* mu_share_figures of q's allocated in dimension d. */
 static void figures(const struct prop *p, const struct mu_cqueue *q, int d,
                     int64_t x, const char *what, const char *label,
                     int64_t limit, struct mu_sb *why)
 {
-    const char *name = p->c->rn.name[d];
-    char a[32], r[32], l[32];
-
-    mu_sb_addf(why, "allocated %s + %s %s > %s%s",
-               mu_quantity_format(name, get0(&q->allocated, d), a, sizeof(a)),
-               mu_quantity_format(name, x, r, sizeof(r)), what, label,
-               mu_quantity_format(name, limit, l, sizeof(l)));
+    mu_share_figures(p->c, d, get0(&q->allocated, d), x, what, label, limit,
+                     why);
 }
 
 static bool is_open(const struct mu_cqueue *q, struct mu_sb *why)
@@ -485,24 +460,6 @@ static bool allocatable(void *st, const struct mu_cqueue *q,
     return true;
 }
 
-/* What j still lacks to run: the requests of its first pending tasks, as
- * many as it is short of minMember (one more task once it has them). */
-static void gang_need(const struct mu_job *j, struct mu_res *need)
-{
-    int lack = j->pg.min_member - (mu_job_ready_num(j) + mu_job_waiting_num(j));
-
-    mu_res_zero(need);
-    lack = MU_MAX(lack, 1);
-    for (size_t k = 0; k < j->ntasks && lack > 0; k++) {
-        const struct mu_task *t = j->tasks[k];
-
-        if (t->status != MU_TASK_PENDING || mu_task_gated_by_others(t))
-            continue;
-        mu_res_add(need, t->qreq);
-        lack--;
-    }
-}
-
 /* May q reclaim for t's gang? Only on a settled imbalance: q is owed the
  * whole of what the gang lacks against the least its deserved share was
  * over the window (so the gang, once running, is within its share and no
@@ -534,7 +491,7 @@ static bool preemptive(void *st, const struct mu_cqueue *q,
                        j->key, (long long)(p->again_ms / 1000));
         return false;
     }
-    gang_need(j, &need);
+    mu_share_gang_need(j, &need);
     set = need.set & DIMS_ALL;
     for (; set; set &= set - 1) {
         int d = __builtin_ctz(set);
@@ -687,7 +644,7 @@ static void vneed_fill(struct prop *p)
 
             if (!q->jobs[k]->count[MU_TASK_PENDING])
                 continue;
-            gang_need(q->jobs[k], &n);
+            mu_share_gang_need(q->jobs[k], &n);
             for (int d = 0; d < MU_RES_MAX; d++)
                 if (d != MU_RES_PODS && mu_res_has(&n, d) && n.v[d] > 0)
                     mu_res_put(vn, d,
@@ -721,7 +678,7 @@ static bool keeps_share(struct prop *p, const struct mu_task *pre,
     if (p->need_job != rj || p->need_at[0] != mu_job_ready_num(rj) ||
         p->need_at[1] != mu_job_waiting_num(rj) ||
         p->need_at[2] != rj->count[MU_TASK_PENDING]) {
-        gang_need(rj, &p->need);
+        mu_share_gang_need(rj, &p->need);
         p->need_job = rj;
         p->need_at[0] = mu_job_ready_num(rj);
         p->need_at[1] = mu_job_waiting_num(rj);

@@ -329,6 +329,20 @@ struct mu_cqueue *mu_cluster_add_queue(struct mu_cluster *c,
     return cq;
 }
 
+/* q's allocated (and, within a session that set the tree up, its own and
+ * its ancestors' tree_allocated) gains or loses r. */
+static void queue_account(struct mu_cqueue *q, const struct mu_res *r,
+                          bool add)
+{
+    void (*op)(struct mu_res *, const struct mu_res *) =
+        add ? mu_res_add : mu_res_sub;
+
+    op(&q->allocated, r);
+    if (q->in_tree)
+        for (struct mu_cqueue *a = q; a; a = a->up)
+            op(&a->tree_allocated, r);
+}
+
 static void job_attach_task(struct mu_job *j, struct mu_task *t)
 {
     mu_xgrow((void **)&j->tasks, &j->cap_tasks, j->ntasks + 1,
@@ -339,7 +353,7 @@ static void job_attach_task(struct mu_job *j, struct mu_task *t)
     if (mu_status_allocated(t->status) && t->node) {
         mu_res_add(&j->allocated, t->qreq);
         if (j->queue)
-            mu_res_add(&j->queue->allocated, t->qreq);
+            queue_account(j->queue, t->qreq, true);
     }
 }
 
@@ -350,7 +364,7 @@ static void job_detach_task(struct mu_job *j, struct mu_task *t)
     if (mu_status_allocated(t->status) && t->node) {
         mu_res_sub(&j->allocated, t->qreq);
         if (j->queue)
-            mu_res_sub(&j->queue->allocated, t->qreq);
+            queue_account(j->queue, t->qreq, false);
     }
     t->job = NULL;
 }
@@ -882,7 +896,7 @@ void mu_task_place(struct mu_cluster *c, struct mu_task *t, struct mu_cnode *n,
         if (mu_status_allocated(st)) {
             mu_res_add(&t->job->allocated, t->qreq);
             if (t->job->queue)
-                mu_res_add(&t->job->queue->allocated, t->qreq);
+                queue_account(t->job->queue, t->qreq, true);
         }
     }
     if (t->dd && st == MU_TASK_PIPELINED)
@@ -953,7 +967,7 @@ void mu_task_set_status(struct mu_cluster *c, struct mu_task *t,
 
             op(&t->job->allocated, t->qreq);
             if (t->job->queue)
-                op(&t->job->queue->allocated, t->qreq);
+                queue_account(t->job->queue, t->qreq, now_alloc);
         }
     }
     t->status = st;

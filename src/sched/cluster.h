@@ -243,6 +243,13 @@ struct mu_cqueue {
                                   proportion.shareWindow (what reclaim
                                   counts a queue owed against) */
     struct mu_sharehist *shares; /* owned; NULL until proportion damps */
+    /* The queue tree of one session (capacity with enableHierarchy sets
+     * it at open; the session's close clears it): while in_tree, a change
+     * of allocated is added to tree_allocated of the queue and of every
+     * queue up from it. */
+    bool in_tree;
+    struct mu_cqueue *up;         /* the parent, NULL at the top */
+    struct mu_res tree_allocated; /* its own and every queue's below it */
 };
 
 struct mu_tlist {

@@ -57,7 +57,7 @@ const char *const mu_conf_known_plugins[] = {
 
 /* Registered by Volcano's scheduler (pkg/scheduler/plugins/factory.go). */
 static const char *const volcano_only_plugins[] = {
-    "sla",         "capacity",      "deviceshare",
+    "sla",         "deviceshare",
     "tdm",         "numa-aware",    "task-topology",
     "nodegroup",   "usage",         "resource-strategy-fit",
     "cdp",         "pdb",           "rescheduling",
@@ -366,6 +366,27 @@ static int parse_tier(struct ctx *x, json_t *tier, int ti, struct seen *seen,
     return 0;
 }
 
+static const struct mu_plugin_opt *find_plugin(const struct mu_conf *c,
+                                               const char *name)
+{
+    for (int t = 0; t < c->ntiers; t++)
+        for (int i = 0; i < c->tiers[t].n; i++)
+            if (strcmp(c->tiers[t].plugins[i].name, name) == 0)
+                return &c->tiers[t].plugins[i];
+    return NULL;
+}
+
+enum mu_conf_share mu_conf_share(const struct mu_conf *c)
+{
+    const struct mu_plugin_opt *o = find_plugin(c, "capacity");
+
+    if (o)
+        return mu_plugin_opt_on(o, MU_FLAG_HIERARCHY) ? MU_SHARE_TREE
+                                                      : MU_SHARE_CAPACITY;
+    return find_plugin(c, "proportion") ? MU_SHARE_PROPORTION
+                                        : MU_SHARE_NONE;
+}
+
 static int parse_tiers(struct ctx *x, json_t *tiers)
 {
     struct seen seen[MU_CONF_MAX_TIERS * MU_CONF_MAX_PLUGINS];
@@ -394,6 +415,9 @@ static int parse_tiers(struct ctx *x, json_t *tiers)
         if (rc)
             return rc;
     }
+    if (find_plugin(x->c, "proportion") && find_plugin(x->c, "capacity"))
+        return bad(x, "tiers: proportion and capacity both share the cluster "
+                      "between queues (weights, deserved values): name one");
     return 0;
 }
 
@@ -465,14 +489,15 @@ static void check_reclaim(struct ctx *x)
         for (int i = 0; i < x->c->tiers[t].n; i++) {
             const struct mu_plugin_opt *o = &x->c->tiers[t].plugins[i];
 
-            if (strcmp(o->name, "proportion") == 0 &&
+            if ((strcmp(o->name, "proportion") == 0 ||
+                 strcmp(o->name, "capacity") == 0) &&
                 mu_plugin_opt_on(o, MU_FLAG_RECLAIMABLE))
                 return;
         }
     x->c->reclaim_inert = true;
     warn(x, "action reclaim: no plugin in the tiers shares the cluster "
-            "between queues (proportion, with enableReclaimable): reclaim "
-            "does nothing");
+            "between queues (proportion or capacity, with "
+            "enableReclaimable): reclaim does nothing");
 }
 
 /* deviceClassMappings: [{name: RESOURCE, deviceClassNames: [CLASS...]}] */

@@ -142,6 +142,17 @@ int mu_conf_parse(const char *name, const char *text, size_t len,
 int mu_conf_load_file(const char *path, struct mu_conf *out,
                       struct mu_err *err) MU_WARN_UNUSED;
 
+/* Which plugin shares the cluster between queues: proportion (weights,
+ * flat), capacity (spec.deserved, flat) or capacity with enableHierarchy
+ * (a tree of queues, spec.parent); a configuration names at most one. */
+enum mu_conf_share {
+    MU_SHARE_NONE,
+    MU_SHARE_PROPORTION,
+    MU_SHARE_CAPACITY,
+    MU_SHARE_TREE,
+};
+enum mu_conf_share mu_conf_share(const struct mu_conf *c);
+
 /*
  * The built-in default: Volcano's shipped Helm configuration with reclaim
  * and preempt switched on:

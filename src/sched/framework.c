@@ -98,6 +98,8 @@ void mu_ssn_open(struct mu_ssn *ssn, struct mu_cluster *c, struct mu_conf *conf,
         mu_res_zero(&c->queues[i]->deserved);
         mu_res_zero(&c->queues[i]->real_capability);
         mu_res_zero(&c->queues[i]->inqueue);
+        c->queues[i]->up = NULL;
+        c->queues[i]->in_tree = false;
     }
     for (int t = 0; t < conf->ntiers; t++) {
         for (int k = 0; k < conf->tiers[t].n; k++) {
@@ -132,6 +134,10 @@ void mu_ssn_close(struct mu_ssn *ssn)
     for (int i = ssn->ninst - 1; i >= 0; i--)
         if (ssn->inst[i]->close)
             ssn->inst[i]->close(ssn, ssn->inst_st[i]);
+    for (size_t i = 0; ssn->cluster && i < ssn->cluster->nqueues; i++) {
+        ssn->cluster->queues[i]->up = NULL; /* the tree is the session's */
+        ssn->cluster->queues[i]->in_tree = false;
+    }
     for (int i = 0; i < ssn->pred_cache_shapes; i++)
         free(ssn->pred_cache[i]);
     free(ssn->pred_cache);
@@ -380,6 +386,18 @@ bool mu_ssn_victim_queue_ok(struct mu_ssn *s, const struct mu_task *preemptor,
             !hs->h[i].p->victim_queue_ok(hs->h[i].st, preemptor, q, reclaim))
             return false;
     return true;
+}
+
+int mu_ssn_victim_queue_rank(struct mu_ssn *s, const struct mu_task *preemptor,
+                             const struct mu_cqueue *q)
+{
+    const struct mu_hooks *hs = HOOKS(s, MU_HOOK_RECLAIMABLE);
+    int r = 0;
+
+    for (int i = 0; i < hs->n; i++)
+        if (hs->h[i].p->victim_queue_rank)
+            r += hs->h[i].p->victim_queue_rank(hs->h[i].st, preemptor, q);
+    return r;
 }
 
 bool mu_ssn_fits(const struct mu_ssn *s, const struct mu_task *t,

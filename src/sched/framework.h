@@ -29,6 +29,7 @@
  *   victim_ok                           AND over plugins (muster differs from
  *                                       Volcano's tier short-circuit on
  *                                       purpose: volcano-api.md §4.1, #5896)
+ *   victim_queue_rank                   sum (reclaim's victim queue order)
  */
 #ifndef MU_SCHED_FRAMEWORK_H
 #define MU_SCHED_FRAMEWORK_H
@@ -103,6 +104,12 @@ struct mu_plugin {
      * the victim's queue alone answers the same here. */
     bool (*victim_queue_ok)(void *st, const struct mu_task *preemptor,
                             const struct mu_cqueue *q, bool reclaim);
+    /* Optional, only with victim_ok: reclaim takes from queues of a lower
+     * rank first (Volcano's VictimQueueOrderFn; capacity: the queues
+     * nearest preemptor's in the tree), job order within a rank. Ranks
+     * are summed over plugins; fixed for the session. */
+    int (*victim_queue_rank)(void *st, const struct mu_task *preemptor,
+                             const struct mu_cqueue *q);
 };
 
 /* Every plugin muster has, NULL-terminated (plugins/plugins.c). */
@@ -220,6 +227,10 @@ bool mu_ssn_victim_ok(struct mu_ssn *s, const struct mu_task *preemptor,
  * true when none does. */
 bool mu_ssn_victim_queue_ok(struct mu_ssn *s, const struct mu_task *preemptor,
                             const struct mu_cqueue *q, bool reclaim);
+
+/* The sum of the reclaim victim_queue_rank hooks for q (0 when none). */
+int mu_ssn_victim_queue_rank(struct mu_ssn *s, const struct mu_task *preemptor,
+                             const struct mu_cqueue *q);
 
 /*
  * Resource fit of t on n: request <= idle (future false) or <= future idle

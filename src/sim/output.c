@@ -1,5 +1,7 @@
 #include "sim/output.h"
 
+#include "sched/qtree.h"
+
 #include <jansson.h>
 
 #include "api/json.h"
@@ -91,7 +93,8 @@ static json_t *obj(const char *api, const char *kind, json_t *md)
     return o;
 }
 
-static json_t *queue_json(const struct mu_cluster *c, const struct mu_cqueue *q)
+static json_t *queue_json(const struct mu_cluster *c, const struct mu_cqueue *q,
+                          const struct mu_res *allocated)
 {
     json_t *o = obj("scheduling.volcano.sh/v1beta1", "Queue",
                     meta(&q->spec.meta));
@@ -102,6 +105,11 @@ static json_t *queue_json(const struct mu_cluster *c, const struct mu_cqueue *q)
     if (q->spec.capability.set)
         json_object_set_new(spec, "capability",
                             reslist(c, &q->spec.capability, true));
+    if (q->spec.deserved.set)
+        json_object_set_new(spec, "deserved",
+                            reslist(c, &q->spec.deserved, true));
+    if (q->spec.parent)
+        json_object_set_new(spec, "parent", json_string(q->spec.parent));
     if (q->spec.guarantee.set) {
         json_t *g = json_object();
 
@@ -112,7 +120,7 @@ static json_t *queue_json(const struct mu_cluster *c, const struct mu_cqueue *q)
     json_object_set_new(o, "spec", spec);
     json_object_set_new(st, "state",
                         json_string(mu_queue_state_name(q->spec.state)));
-    json_object_set_new(st, "allocated", reslist(c, &q->allocated, false));
+    json_object_set_new(st, "allocated", reslist(c, allocated, false));
     if (q->has_deserved) /* muster's addition: the share it computed */
         json_object_set_new(st, "deserved", reslist(c, &q->deserved, false));
     json_object_set_new(o, "status", st);
@@ -294,6 +302,19 @@ static json_t *vcjob_json(const struct mu_cluster *c, const json_t *e)
     return o;
 }
 
+/* Every queue's status.allocated, by index: its own and its subtree's
+ * (sched/qtree.h). The caller frees. */
+static struct mu_res *tree_allocated(const struct mu_cluster *c)
+{
+    struct mu_res *out = mu_xcalloc(c->nqueues + 1, sizeof(*out));
+    struct mu_qtree t;
+
+    mu_qtree_build(&t, c);
+    mu_qtree_rollup(&t, c, out);
+    mu_qtree_free(&t);
+    return out;
+}
+
 static json_t *state_list(const struct mu_cluster *c, const json_t *vcjobs,
                           int64_t now_ms)
 {
@@ -302,8 +323,14 @@ static json_t *state_list(const struct mu_cluster *c, const json_t *vcjobs,
     size_t i;
 
     json_object_del(list, "metadata");
-    for (i = 0; i < c->nqueues; i++)
-        json_array_append_new(items, queue_json(c, c->queues[i]));
+    {
+        struct mu_res *tree_alloc = tree_allocated(c);
+
+        for (i = 0; i < c->nqueues; i++)
+            json_array_append_new(items,
+                                  queue_json(c, c->queues[i], &tree_alloc[i]));
+        free(tree_alloc);
+    }
     for (i = 0; i < c->njobs; i++)
         json_array_append_new(items, pg_json(c, c->jobs[i], now_ms));
     json_array_foreach(vcjobs, i, e)
@@ -416,6 +443,7 @@ void mu_sim_output_table(const struct mu_cluster *c, const char *timeline,
 {
     int wn = 4, wq = 5;
     struct mu_sb sb;
+    struct mu_res *tree_alloc;
 
     if (timeline && *timeline) {
         fputs(timeline, out);
@@ -453,6 +481,7 @@ void mu_sim_output_table(const struct mu_cluster *c, const char *timeline,
         fprintf(out, "\nWhy pending:\n%s", sb.buf);
     mu_sb_release(&sb);
     fputc('\n', out);
+    tree_alloc = tree_allocated(c);
     pad(out, "QUEUE", wq + 3);
     pad(out, "WEIGHT", 8);
     pad(out, "STATE", 8);
@@ -466,11 +495,12 @@ void mu_sim_output_table(const struct mu_cluster *c, const char *timeline,
         else
             mu_sb_add(&sb, "-");
         mu_sb_add(&sb, " / ");
-        mu_res_format(&q->allocated, &c->rn, false, &sb);
+        mu_res_format(&tree_alloc[i], &c->rn, false, &sb);
         pad(out, q->spec.meta.name, wq + 3);
         fprintf(out, "%-8d", q->spec.weight);
         pad(out, mu_queue_state_name(q->spec.state), 8);
         fprintf(out, "%s\n", sb.buf);
         mu_sb_release(&sb);
     }
+    free(tree_alloc);
 }

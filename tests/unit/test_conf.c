@@ -129,9 +129,13 @@ END_TEST
 START_TEST(test_conf_reclaim_without_a_share_plugin_is_inert_and_says_so)
 {
     static const char *const cases[] = {
-        /* no proportion */
+        /* neither proportion nor capacity */
         "actions: \"enqueue, allocate, reclaim\"\n"
-        "tiers:\n- plugins:\n  - name: gang\n  - name: capacity\n",
+        "tiers:\n- plugins:\n  - name: gang\n  - name: drf\n",
+        /* capacity, but not for reclaim */
+        "actions: \"enqueue, allocate, reclaim\"\n"
+        "tiers:\n- plugins:\n  - name: gang\n  - name: capacity\n"
+        "    enableReclaimable: false\n",
         /* proportion, but not for reclaim */
         "actions: \"enqueue, allocate, reclaim\"\n"
         "tiers:\n- plugins:\n  - name: gang\n  - name: proportion\n"
@@ -145,14 +149,40 @@ START_TEST(test_conf_reclaim_without_a_share_plugin_is_inert_and_says_so)
         ck_assert(c.reclaim_inert);
         ck_assert_str_eq(c.warnings[c.nwarnings - 1],
                          "sched.conf: action reclaim: no plugin in the tiers "
-                         "shares the cluster between queues (proportion, with "
-                         "enableReclaimable): reclaim does nothing");
+                         "shares the cluster between queues (proportion or "
+                         "capacity, with enableReclaimable): reclaim does "
+                         "nothing");
         mu_conf_release(&c);
     }
     /* the default has proportion; a config without reclaim says nothing */
     ck_assert_int_eq(parse(mu_conf_default_text, &c, &err), 0);
     ck_assert(!c.reclaim_inert);
+    ck_assert_int_eq(mu_conf_share(&c), MU_SHARE_PROPORTION);
     mu_conf_release(&c);
+    /* capacity shares too, flat or as a tree */
+    ck_assert_int_eq(parse("actions: \"enqueue, allocate, reclaim\"\n"
+                           "tiers:\n- plugins:\n  - name: capacity\n",
+                           &c, &err),
+                     0);
+    ck_assert(!c.reclaim_inert);
+    ck_assert_int_eq(mu_conf_share(&c), MU_SHARE_CAPACITY);
+    mu_conf_release(&c);
+    ck_assert_int_eq(parse("actions: \"enqueue, allocate, reclaim\"\n"
+                           "tiers:\n- plugins:\n  - name: capacity\n"
+                           "    enableHierarchy: true\n",
+                           &c, &err),
+                     0);
+    ck_assert_int_eq(mu_conf_share(&c), MU_SHARE_TREE);
+    mu_conf_release(&c);
+    /* a configuration names one of the two */
+    ck_assert_int_eq(parse("actions: allocate\n"
+                           "tiers:\n- plugins:\n  - name: proportion\n"
+                           "- plugins:\n  - name: capacity\n",
+                           &c, &err),
+                     -EINVAL);
+    ck_assert_str_eq(err.msg, "sched.conf: tiers: proportion and capacity "
+                              "both share the cluster between queues "
+                              "(weights, deserved values): name one");
     ck_assert_int_eq(parse("actions: \"enqueue, allocate\"\n"
                            "tiers:\n- plugins:\n  - name: gang\n",
                            &c, &err),
@@ -602,7 +632,7 @@ START_TEST(test_conf_warnings_for_ignored_parts)
                            "tiers:\n"
                            "- plugins: []\n"
                            "- plugins:\n"
-                           "  - name: capacity\n"
+                           "  - name: sla\n"
                            "    enableHierarchy: true\n"
                            "  - name: gang\n"
                            "    enabledHierarchy: true\n"
@@ -626,7 +656,7 @@ START_TEST(test_conf_warnings_for_ignored_parts)
     ck_assert_str_eq(c.warnings[1], "sched.conf: tiers[0]: no plugins");
     ck_assert_str_eq(c.warnings[2],
                      "sched.conf: tiers[1].plugins[0].name: plugin "
-                     "\"capacity\" is not supported by muster and is ignored");
+                     "\"sla\" is not supported by muster and is ignored");
     ck_assert_str_eq(c.warnings[3], "sched.conf: tiers[1].plugins[1]."
                                     "enabledHierarchy: unknown key, ignored");
     ck_assert_str_eq(c.warnings[4],

@@ -4,8 +4,9 @@
  * its minMember, and only when a dry run shows the gang fits afterwards.
  *
  * Victim units: the surplus tasks of a job above its minMember (one unit
- * each, highest task index first) and the whole job. Units are tried lowest
- * priority first, youngest job first, and a job's surplus before the job
+ * each, highest task index first) and the whole job. Units are tried from
+ * the queues of the lowest victim rank first (framework.h: capacity's tree
+ * puts siblings before cousins), then lowest priority first, youngest job first, and a job's surplus before the job
  * itself; once the waiting gang fits, every chosen unit that is not needed
  * is dropped again (the plan is minimal). Nothing is evicted when the gang
  * would not fit even after every eligible unit is gone.
@@ -16,6 +17,8 @@ struct unit {
     struct mu_job *job;
     struct mu_task *task; /* NULL: the whole job */
     int seq;              /* made in this order within the job */
+    int rank;             /* its queue's victim rank (reclaim: nearest
+                             queues in the tree first) */
     bool dropped;
 };
 
@@ -57,12 +60,13 @@ static bool eligible(struct mu_ssn *s, const struct mu_task *pre,
 }
 
 static void add_unit(struct plan *p, struct mu_job *j, struct mu_task *t,
-                     int seq)
+                     int seq, int rank)
 {
     mu_xgrow((void **)&p->u, &p->cap, p->n + 1, sizeof(*p->u));
     p->u[p->n].job = j;
     p->u[p->n].task = t;
     p->u[p->n].seq = seq;
+    p->u[p->n].rank = rank;
     p->u[p->n].dropped = false;
     p->n++;
 }
@@ -82,7 +86,7 @@ static int job_ptr_cmp(const void *a, const void *b)
     return job_cmp(*(struct mu_job *const *)a, *(struct mu_job *const *)b);
 }
 
-/* A total order: jobs by job_cmp; within a job its surplus tasks by task
+/* A total order: by the queues' victim rank, then jobs by job_cmp; within a job its surplus tasks by task
  * index, highest first (equal indices in the order they were made: reverse
  * task order), then the whole job. A job's units are therefore contiguous,
  * and the order of two jobs' units is the order of the jobs. */
@@ -90,6 +94,8 @@ static int unit_cmp(const void *a, const void *b)
 {
     const struct unit *x = a, *y = b;
 
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
     if (x->job != y->job)
         return job_cmp(x->job, y->job);
     if (!x->task || !y->task)
@@ -134,7 +140,8 @@ static size_t live_from(struct victims *vs, size_t i, size_t end)
 
 /* The units of victim job v for preemptor pre of job j. */
 static void job_units(struct mu_ssn *s, const struct mu_task *pre,
-                      bool reclaim, struct mu_job *v, struct plan *p)
+                      bool reclaim, struct mu_job *v, int rank,
+                      struct plan *p)
 {
     int surplus = mu_job_ready_num(v) - v->pg.min_member, seq = 0;
     bool whole = true, useful = false;
@@ -154,12 +161,12 @@ static void job_units(struct mu_ssn *s, const struct mu_task *pre,
             continue;
         useful = true;
         if (surplus > 0) {
-            add_unit(p, v, t, seq++);
+            add_unit(p, v, t, seq++, rank);
             surplus--;
         }
     }
     if (whole && useful)
-        add_unit(p, v, NULL, seq);
+        add_unit(p, v, NULL, seq, rank);
 }
 
 /* May v's jobs give way to j: another reclaimable queue (reclaim), or
@@ -181,7 +188,11 @@ static void candidates(struct mu_ssn *s, struct mu_job *j,
 {
     for (size_t i = 0; i < vs->n; i++)
         if (victim_job(j, vs->jobs[i], reclaim))
-            job_units(s, pre, reclaim, vs->jobs[i], p);
+            job_units(s, pre, reclaim, vs->jobs[i],
+                      reclaim ? mu_ssn_victim_queue_rank(s, pre,
+                                                         vs->jobs[i]->queue)
+                              : 0,
+                      p);
     if (p->n > 1)
         qsort(p->u, p->n, sizeof(*p->u), unit_cmp);
 }
@@ -189,8 +200,8 @@ static void candidates(struct mu_ssn *s, struct mu_job *j,
 /*
  * The same units in the same order, made one victim job at a time as the
  * caller reaches them (struct walk): the queues that may give way are
- * merged by their next job in job_cmp order. Reclaim skips j's queue and
- * queues that are not reclaimable, preempt looks at j's queue alone, and a
+ * merged by their rank, then by their next job in job_cmp order. Reclaim
+ * skips j's queue and queues that are not reclaimable, preempt looks at j's queue alone, and a
  * queue leaves the walk as soon as a plugin's victim_queue_ok rules it out
  * in the current state (none of its tasks is eligible then, and evictions
  * never make one eligible again: framework.h).
@@ -212,6 +223,7 @@ struct walk {
     size_t n;          /* queues left in the heap */
     struct wq {
         struct mu_cqueue *q;
+        int rank;         /* mu_ssn_victim_queue_rank (reclaim) */
         size_t next, end; /* its jobs left: vs->byq[next .. end) */
     } *h;              /* a min-heap by the job at next */
 };
@@ -219,6 +231,8 @@ struct walk {
 static bool wq_less(const struct walk *w, const struct wq *a,
                     const struct wq *b)
 {
+    if (a->rank != b->rank)
+        return a->rank < b->rank;
     return job_cmp(w->vs->byq[a->next], w->vs->byq[b->next]) < 0;
 }
 
@@ -270,6 +284,7 @@ static void walk_init(struct walk *w, struct mu_ssn *s, struct mu_job *j,
             !mu_ssn_victim_queue_ok(s, pre, q, reclaim))
             continue;
         w->h[w->n].q = q;
+        w->h[w->n].rank = reclaim ? mu_ssn_victim_queue_rank(s, pre, q) : 0;
         w->h[w->n].next = vs->qfirst[qi];
         w->h[w->n].end = vs->qfirst[qi] + vs->qn[qi];
         w->n++;
@@ -290,7 +305,7 @@ static bool runs_nothing(const struct mu_job *v)
  * for the rest of the action: the walk evicts only from jobs it has
  * passed, so what a job it reaches has lost was committed, and committed
  * evictions stay. */
-static struct mu_job *walk_next(struct walk *w)
+static struct mu_job *walk_next(struct walk *w, int *rank)
 {
     while (w->n) {
         struct wq *top = &w->h[0];
@@ -316,6 +331,7 @@ static struct mu_job *walk_next(struct walk *w)
             continue;
         }
         v = w->vs->byq[top->next++];
+        *rank = top->rank;
         if (top->next == top->end)
             walk_drop_top(w);
         else
@@ -415,14 +431,15 @@ static bool make_room(struct mu_ssn *s, struct mu_place *p,
     } else {
         struct walk w;
         struct mu_job *v;
+        int rank = 0;
 
         walk_init(&w, s, j, pre, reclaim, vs);
-        while (!ok && (v = walk_next(&w))) {
+        while (!ok && (v = walk_next(&w, &rank))) {
             size_t first = plan.n;
 
             if (!victim_job(j, v, reclaim))
                 continue;
-            job_units(s, pre, reclaim, v, &plan);
+            job_units(s, pre, reclaim, v, rank, &plan);
             if (plan.n - first > 1)
                 qsort(plan.u + first, plan.n - first, sizeof(*plan.u),
                       unit_cmp);
