@@ -4,7 +4,8 @@
  * pending pods.
  *
  *   bench_cycle [--nodes N] [--queues Q] [--pods P] [--runs R] [--sweep]
- *               [--running F] [--pending] [--dra] [--topology] [--again]
+ *               [--running F] [--pending] [--dra] [--topology] [--tree]
+ *               [--again]
  *               [--report] [--seed S]
  *
  * Each run generates a fresh cluster (not timed), then times exactly one
@@ -27,6 +28,10 @@
  * labels named as tiers by hyperNodeTiers) and holds every gang to one
  * rack (up to 8 pods) or one zone (sched/topology.h); the check also
  * verifies that every gang bound lies inside its domain.
+ *
+ * --tree makes the queues the leaves of a three-level tree (queue-i under
+ * team-(i/10) under org-(i/50), each deserving an even split of the GPUs)
+ * and runs capacity with enableHierarchy where the default has proportion.
  *
  * --again also times a second cycle on the same cluster right after the
  * first, with no event in between (what the first decided stays Binding
@@ -477,6 +482,31 @@ static int measure(const struct bench_spec *spec, struct mu_conf *conf,
     return rc;
 }
 
+/* --tree: the default configuration with capacity and its hierarchy where
+ * proportion is. */
+static int tree_conf(struct mu_conf *conf)
+{
+    const char *from = "  - name: proportion\n";
+    const char *at = strstr(mu_conf_default_text, from);
+    struct mu_err err;
+    char *text;
+    int rc;
+
+    if (!at) {
+        fprintf(stderr, "bench_cycle: the default has no proportion\n");
+        return -EINVAL;
+    }
+    text = mu_xasprintf("%.*s  - name: capacity\n    enableHierarchy: true\n"
+                        "%s",
+                        (int)(at - mu_conf_default_text),
+                        mu_conf_default_text, at + strlen(from));
+    rc = mu_conf_parse("tree.conf", text, strlen(text), conf, &err);
+    if (rc < 0)
+        fprintf(stderr, "bench_cycle: %s\n", err.msg);
+    free(text);
+    return rc;
+}
+
 /* ---- command line ---- */
 
 static void usage(FILE *f)
@@ -496,6 +526,9 @@ static void usage(FILE *f)
           "  --pending    PodGroups start Pending (enqueue admits them)\n"
           "  --dra        the GPUs as DRA devices (a slice of 8 per node) "
           "and\n               every pod's GPU as a one-device claim\n"
+          "  --tree       the queues are leaves of a 3-level tree (team, org), "
+          "capacity\n"
+          "               with enableHierarchy, deserved split evenly\n"
           "  --topology   racks of 32 nodes, zones of 16 racks; every gang "
           "held to\n               one rack (<= 8 pods) or one zone\n"
           "  --again      also time a second cycle with no event between\n"
@@ -543,6 +576,8 @@ static void print_spec(const struct bench_spec *s, const struct run *r)
     if (s->topology)
         printf("; racks of %d nodes, zones of %d racks, every gang held to "
                "one", BENCH_RACK_NODES, BENCH_ZONE_RACKS);
+    if (s->tree)
+        printf("; the queues in a 3-level tree (capacity, enableHierarchy)");
     printf("; seed %llu\n", (unsigned long long)s->seed);
 }
 
@@ -623,6 +658,10 @@ int main(int argc, char **argv)
             spec.topology = true;
             continue;
         }
+        if (!strcmp(a, "--tree")) {
+            spec.tree = true;
+            continue;
+        }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
@@ -656,7 +695,12 @@ int main(int argc, char **argv)
         i++;
     }
 
-    mu_conf_default(&conf);
+    if (spec.tree) {
+        if (tree_conf(&conf) < 0)
+            return 1;
+    } else {
+        mu_conf_default(&conf);
+    }
     if (spec.topology) {
         conf.label_tiers = mu_xcalloc(2, sizeof(*conf.label_tiers));
         conf.label_tiers[0].label = mu_xstrdup(BENCH_RACK_LABEL);

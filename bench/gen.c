@@ -161,18 +161,25 @@ static int add_node(struct mu_cluster *c, int i, int gpu_dim, bool topo)
     return 0;
 }
 
-static int add_queue(struct mu_cluster *c, int i, int64_t created)
+/* Queue name (owned) under parent (NULL: none), deserving des GPUs of
+ * dimension gpu (< 0: no deserved). */
+static int add_queue_named(struct mu_cluster *c, char *name,
+                           const char *parent, int i, int gpu, int64_t des,
+                           int64_t created)
 {
     struct mu_queue_spec q;
     struct mu_err err;
 
     memset(&q, 0, sizeof(q));
-    q.meta.name = mu_xasprintf("queue-%04d", i);
+    q.meta.name = name;
     q.meta.created = created;
     q.weight = 1 + i % 4;
     mu_res_zero(&q.capability);
     mu_res_zero(&q.guarantee);
     mu_res_zero(&q.deserved);
+    if (des >= 0)
+        mu_res_put(&q.deserved, gpu, des);
+    q.parent = parent ? mu_xstrdup(parent) : NULL;
     q.reclaimable = true;
     q.state = MU_QUEUE_OPEN;
     if (!mu_cluster_add_queue(c, &q, &err)) {
@@ -181,6 +188,45 @@ static int add_queue(struct mu_cluster *c, int i, int64_t created)
         return -EINVAL;
     }
     return 0;
+}
+
+static int add_queue(struct mu_cluster *c, const struct bench_spec *s, int i,
+                     int gpu, int64_t created)
+{
+    int64_t leaf = (int64_t)s->nodes * 8 / s->queues;
+    char parent[32];
+
+    if (!s->tree)
+        return add_queue_named(c, mu_xasprintf("queue-%04d", i), NULL, i,
+                               gpu, -1, created);
+    snprintf(parent, sizeof(parent), "team-%03d", i / 10);
+    return add_queue_named(c, mu_xasprintf("queue-%04d", i), parent, i, gpu,
+                           leaf, created);
+}
+
+/* --tree: the teams and orgs above the queues; each deserves what its
+ * children do. */
+static int add_tree(struct mu_cluster *c, const struct bench_spec *s, int gpu,
+                    int64_t created)
+{
+    int64_t leaf = (int64_t)s->nodes * 8 / s->queues;
+    int teams = (s->queues + 9) / 10, rc = 0;
+
+    for (int t = 0; t < teams && !rc; t++) {
+        int n = MU_MIN(10, s->queues - t * 10);
+        char parent[32];
+
+        snprintf(parent, sizeof(parent), "org-%02d", t / 5);
+        rc = add_queue_named(c, mu_xasprintf("team-%03d", t), parent, t, gpu,
+                             leaf * n, created);
+    }
+    for (int o = 0; o < (teams + 4) / 5 && !rc; o++) {
+        int n = MU_MIN(50, s->queues - o * 50);
+
+        rc = add_queue_named(c, mu_xasprintf("org-%02d", o), NULL, o, gpu,
+                             leaf * n, created);
+    }
+    return rc;
 }
 
 /* One gang as the generator plans it, before anything is added. */
@@ -375,7 +421,9 @@ int bench_gen(struct mu_cluster *c, const struct bench_spec *s,
             rc = add_slice(c, i);
     }
     for (int i = 0; i < s->queues && !rc; i++)
-        rc = add_queue(c, i, s->created - 86400 + i);
+        rc = add_queue(c, s, i, gpu_dim, s->created - 86400 + i);
+    if (!rc && s->tree)
+        rc = add_tree(c, s, gpu_dim, s->created - 86400);
     for (size_t i = 0; i < npend && !rc; i++)
         rc = add_job(c, s, &pend[i], gpu_dim);
     for (size_t i = 0; i < nrun && !rc; i++)

@@ -66,6 +66,10 @@ struct bench_spec {
     bool min_resources;      /* PodGroups carry spec.minResources */
     bool dra;                /* GPUs as DRA devices and claims */
     bool topology;           /* racks and zones, gangs held to them */
+    bool tree;               /* the queues are the leaves of a 3-level
+                                tree (capacity, enableHierarchy): queue-i
+                                under team-(i/10) under org-(i/50), each
+                                deserving an even split of the GPUs */
     uint64_t seed;           /* != 0 */
     int64_t created;         /* creationTimestamp of the first object, s */
 };

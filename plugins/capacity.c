@@ -458,15 +458,17 @@ static int owed(const struct cap *p, int a, const struct mu_res *need)
 
 /* Admission: minResources + allocated + admitted - elastic within the
  * limit of the queue and of every queue above it; a queue above that is at
- * its limit does not refuse a gang its own branch is owed (the queue and
- * each one up to there within deserved with it): reclaim inside that queue
- * makes the room (Volcano refuses it, and then never reclaims for it). */
+ * its limit does not refuse a gang its own queue is owed (within deserved
+ * with it): reclaim makes the room, from a sibling or a cousin over its
+ * share, or the gang waits admitted and says why (Volcano refuses it, and
+ * then never reclaims for it). */
 static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
                                     struct mu_sb *why)
 {
     const struct cap *p = st;
     const struct mu_cqueue *q = j->queue;
     const struct mu_res *min = &j->pg.min_resources;
+    bool leaf_owed;
 
     if (!q)
         return MU_VOTE_ABSTAIN;
@@ -474,12 +476,12 @@ static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,
         return MU_VOTE_REJECT;
     if (!j->pg.has_min_resources)
         return MU_VOTE_PERMIT;
-    for (int a = q->index, owed_below = 1; a >= 0;
-         owed_below &= owed(p, a, min) < 0, a = parent(p, a)) {
+    leaf_owed = owed(p, q->index, min) < 0;
+    for (int a = q->index; a >= 0; a = parent(p, a)) {
         const struct cattr *at = &p->a[a];
         const struct mu_res *al = alloc_of(p, p->c->queues[a]);
 
-        if (a != q->index && owed_below)
+        if (a != q->index && leaf_owed)
             continue;
         for (uint32_t s = min->set & DIMS_ALL; s; s &= s - 1) {
             int d = __builtin_ctz(s);

@@ -110,6 +110,7 @@ static bool owed(const struct mu_job *j)
 {
     const struct mu_cqueue *q = j->queue;
     const struct mu_res *min = &j->pg.min_resources;
+    bool named = false;
 
     if (!q)
         return false;
@@ -117,12 +118,17 @@ static bool owed(const struct mu_job *j)
         return true;
     if (!q->has_deserved)
         return false;
-    for (int d = 0; d < MU_RES_MAX; d++)
-        if (d != MU_RES_PODS && get0(min, d) > 0 &&
-            mu_add_sat(get0(&q->allocated, d), min->v[d]) >
-                get0(&q->deserved, d))
+    /* over the dimensions the share names (proportion names every one;
+     * capacity those of spec.deserved), at least one of them */
+    for (int d = 0; d < MU_RES_MAX; d++) {
+        if (d == MU_RES_PODS || get0(min, d) <= 0 ||
+            !mu_res_has(&q->deserved, d))
+            continue;
+        if (mu_add_sat(get0(&q->allocated, d), min->v[d]) > q->deserved.v[d])
             return false;
-    return true;
+        named = true;
+    }
+    return named;
 }
 
 static enum mu_vote job_enqueueable(void *st, const struct mu_job *j,

@@ -4,6 +4,7 @@
 #include "api/implicit.h"
 #include "api/json.h"
 #include "api/unsupported.h"
+#include "sched/qtree.h"
 #include "ctrl/command.h"
 #include "ctrl/queue.h"
 #include "kube/paths.h"
@@ -23,6 +24,7 @@ struct mu_queuectl {
     struct mu_queuectl_job *jobs; /* due, oldest first */
     size_t njobs;
     bool queues_listed, all_listed, changed;
+    enum mu_conf_share share;
 };
 
 /* A Command's DELETE in flight: the Command as decoded. */
@@ -51,6 +53,7 @@ struct mu_queuectl *mu_queuectl_new(const struct mu_ctl *ctl)
     struct mu_queuectl *qc = mu_xcalloc(1, sizeof(*qc));
 
     qc->ctl = ctl;
+    qc->share = MU_SHARE_PROPORTION;
     mu_map_init(&qc->mem);
     mu_map_init(&qc->status);
     mu_map_init(&qc->deleting);
@@ -252,7 +255,7 @@ void mu_queuectl_command(struct mu_queuectl *qc, enum mu_watch_type type,
  * the queue holds none of is null, so that it is removed (a merge patch
  * with {} would keep what an earlier write put there). */
 static json_t *allocated_patch(const struct mu_cluster *c,
-                               const struct mu_cqueue *q)
+                               const struct mu_res *allocated)
 {
     json_t *alloc = json_object();
 
@@ -262,9 +265,9 @@ static json_t *allocated_patch(const struct mu_cluster *c,
         if (d == MU_RES_PODS)
             continue;
         json_object_set_new(alloc, c->rn.name[d],
-                            q->allocated.v[d]
+                            allocated->v[d]
                                 ? json_string(mu_quantity_format(
-                                      c->rn.name[d], q->allocated.v[d], buf,
+                                      c->rn.name[d], allocated->v[d], buf,
                                       sizeof(buf)))
                                 : json_null());
     }
@@ -355,28 +358,46 @@ out:
     write_free(d);
 }
 
-/* status.conditions of q: Unsupported naming spec.parent and spec.deserved
- * when set (queue trees, Volcano's capacity plugin), else null (a merge
- * patch's delete). */
-static json_t *unsupported(const struct mu_cqueue *q)
+/* The fields of q that the configured share plugin does not act on, and
+ * what it does instead, or NULL: spec.parent without a queue tree,
+ * spec.deserved without capacity. */
+static const char *unsupported_fields(const struct mu_queuectl *qc,
+                                      const struct mu_cqueue *q,
+                                      const char **then)
 {
     /* Volcano's queue controller sets parent root on every queue: flat */
     bool parent = q->spec.parent && strcmp(q->spec.parent, "root");
-    const char *f = parent && !mu_res_is_empty(&q->spec.deserved)
-                        ? "spec.parent, spec.deserved"
-                    : parent ? "spec.parent"
-                    : !mu_res_is_empty(&q->spec.deserved) ? "spec.deserved"
-                                                           : NULL;
+    bool deserved = !mu_res_is_empty(&q->spec.deserved);
+
+    switch (qc->share) {
+    case MU_SHARE_TREE:
+        return NULL;
+    case MU_SHARE_CAPACITY:
+        *then = "the queues share the cluster flat, by spec.deserved "
+                "(capacity without enableHierarchy)";
+        return parent ? "spec.parent" : NULL;
+    default:
+        *then = "the queue's share comes from its weight, capability and "
+                "guarantee (proportion)";
+        return parent && deserved ? "spec.parent, spec.deserved"
+               : parent           ? "spec.parent"
+               : deserved         ? "spec.deserved"
+                                  : NULL;
+    }
+}
+
+/* status.conditions of q: Unsupported naming the fields above, else null
+ * (a merge patch's delete). */
+static json_t *unsupported(const struct mu_queuectl *qc,
+                           const struct mu_cqueue *q)
+{
+    const char *then = NULL, *f = unsupported_fields(qc, q, &then);
     char ts[32];
 
     if (!f)
         return json_null();
     mu_kube_time_text(time(NULL), ts, sizeof(ts));
-    return mu_json_must(json_pack(
-        "[o]", mu_unsupported_cond(f, "the queue's share comes from its "
-                                      "weight, capability and guarantee "
-                                      "(proportion)",
-                                   ts)));
+    return mu_json_must(json_pack("[o]", mu_unsupported_cond(f, then, ts)));
 }
 
 /*
@@ -385,7 +406,7 @@ static json_t *unsupported(const struct mu_cqueue *q)
  * and allocated, written with one merge patch when any of them changed.
  */
 static void write_queue(struct mu_queuectl *qc, const struct mu_cqueue *q,
-                        int64_t now_ms)
+                        const struct mu_res *allocated, int64_t now_ms)
 {
     const char *name = q->spec.meta.name;
     struct mu_queue_counts n = {0};
@@ -405,14 +426,17 @@ static void write_queue(struct mu_queuectl *qc, const struct mu_cqueue *q,
     e = mu_qctl_get(&qc->mem, name, q->spec.meta.uid);
     s = mu_qctl_step(e, q->spec.state, total, now_ms);
     with_state = mu_qctl_state_due(e, q->spec.state, s);
-    alloc = allocated_patch(qc->ctl->cluster, q);
+    alloc = allocated_patch(qc->ctl->cluster, allocated);
     text = json_dumps(alloc, JSON_SORT_KEYS | JSON_COMPACT);
-    sig = mu_xasprintf("%s|%s|%d %d %d %d %d|%s|%d%d",
-                       q->spec.meta.uid ? q->spec.meta.uid : "",
-                       mu_queue_state_name(s), n.pending, n.running,
-                       n.inqueue, n.unknown, n.completed, text ? text : "",
-                       q->spec.parent && strcmp(q->spec.parent, "root"),
-                       !mu_res_is_empty(&q->spec.deserved));
+    {
+        const char *then = NULL, *f = unsupported_fields(qc, q, &then);
+
+        sig = mu_xasprintf("%s|%s|%d %d %d %d %d|%s|%s",
+                           q->spec.meta.uid ? q->spec.meta.uid : "",
+                           mu_queue_state_name(s), n.pending, n.running,
+                           n.inqueue, n.unknown, n.completed,
+                           text ? text : "", f ? f : "");
+    }
     free(text);
     if (!st) {
         st = mu_xcalloc(1, sizeof(*st));
@@ -440,7 +464,7 @@ static void write_queue(struct mu_queuectl *qc, const struct mu_cqueue *q,
                      "pending", n.pending, "running", n.running, "inqueue",
                      n.inqueue, "unknown", n.unknown, "completed",
                      n.completed);
-    json_object_set_new(body, "conditions", unsupported(q));
+    json_object_set_new(body, "conditions", unsupported(qc, q));
     if (with_state)
         json_object_set_new(body, "state",
                             json_string(mu_queue_state_name(s)));
@@ -472,20 +496,31 @@ static void write_queue(struct mu_queuectl *qc, const struct mu_cqueue *q,
 void mu_queuectl_sync(struct mu_queuectl *qc, int64_t now_ms)
 {
     const struct mu_cluster *c = qc->ctl->cluster;
+    struct mu_res *alloc = mu_xcalloc(c->nqueues + 1, sizeof(*alloc));
+    struct mu_qtree t;
 
+    mu_qtree_build(&t, c);
+    mu_qtree_rollup(&t, c, alloc);
+    mu_qtree_free(&t);
     for (size_t i = 0; i < c->nqueues; i++)
-        write_queue(qc, c->queues[i], now_ms);
+        write_queue(qc, c->queues[i], &alloc[i], now_ms);
+    free(alloc);
+}
+
+void mu_queuectl_set_share(struct mu_queuectl *qc, enum mu_conf_share share)
+{
+    qc->share = share;
 }
 
 /* ------------------------------------------------------ default queue -- */
 
-static void default_made(void *ctx, int rc, const char *msg)
+static void queue_made(struct mu_queuectl *qc, const char *name, int rc,
+                       const char *msg)
 {
-    struct mu_queuectl *qc = ctx;
     char *path;
 
     if (rc == 0 || rc == -EEXIST) {
-        mu_ctl_log(qc->ctl, "created queue default");
+        mu_ctl_log(qc->ctl, "created queue %s", name);
     } else if (rc != -ECANCELED) {
         path = mu_api_path(MU_API_QUEUE, NULL, NULL, NULL);
         mu_ctl_log(qc->ctl, "create in %s: %s", path, msg);
@@ -493,20 +528,46 @@ static void default_made(void *ctx, int rc, const char *msg)
     }
 }
 
-void mu_queuectl_default_queue(struct mu_queuectl *qc)
+static void default_made(void *ctx, int rc, const char *msg)
+{
+    queue_made(ctx, "default", rc, msg);
+}
+
+static void root_made(void *ctx, int rc, const char *msg)
+{
+    queue_made(ctx, MU_QTREE_ROOT, rc, msg);
+}
+
+/* POSTs queue name (body owned) unless the cache has it. */
+static void make_queue(struct mu_queuectl *qc, const char *name, json_t *body,
+                       void (*done)(void *ctx, int rc, const char *msg))
 {
     char *path;
 
-    if (mu_cluster_queue(qc->ctl->cluster, "default"))
+    if (mu_cluster_queue(qc->ctl->cluster, name)) {
+        json_decref(body);
         return;
+    }
     path = mu_api_path(MU_API_QUEUE, NULL, NULL, NULL);
     {
-        struct mu_write w = {.method = "POST", .path = path,
-                             .body = mu_default_queue(),
-                             .done = default_made, .ctx = qc};
+        struct mu_write w = {.method = "POST", .path = path, .body = body,
+                             .done = done, .ctx = qc};
 
         if (mu_writer_submit(qc->ctl->writer, &w) < 0)
-            mu_ctl_log(qc->ctl, "create queue default: not sent");
+            mu_ctl_log(qc->ctl, "create queue %s: not sent", name);
     }
     free(path);
+}
+
+void mu_queuectl_default_queue(struct mu_queuectl *qc)
+{
+    make_queue(qc, "default", mu_default_queue(), default_made);
+    /* Volcano's root queue: not reclaimable, weight 1 */
+    if (qc->share == MU_SHARE_TREE)
+        make_queue(qc, MU_QTREE_ROOT,
+                   json_pack("{s:s,s:s,s:{s:s},s:{s:i,s:b}}", "apiVersion",
+                             "scheduling.volcano.sh/v1beta1", "kind",
+                             "Queue", "metadata", "name", MU_QTREE_ROOT,
+                             "spec", "weight", 1, "reclaimable", 0),
+                   root_made);
 }

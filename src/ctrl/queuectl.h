@@ -18,7 +18,8 @@
  * While a Command's DELETE is in flight the Command is not deleted again.
  *
  * Queue status. mu_queuectl_sync() writes, per queue, one merge patch of
- * status (PodGroup counts per phase, allocated, and state when
+ * status (PodGroup counts per phase, allocated -- its own and, as Volcano
+ * does, that of every queue below it by spec.parent -- and state when
  * mu_qctl_state_due() says so) when what it says changed; the figures
  * alone at most every MU_QUEUE_FIGURES_MS. The memory moves (mu_qctl_wrote,
  * the transition's log line, the Command's event on the Queue) when the
@@ -42,6 +43,7 @@
 #include <stdint.h>
 
 #include "ctrl/ctl.h"
+#include "sched/conf.h"
 #include "kube/watch.h"
 
 /* A queue's figures (allocated, PodGroup counts) are written at most this
@@ -80,6 +82,11 @@ bool mu_queuectl_next_job(struct mu_queuectl *qc,
                           struct mu_queuectl_job *out);
 void mu_queuectl_job_release(struct mu_queuectl_job *j);
 
+/* Which plugin shares the cluster between queues (sched/conf.h; default
+ * MU_SHARE_PROPORTION): what a Queue's status says of spec.parent and
+ * spec.deserved, and whether the root queue is made. */
+void mu_queuectl_set_share(struct mu_queuectl *qc, enum mu_conf_share share);
+
 /* Whether scheduling may have changed since the last call (a queue
  * Command carried out, a write that found newer work when it completed);
  * clears it. */
@@ -89,8 +96,9 @@ bool mu_queuectl_changed(struct mu_queuectl *qc);
  * now_ms on a monotonic clock. */
 void mu_queuectl_sync(struct mu_queuectl *qc, int64_t now_ms);
 
-/* Posts the default queue (api/implicit.h) when the cache has none; a
- * 409 counts as made. Once the caches have listed. */
+/* Posts the default queue (api/implicit.h) when the cache has none, and
+ * with a queue tree (MU_SHARE_TREE) the root queue too, as Volcano's
+ * scheduler does; a 409 counts as made. Once the caches have listed. */
 void mu_queuectl_default_queue(struct mu_queuectl *qc);
 
 #endif

@@ -733,6 +733,7 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     for (size_t i = 0; i < sv->conf.nwarnings; i++)
         say(sv, "warning: %s", sv->conf.warnings[i]);
     mu_cluster_set_devmaps(&sv->cluster, sv->conf.devmaps, sv->conf.ndevmaps);
+    mu_queuectl_set_share(sv->qc, mu_conf_share(&sv->conf));
     if ((r = mu_kube_config_load(o->kubeconfig, NULL, &sv->cfg, err)) < 0)
         return r;
     /* every client is made from this config: none asks for more than the

@@ -9,7 +9,9 @@
 # the default scheduler and under `schedulerName: volcano`; and one rule for
 # a lone pod's PodGroup: a Deployment annotated group-min-member gets one
 # PodGroup of that size from muster serve, and `muster simulate` on the same
-# objects names and sizes the same one. Prints TAP, one test point per
+# objects names and sizes the same one; and a queue tree of three levels
+# (capacity, enableHierarchy) shares 32 GPUs as its deserved values say,
+# reclaiming from the nearest queue over its share. Prints TAP, one test point per
 # check; exit 0 when all pass.
 #
 # Usage: tests/e2e/teams.sh MUSTER_BINARY
@@ -442,6 +444,61 @@ sim_agrees() {
     equals "$want" quad_sim
 }
 check "muster simulate on the same objects names and sizes the same PodGroup" sim_agrees
+
+# ---- a queue tree of three levels shares 32 GPUs (issue 12, item 5) ----------
+# Volcano's capacity plugin with enableHierarchy where proportion was; every
+# queue deserves a number of GPUs and names its parent:
+#   eng 24 (train 16 (train-a 8, train-b 8), infer 8), research 8 (vision 4, nlp 4)
+clear_jobs
+kubectl delete deployment,replicaset --all --wait=false >/dev/null 2>&1
+wait_for 60 equals 0 pod_count
+kubectl delete nodes --all >/dev/null 2>&1
+node_count() { kubectl get nodes --no-headers 2>/dev/null | wc -l; }
+wait_for 60 equals 0 node_count
+"$HERE/nodes.sh" "$D" 4 8 tree >/dev/null 2>&1
+"$MUSTER" simulate --print-config |
+    sed 's/^  - name: proportion$/  - name: capacity\n    enableHierarchy: true/' >"$D/tree.conf"
+stop_muster
+MUSTER_SERVE_ARGS=(--config "$D/tree.conf")
+if start_muster >/dev/null 2>&1; then
+    ok "tree: muster restarts with capacity, enableHierarchy: true"
+else
+    not_ok "tree: muster restarts with capacity, enableHierarchy: true" "$(tail -20 "$D/muster.log")"
+fi
+MUSTER_SERVE_ARGS=()
+tree_queue() { # NAME PARENT DESERVED
+    printf 'apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: %s}\nspec: {parent: %s, reclaimable: true, deserved: {nvidia.com/gpu: "%s"}}\n---\n' "$1" "$2" "$3"
+}
+{ tree_queue eng root 24; tree_queue train eng 16; tree_queue train-a train 8
+  tree_queue train-b train 8; tree_queue infer eng 8; tree_queue research root 8
+  tree_queue vision research 4; tree_queue nlp research 4
+} | kubectl apply -f - >/dev/null
+root_made() { test "$(qget root '{.spec.reclaimable}')" = false; }
+check "tree: muster makes the root queue, not reclaimable, as Volcano does" wait_for 30 root_made
+for i in 1 2 3; do gpu_vcjob plain inf-$i infer 8; echo ---; done | kubectl apply -f - >/dev/null
+for i in 1 2; do gpu_vcjob plain vis-$i vision 4; echo ---; done | kubectl apply -f - >/dev/null
+check "tree: on an idle cluster infer takes 24 GPUs, vision 8 (over their 8 and 4)" \
+    wait_for 90 equals "24/8" gpus infer vision
+gpu_vcjob plain tra-1 train-a 8 | kubectl apply -f - >/dev/null
+check "tree: train-a's 8-GPU gang runs, reclaimed from infer, its cousin under eng" \
+    wait_for 120 equals 8 running tra-1-
+check "tree: vision kept its 8: it is research's, and research is at its deserved 8" \
+    equals 8 running vis-
+gpu_vcjob plain nlp-1 nlp 4 | kubectl apply -f - >/dev/null
+check "tree: nlp's 4-GPU gang runs, reclaimed from its sibling vision" \
+    wait_for 120 equals 4 running nlp-1-
+gpu_vcjob plain trb-1 train-b 8 | kubectl apply -f - >/dev/null
+check "tree: train-b's 8-GPU gang runs, reclaimed from infer" \
+    wait_for 120 equals 8 running trb-1-
+check "tree: every leaf holds what it deserves: train-a/train-b/infer/vision/nlp 8/8/8/4/4" \
+    wait_for 60 equals "8/8/8/4/4" gpus train-a train-b infer vision nlp
+check "tree: status.allocated rolls up: eng/train/research 24/16/8, root 32" \
+    wait_for 30 equals "24/16/8/32" gpus eng train research root
+no_unsupported() {
+    test -z "$(qget train-a '{.status.conditions[?(@.type=="Unsupported")].message}')"
+}
+check "tree: spec.parent and spec.deserved are acted on: no Unsupported condition" \
+    wait_for 30 no_unsupported
 
 check "muster never crashed" kill -0 "$MPID"
 tap_end

@@ -252,6 +252,45 @@ START_TEST(test_a_queue_tree_field_is_said_on_its_status)
 }
 END_TEST
 
+/* With capacity the Unsupported condition names only what is not acted
+ * on: spec.parent when the queues are flat, nothing with the tree. */
+START_TEST(test_the_tree_fields_follow_the_share_plugin)
+{
+    json_t *j = json_loads(
+        "{\"metadata\":{\"name\":\"team-t\",\"uid\":\"uid-t\"},\"spec\":"
+        "{\"weight\":1,\"parent\":\"org\",\"deserved\":{\"cpu\":\"4\"}}}",
+        0, NULL);
+    struct mu_queue_spec q;
+    struct mu_err err;
+    json_t *st, *c;
+
+    ck_assert_int_eq(mu_queue_decode(j, &th.cluster.rn, &q, &err), 0);
+    mu_cluster_update_queue(&th.cluster, &q);
+    mu_queue_spec_release(&q);
+    json_decref(j);
+    mu_queuectl_set_share(qc, MU_SHARE_CAPACITY);
+    kf_reply_body(&th.srv, 200, "{}");
+    mu_queuectl_sync(qc, 1000);
+    settle();
+    st = status_of(0);
+    c = json_array_get(json_object_get(st, "conditions"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(c, "message")),
+                     "muster does not act on spec.parent: the queues share "
+                     "the cluster flat, by spec.deserved (capacity without "
+                     "enableHierarchy)");
+    json_decref(st);
+    /* the tree: the condition goes (the status is written again) */
+    mu_queuectl_set_share(qc, MU_SHARE_TREE);
+    kf_reply_body(&th.srv, 200, "{}");
+    mu_queuectl_sync(qc, 3000);
+    settle();
+    ck_assert_uint_eq(kf_count(&th.srv), 2);
+    st = status_of(1);
+    ck_assert(json_is_null(json_object_get(st, "conditions")));
+    json_decref(st);
+}
+END_TEST
+
 START_TEST(test_a_failed_status_write_is_sent_again)
 {
     add_queue("team-f", "Open");
@@ -319,6 +358,20 @@ START_TEST(test_the_default_queue_is_made_when_missing)
     mu_queuectl_default_queue(qc); /* there now: nothing sent */
     settle();
     ck_assert_uint_eq(kf_count(&th.srv), 1);
+
+    /* a queue tree has its root queue, not reclaimable, as Volcano's */
+    mu_queuectl_set_share(qc, MU_SHARE_TREE);
+    kf_reply_body(&th.srv, 201, "{}");
+    mu_queuectl_default_queue(qc);
+    settle();
+    ck_assert_uint_eq(kf_count(&th.srv), 2);
+    b = json_loads(kf_req(&th.srv, 1)->body, 0, NULL);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(b, "metadata"), "name")),
+                     "root");
+    ck_assert(json_is_false(
+        json_object_get(json_object_get(b, "spec"), "reclaimable")));
+    json_decref(b);
 }
 END_TEST
 
@@ -335,6 +388,7 @@ int main(void)
     tcase_add_test(tc, test_a_command_whose_delete_fails_is_not_carried_out);
     tcase_add_test(tc, test_a_queue_status_is_written_once);
     tcase_add_test(tc, test_a_queue_tree_field_is_said_on_its_status);
+    tcase_add_test(tc, test_the_tree_fields_follow_the_share_plugin);
     tcase_add_test(tc, test_a_failed_status_write_is_sent_again);
     tcase_add_test(tc, test_a_job_command_is_handed_back);
     tcase_add_test(tc, test_the_default_queue_is_made_when_missing);
