@@ -451,6 +451,7 @@ check "muster simulate on the same objects names and sizes the same PodGroup" si
 #   eng 24 (train 16 (train-a 8, train-b 8), infer 8), research 8 (vision 4, nlp 4)
 clear_jobs
 kubectl delete deployment,replicaset --all --wait=false >/dev/null 2>&1
+kubectl delete pods --all --grace-period=0 --force >/dev/null 2>&1
 wait_for 60 equals 0 pod_count
 kubectl delete nodes --all >/dev/null 2>&1
 node_count() { kubectl get nodes --no-headers 2>/dev/null | wc -l; }
