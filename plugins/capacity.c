@@ -64,11 +64,7 @@ struct cap {
     struct cattr *a;        /* by queue index */
     struct mu_ahead *ahead; /* by queue index */
     int64_t now_ms, min_run_ms, again_ms;
-    /* mu_share_gang_need of need_job at its counts: victim_ok asks it for
-     * every victim of one reclaimer */
-    const struct mu_job *need_job;
-    int need_at[3];
-    struct mu_res need;
+    struct mu_share_need need; /* of the reclaimer victim_ok asks for */
 };
 
 static int64_t get0(const struct mu_res *r, int d)
@@ -528,16 +524,7 @@ static void job_enqueued(void *st, const struct mu_job *j)
 /* What rj lacks, cached by its counts. */
 static const struct mu_res *need_of(struct cap *p, const struct mu_job *rj)
 {
-    if (p->need_job != rj || p->need_at[0] != mu_job_ready_num(rj) ||
-        p->need_at[1] != mu_job_waiting_num(rj) ||
-        p->need_at[2] != rj->count[MU_TASK_PENDING]) {
-        mu_share_gang_need(rj, &p->need);
-        p->need_job = rj;
-        p->need_at[0] = mu_job_ready_num(rj);
-        p->need_at[1] = mu_job_waiting_num(rj);
-        p->need_at[2] = rj->count[MU_TASK_PENDING];
-    }
-    return &p->need;
+    return mu_share_need_of(&p->need, rj);
 }
 
 static bool preemptive(void *st, const struct mu_cqueue *q,
@@ -550,16 +537,9 @@ static bool preemptive(void *st, const struct mu_cqueue *q,
 
     if (!usable(p, q, NULL) || !j)
         return false;
-    if (j->reclaimed && p->again_ms > 0 &&
-        p->now_ms - j->reclaimed_ms < p->again_ms) {
-        mu_ssn_wake_at(p->ssn, j->reclaimed_ms + p->again_ms);
-        if (why)
-            mu_sb_addf(why, "gang %s was evicted by reclaim less than %llds "
-                            "ago (capacity.reclaimWindow); it may not "
-                            "reclaim for itself before that",
-                       j->key, (long long)(p->again_ms / 1000));
+    if (mu_share_held_back(p->ssn, j, p->again_ms, "capacity.reclaimWindow",
+                           why))
         return false;
-    }
     need = need_of(p, j);
     if ((d = owed(p, q->index, need)) < 0)
         return true;

@@ -35,11 +35,7 @@ struct prop {
     struct mu_res *vneed;   /* by queue index: per dimension the least a
                                waiting gang of the queue lacks (unset:
                                none waits) */
-    /* gang_need of need_job as it stood (its counts): victim_ok asks it
-     * for every victim of one reclaimer */
-    const struct mu_job *need_job;
-    int need_at[3];
-    struct mu_res need;
+    struct mu_share_need need; /* of the reclaimer victim_ok asks for */
 };
 
 /* A queue taking part in the water-fill. */
@@ -361,10 +357,10 @@ static void *open_prop(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
     p->ssn = ssn;
     p->now_ms = ssn->now_ms;
     p->window_ms = window;
-    p->min_run_ms = mu_share_arg_duration(ssn, opt, "proportion.reclaimMinRuntime",
-                                 MIN_RUNTIME);
+    p->min_run_ms = mu_share_arg_duration(
+        ssn, opt, "proportion.reclaimMinRuntime", MIN_RUNTIME);
     p->again_ms = mu_share_arg_duration(ssn, opt, "proportion.reclaimWindow",
-                               AGAIN_WINDOW);
+                                        AGAIN_WINDOW);
     free(w);
     return p;
 }
@@ -479,18 +475,9 @@ static bool preemptive(void *st, const struct mu_cqueue *q,
         return false;
     if (!j)
         return allocatable(st, q, t, NULL);
-    if (j->reclaimed && p->again_ms > 0 &&
-        p->now_ms - j->reclaimed_ms < p->again_ms) {
-        mu_ssn_wake_at(p->ssn, j->reclaimed_ms + p->again_ms);
-        /* no figure that moves with the clock: the condition would be
-         * written again at every cycle */
-        if (why)
-            mu_sb_addf(why, "gang %s was evicted by reclaim less than %llds "
-                            "ago (proportion.reclaimWindow); it may not "
-                            "reclaim for itself before that",
-                       j->key, (long long)(p->again_ms / 1000));
+    if (mu_share_held_back(p->ssn, j, p->again_ms,
+                           "proportion.reclaimWindow", why))
         return false;
-    }
     mu_share_gang_need(j, &need);
     set = need.set & DIMS_ALL;
     for (; set; set &= set - 1) {
@@ -666,7 +653,7 @@ static bool keeps_share(struct prop *p, const struct mu_task *pre,
                         const struct mu_task *victim)
 {
     const struct mu_job *vj = victim->job, *rj = pre->job;
-    const struct mu_res *loss;
+    const struct mu_res *loss, *need;
     double r = 0, v = 0;
     bool back = false;
     uint32_t set;
@@ -675,27 +662,19 @@ static bool keeps_share(struct prop *p, const struct mu_task *pre,
         return true;
     if (!p->vneed)
         vneed_fill(p);
-    if (p->need_job != rj || p->need_at[0] != mu_job_ready_num(rj) ||
-        p->need_at[1] != mu_job_waiting_num(rj) ||
-        p->need_at[2] != rj->count[MU_TASK_PENDING]) {
-        mu_share_gang_need(rj, &p->need);
-        p->need_job = rj;
-        p->need_at[0] = mu_job_ready_num(rj);
-        p->need_at[1] = mu_job_waiting_num(rj);
-        p->need_at[2] = rj->count[MU_TASK_PENDING];
-    }
+    need = mu_share_need_of(&p->need, rj);
     loss = mu_job_ready_num(vj) > vj->pg.min_member ? victim->qreq
                                                     : &vj->allocated;
     /* over the dimensions reclaim takes: those the gang asks and V holds
      * past its share (cpu a queue holds up to its request is not one) */
-    for (set = p->need.set & DIMS_ALL; set; set &= set - 1) {
+    for (set = need->set & DIMS_ALL; set; set &= set - 1) {
         int d = __builtin_ctz(set);
         const struct mu_res *vn = &p->vneed[vj->queue->index];
 
-        if (p->need.v[d] <= 0 ||
+        if (need->v[d] <= 0 ||
             get0(&vj->queue->allocated, d) <= get0(&vj->queue->deserved, d))
             continue;
-        r = MU_MAX(r, dshare(rj->queue, d, p->need.v[d]));
+        r = MU_MAX(r, dshare(rj->queue, d, need->v[d]));
         v = MU_MAX(v, dshare(vj->queue, d, -get0(loss, d)));
         if (mu_res_has(vn, d) &&
             mu_add_sat(mu_sub_sat(get0(&vj->queue->allocated, d),

@@ -4,6 +4,7 @@
 #include "share.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "api/times.h"
 
@@ -52,4 +53,34 @@ int64_t mu_share_arg_duration(struct mu_ssn *ssn,
                      err.msg, def);
     (void)mu_duration_parse(def, &ms, NULL);
     return ms;
+}
+
+const struct mu_res *mu_share_need_of(struct mu_share_need *c,
+                                      const struct mu_job *j)
+{
+    int at[3] = {mu_job_ready_num(j), mu_job_waiting_num(j),
+                 j->count[MU_TASK_PENDING]};
+
+    if (c->job != j || memcmp(c->at, at, sizeof(at))) {
+        mu_share_gang_need(j, &c->need);
+        c->job = j;
+        memcpy(c->at, at, sizeof(at));
+    }
+    return &c->need;
+}
+
+bool mu_share_held_back(struct mu_ssn *ssn, const struct mu_job *j,
+                        int64_t again_ms, const char *arg, struct mu_sb *why)
+{
+    if (!j->reclaimed || again_ms <= 0 ||
+        ssn->now_ms - j->reclaimed_ms >= again_ms)
+        return false;
+    mu_ssn_wake_at(ssn, j->reclaimed_ms + again_ms);
+    /* no figure that moves with the clock: the condition would be written
+     * again at every cycle */
+    if (why)
+        mu_sb_addf(why, "gang %s was evicted by reclaim less than %llds ago "
+                        "(%s); it may not reclaim for itself before that",
+                   j->key, (long long)(again_ms / 1000), arg);
+    return true;
 }

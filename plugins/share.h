@@ -16,6 +16,22 @@
  * once it has them). */
 void mu_share_gang_need(const struct mu_job *j, struct mu_res *need);
 
+/* mu_share_gang_need of one job, kept while its counts stand: victim_ok
+ * asks it for every victim of one reclaimer. Zero it to start. */
+struct mu_share_need {
+    const struct mu_job *job;
+    int at[3];
+    struct mu_res need;
+};
+const struct mu_res *mu_share_need_of(struct mu_share_need *c,
+                                      const struct mu_job *j);
+
+/* Was j evicted by reclaim less than again_ms ago (the plugin argument
+ * arg, "proportion.reclaimWindow")? Then the session wakes when that ends,
+ * why (may be NULL) says so, and j may not reclaim for itself. */
+bool mu_share_held_back(struct mu_ssn *ssn, const struct mu_job *j,
+                        int64_t again_ms, const char *arg, struct mu_sb *why);
+
 /* "allocated A + X what > labelL" for dimension d, quantities as their
  * resource writes them. */
 void mu_share_figures(const struct mu_cluster *c, int d, int64_t allocated,

@@ -159,6 +159,20 @@ static void org(int eng_cap)
     tq("nlp", "research", 4, -1, -1, "Open");
 }
 
+/* infer runs one job of three 8-GPU pods on n0..n2 (minResources min_gpu
+ * GPUs, < 0: none) */
+static void infer_runs(int min_gpu)
+{
+    add_job("inf", "infer", 1, "Running", min_gpu);
+    for (int i = 0; i < 3; i++) {
+        char n[16], name[16];
+
+        snprintf(n, sizeof(n), "n%d", i);
+        snprintf(name, sizeof(name), "inf-%d", i);
+        pod("inf", name, 8, n);
+    }
+}
+
 static struct mu_cqueue *Q(const char *name)
 {
     return mu_cluster_queue(&C, name);
@@ -197,14 +211,7 @@ START_TEST(test_capacity_allocatable_checks_every_queue_up)
     struct mu_sb why;
 
     org(24);
-    add_job("inf", "infer", 1, "Running", 24);
-    for (int i = 0; i < 3; i++) {
-        char n[16], name[16];
-
-        snprintf(n, sizeof(n), "n%d", i);
-        snprintf(name, sizeof(name), "inf-%d", i);
-        pod("inf", name, 8, n);
-    }
+    infer_runs(24);
     add_job("ta", "train-a", 1, "Inqueue", -1);
     t = pod("ta", "ta-0", 1, NULL);
     add_job("vi", "vision", 1, "Inqueue", -1);
@@ -255,14 +262,7 @@ START_TEST(test_capacity_enqueue_owed_branch_passes_a_full_parent)
     struct mu_sb why;
 
     org(24);
-    add_job("inf", "infer", 1, "Running", 24);
-    for (int i = 0; i < 3; i++) {
-        char n[16], name[16];
-
-        snprintf(n, sizeof(n), "n%d", i);
-        snprintf(name, sizeof(name), "inf-%d", i);
-        pod("inf", name, 8, n);
-    }
+    infer_runs(24);
     ta = add_job("ta", "train-a", 8, "Pending", 8);
     pods("ta", 0, 8, NULL);
     inf4 = add_job("inf4", "infer", 4, "Pending", 4);
@@ -284,14 +284,7 @@ END_TEST
 static void busy_org(void)
 {
     org(-1);
-    add_job("inf", "infer", 1, "Running", -1);
-    for (int i = 0; i < 3; i++) {
-        char n[16], name[16];
-
-        snprintf(n, sizeof(n), "n%d", i);
-        snprintf(name, sizeof(name), "inf-%d", i);
-        pod("inf", name, 8, n);
-    }
+    infer_runs(-1);
     add_job("vis", "vision", 1, "Running", -1);
     pod("vis", "vis-0", 8, "n3");
     add_job("ta", "train-a", 1, "Inqueue", -1);
