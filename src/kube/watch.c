@@ -11,6 +11,7 @@ enum {
     V_RETRY,          /* transport or 429/5xx: backoff, watch from RV */
     V_RELIST,         /* 410: relist now */
     V_RELIST_BACKOFF, /* bad input or another error: backoff, relist */
+    V_REFUSED,        /* a WATCH of the initial state got an HTTP 4xx */
 };
 
 struct mu_watch {
@@ -26,7 +27,12 @@ struct mu_watch {
     struct mu_linebuf lb;
     struct mu_watch_stats st;
     unsigned failures;       /* consecutive, for the backoff */
+    long refused;            /* the HTTP status of a V_REFUSED */
+    char refused_msg[sizeof(((struct mu_err *)0)->msg)]; /* what it said */
     unsigned long in_stream; /* events delivered by the current WATCH */
+    bool stream_list;        /* the initial state comes by a WATCH */
+    bool initial;            /* the current WATCH streams the state */
+    bool began;              /* ... and LIST_BEGIN went out for it */
     mu_watch_fn *fn;
     void *ctx;
 };
@@ -241,6 +247,60 @@ static void deliver(struct mu_watch *w, enum mu_watch_type t, json_t *obj)
     w->fn(w->ctx, t, obj);
 }
 
+/* The bookmark that ends a WATCH's initial state (sendInitialEvents). */
+static bool initial_end(const json_t *obj)
+{
+    const json_t *ann = json_object_get(json_object_get(obj, "metadata"),
+                                        "annotations");
+
+    const char *v = json_string_value(json_object_get(ann, MU_WATCH_INITIAL_END));
+
+    return v && strcmp(v, "true") == 0;
+}
+
+/* One event of the initial state a WATCH streams: each object is a
+ * LIST_ITEM (after one LIST_BEGIN), the marked bookmark is LIST_END and the
+ * RV to go on from. Nothing else sets the RV: the objects come in no order
+ * of theirs, so a stream broken before its end is relisted, not resumed. */
+static int initial_line(struct mu_watch *w, struct mu_watch_event *ev)
+{
+    const char *msg;
+    long code;
+
+    if (ev->type == MU_WATCH_ERROR) {
+        code = ev->code;
+        msg = json_string_value(json_object_get(ev->object, "message"));
+        wlog(w, "ERROR event %ld: %s; relisting", code, msg ? msg : "");
+        mu_watch_event_release(ev);
+        return code == 410 ? V_RELIST : V_RELIST_BACKOFF;
+    }
+    if (ev->type != MU_WATCH_ADDED && ev->type != MU_WATCH_BOOKMARK) {
+        wlog(w, "%s event inside the initial state; relisting",
+             mu_watch_type_name(ev->type));
+        mu_watch_event_release(ev);
+        return V_RELIST_BACKOFF;
+    }
+    if (!w->began) {
+        w->began = true;
+        deliver(w, MU_WATCH_LIST_BEGIN, NULL);
+    }
+    if (ev->type == MU_WATCH_ADDED) {
+        w->in_stream++;
+        w->st.streamed++;
+        deliver(w, MU_WATCH_LIST_ITEM, ev->object);
+        ev->object = NULL;
+    } else if (initial_end(ev->object)) {
+        w->st.bookmarks++;
+        w->st.lists++;
+        w->in_stream++;
+        w->initial = false;
+        set_rv(w, ev->rv);
+        deliver(w, MU_WATCH_LIST_END, NULL);
+    }
+    mu_watch_event_release(ev);
+    return stopped(w) ? V_STOP : V_OK;
+}
+
 static int on_line(void *arg, const char *line, size_t len)
 {
     struct mu_watch *w = arg;
@@ -260,6 +320,8 @@ static int on_line(void *arg, const char *line, size_t len)
         wlog(w, "%s; relisting", err.msg);
         return V_RELIST_BACKOFF;
     }
+    if (w->initial)
+        return initial_line(w, &ev);
     switch (ev.type) {
     case MU_WATCH_BOOKMARK:
         set_rv(w, ev.rv);
@@ -298,7 +360,19 @@ static int on_data(void *arg, const char *p, size_t n)
 static int watch_once(struct mu_watch *w)
 {
     char timeout[24];
-    struct mu_kube_param q[] = {
+    /* the initial state: every object as ADDED, then a bookmark marked
+     * MU_WATCH_INITIAL_END, from the newest state (no resourceVersion) */
+    struct mu_kube_param qi[] = {
+        {"watch", "1"},
+        {"sendInitialEvents", "true"},
+        {"resourceVersionMatch", "NotOlderThan"},
+        {"allowWatchBookmarks", "true"},
+        {"timeoutSeconds", timeout},
+        {"labelSelector", w->label},
+        {"fieldSelector", w->field},
+        {NULL, NULL},
+    };
+    struct mu_kube_param qw[] = {
         {"watch", "1"},
         {"allowWatchBookmarks", "true"},
         {"resourceVersion", w->rv},
@@ -307,6 +381,7 @@ static int watch_once(struct mu_watch *w)
         {"fieldSelector", w->field},
         {NULL, NULL},
     };
+    const struct mu_kube_param *q = w->initial ? qi : qw;
     long t = MU_WATCH_TIMEOUT_MIN_S +
              (long)(next_rand(w) %
                     (MU_WATCH_TIMEOUT_MAX_S - MU_WATCH_TIMEOUT_MIN_S + 1));
@@ -339,6 +414,12 @@ static int watch_once(struct mu_watch *w)
     if (status == 429 || status >= 500) {
         wlog(w, "%s; watching again from %s", err.msg, w->rv);
         return V_RETRY;
+    }
+    if (w->initial && status >= 400 && status != 410 && status != 429) {
+        w->refused = status;
+        snprintf(w->refused_msg, sizeof(w->refused_msg), "%s", err.msg);
+        w->st.refused++;
+        return V_REFUSED;
     }
     if (status >= 300) {
         if (status < 400)
@@ -492,6 +573,7 @@ int mu_watch_new(const struct mu_kube_config *cfg,
              o->page_size ? o->page_size : MU_WATCH_PAGE_SIZE);
     w->rng = o->seed;
     w->stop = o->stop;
+    w->stream_list = o->stream_list;
     w->rv = mu_xstrdup("");
     mu_linebuf_init(&w->lb, o->max_line && o->max_line < MU_WATCH_MAX_LINE
                                 ? o->max_line
@@ -502,7 +584,7 @@ int mu_watch_new(const struct mu_kube_config *cfg,
 
 int mu_watch_run(struct mu_watch *w, mu_watch_fn *fn, void *ctx)
 {
-    bool need_list = true;
+    bool need_list = true, list_now = false;
     int v;
 
     if (!fn)
@@ -510,7 +592,7 @@ int mu_watch_run(struct mu_watch *w, mu_watch_fn *fn, void *ctx)
     w->fn = fn;
     w->ctx = ctx;
     while (!stopped(w)) {
-        if (need_list) {
+        if (need_list && (!w->stream_list || list_now)) {
             v = list(w);
             if (v == V_STOP)
                 break;
@@ -518,9 +600,43 @@ int mu_watch_run(struct mu_watch *w, mu_watch_fn *fn, void *ctx)
                 backoff(w);
                 continue;
             }
+            need_list = list_now = false;
+        } else if (need_list) {
+            w->initial = true;
+            w->began = false;
             need_list = false;
         }
         v = watch_once(w);
+        if (w->initial) {
+            /* the WATCH ended before its initial state did */
+            w->initial = false;
+            if (v == V_STOP)
+                break;
+            need_list = true;
+            if (v == V_REFUSED) {
+                /* this time a LIST; for good when the server refuses the
+                 * parameters (a WatchList gate off, an older server) */
+                list_now = true;
+                if (w->refused == 400 || w->refused == 422) {
+                    w->stream_list = false;
+                    wlog(w, "%s: the server does not stream a watch's "
+                            "initial state; listing in pages from now on",
+                         w->refused_msg);
+                }
+                continue;
+            }
+            w->st.relists++;
+            if (v == V_EOF && !w->began) {
+                /* a server that ignores sendInitialEvents */
+                w->stream_list = false;
+                wlog(w, "the watch ended without the initial state: listing "
+                        "in pages from now on");
+                continue;
+            }
+            if (v != V_RELIST)
+                backoff(w);
+            continue;
+        }
         switch (v) {
         case V_EOF:
             w->failures = 0;

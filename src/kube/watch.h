@@ -33,6 +33,23 @@
  *      or a line that is not JSON, an event without a type or an object -
  *      fails a LIST page or ends a watch (the relist of step 4), because
  *      the object it changed is unknown and only a relist catches up.
+ * With stream_list (mu_watch_opts), step 1 is a WATCH instead
+ * (the WatchList protocol, KEP-3157, what client-go's reflector uses when
+ * its WatchListClient gate is on): ?watch=1&sendInitialEvents=true&
+ * resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&
+ * timeoutSeconds=T streams every object as ADDED, delivered as LIST_ITEM
+ * after one LIST_BEGIN, then a BOOKMARK annotated MU_WATCH_INITIAL_END
+ * "true", delivered as LIST_END; its RV is the current RV and the same
+ * stream goes on as the WATCH of step 2. The server then sends the objects
+ * from its watch cache one at a time: no page of them is held whole on
+ * either side. The initial state is never resumed: a stream that breaks
+ * before its bookmark (or sends MODIFIED or DELETED inside it) starts
+ * again with LIST_BEGIN. An HTTP 4xx to that WATCH (other than 410 and
+ * 429) is answered by a paged LIST at once; for 400 and 422 (the server
+ * refuses the parameters: its WatchList gate is off) and for a stream that
+ * ends with nothing of its initial state (a server that ignores them), the
+ * watch lists in pages from then on, and says so once.
+ *
  * Backoff doubles from MU_WATCH_BACKOFF_MIN_NS to MU_WATCH_BACKOFF_MAX_NS
  * (with jitter from the seed) and resets once a watch delivers an event or
  * ends normally.
@@ -128,6 +145,9 @@ void mu_watch_event_release(struct mu_watch_event *ev);
 
 /* ---- the list+watch loop ------------------------------------------------ */
 
+/* The annotation on the bookmark that ends a WATCH's initial state. */
+#define MU_WATCH_INITIAL_END "k8s.io/initial-events-end"
+
 struct mu_watch;
 
 struct mu_watch_opts {
@@ -137,6 +157,7 @@ struct mu_watch_opts {
     const char *label_selector; /* optional */
     const char *field_selector; /* optional */
     unsigned page_size;         /* LIST limit; 0: MU_WATCH_PAGE_SIZE */
+    bool stream_list;           /* the initial state by a WATCH (above) */
     size_t max_line;            /* longest event; 0: MU_WATCH_MAX_LINE */
     uint64_t seed;              /* jitter of timeoutSeconds and backoff */
     const atomic_bool *stop;    /* required; owned by the caller */
@@ -146,7 +167,9 @@ struct mu_watch_opts {
 
 /* Counters, for tests and metrics. */
 struct mu_watch_stats {
-    unsigned long lists;   /* complete LISTs */
+    unsigned long lists;   /* complete LISTs (streamed ones too) */
+    unsigned long streamed; /* objects of initial states streamed */
+    unsigned long refused; /* initial-state WATCHes answered 4xx */
     unsigned long pages;   /* LIST pages received */
     unsigned long watches; /* WATCH requests sent */
     unsigned long events;  /* ADDED/MODIFIED/DELETED delivered */

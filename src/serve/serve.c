@@ -143,6 +143,7 @@ static int start_informers(struct mu_serve *sv, struct mu_err *err)
         wo.path = path; /* copied */
         wo.seed = (uint64_t)s + 1;
         wo.stop = sv->o->stop;
+        wo.stream_list = true; /* a 40,000-pod cluster is no 80 pages */
         wo.kube.log = watch_log;
         wo.kube.log_ctx = inf;
         r = mu_watch_new(&sv->cfg, &wo, &inf->w, err);
@@ -868,7 +869,7 @@ static bool commands_done(struct mu_serve *sv)
 int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
 {
     struct mu_serve sv;
-    int64_t next_tick, burst_end = 0;
+    int64_t next_tick, burst_end = 0, start_ns = mu_now_ns();
     bool dirty = false, was_synced = false;
     int r;
 
@@ -927,14 +928,17 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
         }
         if (dirty && !was_dirty)
             burst_end = mu_now_ns() + o->coalesce_ms * 1000000;
-        if (!all_synced(&sv)) {
-            publish(&sv);
+        /* before every cache has listed, the view stays the empty unsynced
+         * one of setup: /filter and /bind answer "starting" without
+         * looking at pods, so a view of them built per event batch would
+         * be wasted (and quadratic in a long initial list) */
+        if (!all_synced(&sv))
             continue;
-        }
         if (!was_synced)
-            say(&sv, "caches synced: %zu nodes, %zu pods, %zu podgroups, "
-                     "%zu queues", sv.cluster.nnodes, sv.cluster.ntasks,
-                sv.cluster.njobs, sv.cluster.nqueues);
+            say(&sv, "caches synced in %.1f s: %zu nodes, %zu pods, %zu "
+                     "podgroups, %zu queues",
+                (double)(mu_now_ns() - start_ns) / 1e9, sv.cluster.nnodes,
+                sv.cluster.ntasks, sv.cluster.njobs, sv.cluster.nqueues);
         was_synced = true;
         if (!sv.leads) {
             /* a follower: warm caches, a view for /filter, no writes */

@@ -217,9 +217,11 @@ struct fclock {
     int64_t now;
 };
 
+static int64_t fc_step; /* each reading of the fake clock advances it */
+
 static int64_t f_now(void *c)
 {
-    return ((struct fclock *)c)->now;
+    return ((struct fclock *)c)->now += fc_step;
 }
 
 static void f_sleep(void *c, int64_t ns)
@@ -276,6 +278,7 @@ static struct mu_watch *watch_new(struct mu_watch_opts o)
         o.path = "/api/v1/pods";
     o.stop = &stop;
     fc.now = 0;
+    fc_step = 0;
     logged[0] = '\0';
     if (!real_clock) {
         o.kube.clock.now_ns = f_now;
@@ -700,6 +703,193 @@ START_TEST(test_watch_callback_may_stop)
 }
 END_TEST
 
+
+/* ---- the initial state streamed (stream_list, WatchList) ---------------- */
+
+#define STREAM_Q                                                               \
+    "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&"        \
+    "allowWatchBookmarks=true&timeoutSeconds=T"
+#define EV(type, name, rv)                                                     \
+    "{\"type\":\"" type "\",\"object\":{\"kind\":\"Pod\",\"apiVersion\":"      \
+    "\"v1\",\"metadata\":{\"name\":\"" name "\",\"namespace\":\"team-a\","    \
+    "\"resourceVersion\":\"" rv "\"}}}\n"
+#define MARK(rv, ann)                                                          \
+    "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"apiVersion\":"     \
+    "\"v1\",\"metadata\":{\"resourceVersion\":\"" rv "\"" ann "}}}\n"
+#define END_ANN ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}"
+
+START_TEST(test_watch_streams_the_initial_state)
+{
+    struct mu_watch *w = watch_new((struct mu_watch_opts){.stream_list = true});
+    struct mu_watch_stats st;
+    char *got;
+
+    /* objects in no RV order, a plain bookmark among them (not an RV to go
+     * on from), the marked one, then the same stream as a plain watch */
+    kf_reply_body(&srv, 200,
+                  EV("ADDED", "train-1", "91") MARK("95", "")
+                      EV("ADDED", "train-0", "90") MARK("100", END_ANN)
+                          EV("MODIFIED", "train-1", "150"));
+    kf_reply_body(&srv, 200, EV("MODIFIED", "train-0", "170"));
+    got = run(w, &st);
+    ck_assert_str_eq(got, "LIST_BEGIN\n"
+                          "LIST_ITEM Pod/train-1@91\n"
+                          "LIST_ITEM Pod/train-0@90\n"
+                          "LIST_END\n"
+                          "MODIFIED Pod/train-1@150\n"
+                          "MODIFIED Pod/train-0@170\n");
+    ck_assert_uint_eq(kf_count(&srv), 3);
+    assert_query(0, STREAM_Q);
+    assert_query(1, WATCH_Q("150"));
+    assert_query(2, WATCH_Q("170"));
+    ck_assert_uint_eq(st.lists, 1);
+    ck_assert_uint_eq(st.pages, 0); /* no LIST was sent */
+    ck_assert_uint_eq(st.streamed, 2);
+    ck_assert_uint_eq(st.events, 2);
+    ck_assert_uint_eq(st.relists, 0);
+    ck_assert_int_eq(st.slept_ns, 0);
+    free(got);
+    mu_watch_free(w);
+}
+END_TEST
+
+START_TEST(test_watch_streamed_empty_state_still_begins_and_ends)
+{
+    struct mu_watch *w = watch_new((struct mu_watch_opts){.stream_list = true});
+    struct mu_watch_stats st;
+    char *got;
+
+    kf_reply_body(&srv, 200, MARK("7", END_ANN));
+    got = run(w, &st);
+    ck_assert_str_eq(got, "LIST_BEGIN\nLIST_END\n");
+    assert_query(1, WATCH_Q("7"));
+    free(got);
+    mu_watch_free(w);
+}
+END_TEST
+
+/* A stream broken before its marked bookmark is not resumed (its objects'
+ * RVs are no position): the state is streamed again from the start. */
+START_TEST(test_watch_broken_initial_state_starts_again)
+{
+    struct mu_watch *w = watch_new((struct mu_watch_opts){.stream_list = true});
+    struct mu_watch_stats st;
+    char *got;
+
+    kf_reply_body(&srv, 200, EV("ADDED", "train-0", "90"));
+    kf_reply_body(&srv, 200,
+                  EV("ADDED", "train-0", "90") EV("DELETED", "train-0", "93"));
+    kf_reply_body(&srv, 200,
+                  EV("ADDED", "train-1", "91") MARK("120", END_ANN));
+    got = run(w, &st);
+    ck_assert_str_eq(got, "LIST_BEGIN\nLIST_ITEM Pod/train-0@90\n"
+                          "LIST_BEGIN\nLIST_ITEM Pod/train-0@90\n"
+                          "LIST_BEGIN\nLIST_ITEM Pod/train-1@91\nLIST_END\n");
+    assert_query(0, STREAM_Q);
+    assert_query(1, STREAM_Q);
+    assert_query(2, STREAM_Q);
+    assert_query(3, WATCH_Q("120"));
+    ck_assert_uint_eq(st.relists, 2);
+    ck_assert_uint_eq(st.lists, 1);
+    ck_assert_int_gt(st.slept_ns, 0);
+    ck_assert_ptr_nonnull(strstr(logged, "DELETED event inside the initial "
+                                         "state; relisting"));
+    free(got);
+    mu_watch_free(w);
+}
+END_TEST
+
+/* A server whose WatchList gate is off refuses the parameters (422): a
+ * paged LIST at once, and from then on, said once. */
+START_TEST(test_watch_stream_refused_lists_in_pages_from_then_on)
+{
+    struct mu_watch *w = watch_new(
+        (struct mu_watch_opts){.stream_list = true, .page_size = 2});
+    struct mu_watch_stats st;
+    char *got;
+
+    kf_reply_body(&srv, 422,
+                  "{\"kind\":\"Status\",\"code\":422,\"reason\":\"Invalid\","
+                  "\"message\":\"sendInitialEvents is forbidden for watch "
+                  "unless the WatchList feature gate is enabled\"}");
+    kf_reply_file(&srv, 200, "pods_page2.json");
+    kf_reply_file(&srv, 200, "watch_gone.ndjson");
+    kf_reply_file(&srv, 200, "pods_relist.json");
+    got = run(w, &st);
+    ck_assert_str_eq(got, "LIST_BEGIN\nLIST_ITEM Pod/train-2@95\nLIST_END\n"
+                          "ADDED Pod/train-3@101\n"
+                          "LIST_BEGIN\nLIST_ITEM Pod/train-0@480\nLIST_END\n");
+    assert_query(0, STREAM_Q);
+    assert_query(1, "limit=2");
+    assert_query(2, WATCH_Q("100"));
+    assert_query(3, "limit=2"); /* the relist after the 410 too */
+    assert_query(4, WATCH_Q("500"));
+    ck_assert_uint_eq(st.refused, 1);
+    ck_assert_int_eq(st.slept_ns, 0);
+    ck_assert_ptr_nonnull(strstr(logged, "feature gate is enabled: the server "
+                                         "does not stream a watch's initial "
+                                         "state; listing in pages from now on"));
+    free(got);
+    mu_watch_free(w);
+}
+END_TEST
+
+/* A 404 (a CRD not installed yet) lists this time, as before, and streams
+ * again at the next relist. */
+START_TEST(test_watch_stream_404_lists_this_time_only)
+{
+    struct mu_watch *w = watch_new((struct mu_watch_opts){.stream_list = true});
+    struct mu_watch_stats st;
+    char *got;
+
+    kf_reply_file(&srv, 404, "status_404.json");
+    kf_reply_file(&srv, 200, "pods_page2.json");
+    kf_reply_file(&srv, 410, "status_410.json");
+    kf_reply_body(&srv, 200, MARK("300", END_ANN) EV("ADDED", "x", "301"));
+    got = run(w, &st);
+    ck_assert_str_eq(got, "LIST_BEGIN\nLIST_ITEM Pod/train-2@95\nLIST_END\n"
+                          "LIST_BEGIN\nLIST_END\nADDED Pod/x@301\n");
+    assert_query(0, STREAM_Q);
+    assert_query(1, "limit=500");
+    assert_query(2, WATCH_Q("100"));
+    assert_query(3, STREAM_Q);
+    assert_query(4, WATCH_Q("301"));
+    ck_assert_uint_eq(st.refused, 1);
+    free(got);
+    mu_watch_free(w);
+}
+END_TEST
+
+/* A server that ignores sendInitialEvents (one older than the protocol)
+ * sends no object and ends the watch at its timeout: listed in pages from
+ * then on, said once. */
+START_TEST(test_watch_stream_ignored_lists_for_good)
+{
+    struct mu_watch *w = watch_new((struct mu_watch_opts){.stream_list = true});
+    struct mu_watch_stats st;
+    char *got;
+
+    fc_step = 2 * MU_WATCH_SHORT_NS; /* every watch lasted its while */
+    kf_reply_body(&srv, 200, "");
+    kf_reply_file(&srv, 200, "pods_page2.json");
+    kf_reply_file(&srv, 200, "watch_gone.ndjson");
+    kf_reply_file(&srv, 200, "pods_relist.json");
+    got = run(w, &st);
+    ck_assert_str_eq(got, "LIST_BEGIN\nLIST_ITEM Pod/train-2@95\nLIST_END\n"
+                          "ADDED Pod/train-3@101\n"
+                          "LIST_BEGIN\nLIST_ITEM Pod/train-0@480\nLIST_END\n");
+    assert_query(0, STREAM_Q);
+    assert_query(1, "limit=500");
+    assert_query(2, WATCH_Q("100"));
+    assert_query(3, "limit=500");
+    ck_assert_ptr_nonnull(strstr(logged, "the watch ended without the "
+                                         "initial state: listing in pages "
+                                         "from now on"));
+    free(got);
+    mu_watch_free(w);
+}
+END_TEST
+
 struct runner {
     struct mu_watch *w;
     struct seen s;
@@ -779,6 +969,12 @@ int main(void)
     tcase_add_test(tw, test_watch_timeouts_spread_over_range);
     tcase_add_test(tw, test_watch_callback_may_stop);
     tcase_add_test(tw, test_watch_stop_interrupts_blocking_stream);
+    tcase_add_test(tw, test_watch_streams_the_initial_state);
+    tcase_add_test(tw, test_watch_streamed_empty_state_still_begins_and_ends);
+    tcase_add_test(tw, test_watch_broken_initial_state_starts_again);
+    tcase_add_test(tw, test_watch_stream_refused_lists_in_pages_from_then_on);
+    tcase_add_test(tw, test_watch_stream_404_lists_this_time_only);
+    tcase_add_test(tw, test_watch_stream_ignored_lists_for_good);
     suite_add_tcase(s, tl);
     suite_add_tcase(s, te);
     suite_add_tcase(s, tw);
