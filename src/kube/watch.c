@@ -33,6 +33,7 @@ struct mu_watch {
     bool stream_list;        /* the initial state comes by a WATCH */
     bool initial;            /* the current WATCH streams the state */
     bool began;              /* ... and LIST_BEGIN went out for it */
+    unsigned long initial_n; /* ... and objects of it so far */
     mu_watch_fn *fn;
     void *ctx;
 };
@@ -286,6 +287,7 @@ static int initial_line(struct mu_watch *w, struct mu_watch_event *ev)
     }
     if (ev->type == MU_WATCH_ADDED) {
         w->in_stream++;
+        w->initial_n++;
         w->st.streamed++;
         deliver(w, MU_WATCH_LIST_ITEM, ev->object);
         ev->object = NULL;
@@ -295,6 +297,7 @@ static int initial_line(struct mu_watch *w, struct mu_watch_event *ev)
         w->in_stream++;
         w->initial = false;
         set_rv(w, ev->rv);
+        wlog(w, "initial state streamed: %lu objects", w->initial_n);
         deliver(w, MU_WATCH_LIST_END, NULL);
     }
     mu_watch_event_release(ev);
@@ -604,6 +607,7 @@ int mu_watch_run(struct mu_watch *w, mu_watch_fn *fn, void *ctx)
         } else if (need_list) {
             w->initial = true;
             w->began = false;
+            w->initial_n = 0;
             need_list = false;
         }
         v = watch_once(w);

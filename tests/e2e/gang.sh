@@ -126,6 +126,8 @@ probes_apart() {
         "${kube_scheduler_cert[@]}" "https://127.0.0.1:$PORT/readyz"
 }
 no_plain() { ! curl -s --max-time 5 "http://127.0.0.1:$PORT/healthz" | grep -q ok; }
+check "its caches took their initial state by watch (sendInitialEvents), not LIST pages" \
+    grep -q 'watch /api/v1/pods: initial state streamed: [0-9]* objects' "$D/muster.log"
 check "mTLS: muster serves the extender over HTTPS with client certificates required" \
     grep -q 'HTTPS, client certificates required' "$D/muster.log"
 check "mTLS: kube-scheduler's binds went through it (binds ok > 0)" binds_ok
@@ -595,8 +597,12 @@ else
 fi
 one_gang nulgang | kubectl apply -f - >/dev/null
 check "NUL: a new gang binds whole next to that pod" wait_for 90 pods_running nulgang- 8
-check "NUL: muster's pods LIST and watch logged no failure since the restart" \
-    bash -c "! tail -c +$((nul_log_at + 1)) '$D/muster.log' | grep 'watch /api/v1/pods'"
+check "NUL: muster's pods initial state and watch logged no failure since the restart" \
+    bash -c "! tail -c +$((nul_log_at + 1)) '$D/muster.log' | grep 'watch /api/v1/pods' |
+             grep -v ': initial state streamed: [0-9]* objects$'"
+check "NUL: and that initial state was streamed whole, the NUL pod in it" \
+    bash -c "tail -c +$((nul_log_at + 1)) '$D/muster.log' |
+             grep -q 'watch /api/v1/pods: initial state streamed: [1-9][0-9]* objects'"
 kubectl delete pod nul-note --grace-period=0 --force >/dev/null 2>&1
 
 check "muster never crashed" kill -0 "$MPID"

@@ -748,6 +748,8 @@ START_TEST(test_watch_streams_the_initial_state)
     ck_assert_uint_eq(st.events, 2);
     ck_assert_uint_eq(st.relists, 0);
     ck_assert_int_eq(st.slept_ns, 0);
+    ck_assert_str_eq(logged, "watch /api/v1/pods: initial state streamed: 2 "
+                             "objects\n");
     free(got);
     mu_watch_free(w);
 }
