@@ -19,7 +19,7 @@
 static const char usage[] =
     "usage: muster serve [--kubeconfig PATH] [--listen HOST:PORT] "
     "[--metrics-listen HOST:PORT]\n"
-    "                    [--gang-bind first|all]\n"
+    "                    [--gang-bind first|all] [--initial-list pages|watch]\n"
     "                    [--config FILE] [--tls-cert-file F "
     "--tls-private-key-file F\n"
     "                    --client-ca-file F]\n"
@@ -42,6 +42,9 @@ static const char usage[] =
     "                     nothing of kube-scheduler but their node binds\n"
     "                     whole when its first member reaches /bind; all:\n"
     "                     each member waits there for the others\n"
+    "  --initial-list pages|watch  how each cache takes the cluster at\n"
+    "                     start: LIST pages of 500 (default), or one WATCH\n"
+    "                     with sendInitialEvents (Kubernetes >= 1.34)\n"
     "  --leader-elect     only the holder of a coordination.k8s.io Lease\n"
     "                     writes; the others are followers (warm caches,\n"
     "                     /readyz and /bind 503), kube-scheduler's flags:\n"
@@ -269,6 +272,14 @@ static int cmd_serve(int argc, char **argv)
                 return 2;
             }
             o.gang_bind_all = !strcmp(a, "all");
+        } else if (!strcmp(a, "--initial-list") && i + 1 < argc) {
+            a = argv[++i];
+            if (strcmp(a, "pages") && strcmp(a, "watch")) {
+                fprintf(stderr, "muster: --initial-list: \"%s\": want pages "
+                                "or watch\n", a);
+                return 2;
+            }
+            o.watch_list = !strcmp(a, "watch");
         } else if (!strcmp(a, "--leader-elect")) {
             o.leader_elect = true;
         } else if (!strncmp(a, "--leader-elect-", 15) && i + 1 < argc) {

@@ -143,7 +143,7 @@ static int start_informers(struct mu_serve *sv, struct mu_err *err)
         wo.path = path; /* copied */
         wo.seed = (uint64_t)s + 1;
         wo.stop = sv->o->stop;
-        wo.stream_list = true; /* a 40,000-pod cluster is no 80 pages */
+        wo.stream_list = sv->o->watch_list;
         wo.kube.log = watch_log;
         wo.kube.log_ctx = inf;
         r = mu_watch_new(&sv->cfg, &wo, &inf->w, err);

@@ -13,6 +13,9 @@ MUSTER=${1:?usage: gang.sh MUSTER_BINARY}
 case "$MUSTER" in /*) ;; *) MUSTER=$PWD/$MUSTER ;; esac
 # shellcheck source=tap.sh
 . "$HERE/tap.sh"
+# this suite runs muster with the initial state streamed (WatchList); the
+# others run the default, LIST pages
+MUSTER_SERVE_ARGS=(--initial-list watch)
 diag() { sed 's/^/# /'; }
 
 # everything a scenario made goes away; nodes too
@@ -283,13 +286,13 @@ reset
     sed 's/^  - name: proportion$/  - name: proportion\n    arguments: {proportion.shareWindow: 20s}/'
 } >"$D/damped.conf"
 stop_muster
-MUSTER_SERVE_ARGS=(--config "$D/damped.conf")
+MUSTER_SERVE_ARGS=(--initial-list watch --config "$D/damped.conf")
 if start_muster >/dev/null 2>&1; then
     ok "damped: muster restarts with proportion.shareWindow 20s"
 else
     not_ok "damped: muster restarts with proportion.shareWindow 20s" "$(tail -20 "$D/muster.log")"
 fi
-MUSTER_SERVE_ARGS=()
+MUSTER_SERVE_ARGS=(--initial-list watch)
 kubectl apply -f "$ROOT/examples/queues.yaml" >/dev/null
 "$HERE/nodes.sh" "$D" 2 8 d8 >/dev/null 2>&1
 "$HERE/nodes.sh" "$D" 1 2 d2 >/dev/null 2>&1
