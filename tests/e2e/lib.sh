@@ -156,3 +156,18 @@ YAML
 YAML
     fi
 }
+
+# A component that tests/e2e/cluster.sh started in $D: stopped by its pid
+# file ("pid binary"), checked against /proc first.
+stop_cluster_component() {
+    local f=$D/pids/$1.pid pid bin exe=""
+    [ -s "$f" ] || return 0
+    read -r pid bin <"$f"
+    { IFS= read -r -d '' exe <"/proc/$pid/cmdline"; } 2>/dev/null
+    if [ "$exe" = "$bin" ]; then
+        kill -TERM "$pid" 2>/dev/null
+        for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+    fi
+    rm -f "$f"
+}
