@@ -621,6 +621,9 @@ END_TEST
  * preemptable or in kube-system) and pending gangs, some of them tied to a
  * pool. Each is scheduled twice, once with the place state's `plain` set,
  * and both must decide the same binds and evictions, in the same order.
+ * This covers the node index too (plain: every pick scores every node):
+ * it fails if a changed node is sifted only one way or left in its heap
+ * when it no longer fits.
  */
 
 struct rnd {
