@@ -924,7 +924,9 @@ void mu_task_set_status(struct mu_cluster *c, struct mu_task *t,
 
     if (old == st)
         return;
-    if (n)
+    /* between allocated-like statuses (a commit: ALLOCATED -> BINDING)
+     * no sum of the node moves, so neither does its generation */
+    if (n && !(was_alloc && mu_status_allocated(st)))
         touch(c, n);
     if (t->dd && n && old != MU_TASK_PIPELINED &&
         (old == MU_TASK_RELEASING) != (st == MU_TASK_RELEASING))
