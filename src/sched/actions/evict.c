@@ -110,6 +110,8 @@ static int unit_cmp(const void *a, const void *b)
  * when it started (evictions only ever shrink that set), in key order, and
  * the same jobs grouped by queue index (job_cmp order within a queue).
  */
+struct wq;
+
 struct victims {
     size_t n;
     struct mu_job **jobs;
@@ -119,6 +121,15 @@ struct victims {
     size_t *live;         /* by byq index: i, or past i when byq[i] is known
                              to have nothing running (see live_from) */
     bool plain;           /* take the straightforward scan (tests) */
+    struct wq *wq;        /* nqueues: the heap of every walk (one at a
+                             time), made once per action, not per gang */
+};
+
+/* A queue in a walk's heap (struct walk). */
+struct wq {
+    struct mu_cqueue *q;
+    int rank;         /* mu_ssn_victim_queue_rank (reclaim) */
+    size_t next, end; /* its jobs left: vs->byq[next .. end) */
 };
 
 /* The first job of byq[i .. end) not known to have nothing running, or
@@ -221,11 +232,7 @@ struct walk {
     int32_t below;     /* preempt: victims have a lower job priority */
     struct victims *vs;
     size_t n;          /* queues left in the heap */
-    struct wq {
-        struct mu_cqueue *q;
-        int rank;         /* mu_ssn_victim_queue_rank (reclaim) */
-        size_t next, end; /* its jobs left: vs->byq[next .. end) */
-    } *h;              /* a min-heap by the job at next */
+    struct wq *h;      /* a min-heap by the job at next (vs->wq) */
 };
 
 static bool wq_less(const struct walk *w, const struct wq *a,
@@ -273,7 +280,7 @@ static void walk_init(struct walk *w, struct mu_ssn *s, struct mu_job *j,
     w->below = j->priority;
     w->vs = vs;
     w->n = 0;
-    w->h = mu_xcalloc(c->nqueues ? c->nqueues : 1, sizeof(*w->h));
+    w->h = vs->wq;
     for (size_t i = 0; i < c->nqueues; i++) {
         struct mu_cqueue *q = c->queues[i];
         size_t qi = (size_t)q->index;
@@ -445,7 +452,6 @@ static bool make_room(struct mu_ssn *s, struct mu_place *p,
                       unit_cmp);
             ok = try_units(p, j, pre, reclaim, want, &plan, first, &chosen);
         }
-        free(w.h);
     }
     mu_stmt_rollback(&s->stmt, mark);
     if (!ok)
@@ -521,6 +527,7 @@ static void victims_build(const struct mu_cluster *c, bool plain,
     vs->live = mu_xcalloc(c->njobs ? c->njobs : 1, sizeof(*vs->live));
     vs->qfirst = mu_xcalloc(nq, sizeof(*vs->qfirst));
     vs->qn = mu_xcalloc(nq, sizeof(*vs->qn));
+    vs->wq = mu_xcalloc(nq, sizeof(*vs->wq));
     for (size_t i = 0; i < c->njobs; i++) {
         struct mu_job *j = c->jobs[i];
 
@@ -552,6 +559,7 @@ static void victims_free(struct victims *vs)
     free(vs->live);
     free(vs->qfirst);
     free(vs->qn);
+    free(vs->wq);
 }
 
 /* May j's queue reclaim for it? If not, j's reason says why. */
