@@ -149,15 +149,24 @@ void mu_sb_add(struct mu_sb *sb, const char *s)
 void mu_sb_vaddf(struct mu_sb *sb, const char *fmt, va_list ap)
 {
     va_list cp;
+    size_t room;
     int n;
 
+    /* one pass into the room there is (made at least MU_SB_ROOM), a second
+     * only for a text longer than that: it was always measured first */
+    mu_xgrow((void **)&sb->buf, &sb->cap, sb->len + MU_SB_ROOM, 1);
+    room = sb->cap - sb->len;
     va_copy(cp, ap);
-    n = vsnprintf(NULL, 0, fmt, cp);
+    n = vsnprintf(sb->buf + sb->len, room, fmt, cp);
     va_end(cp);
-    if (n < 0)
+    if (n < 0) {
+        sb->buf[sb->len] = '\0';
         return;
-    mu_xgrow((void **)&sb->buf, &sb->cap, sb->len + (size_t)n + 1, 1);
-    vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+    }
+    if ((size_t)n >= room) {
+        mu_xgrow((void **)&sb->buf, &sb->cap, sb->len + (size_t)n + 1, 1);
+        vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+    }
     sb->len += (size_t)n;
 }
 

@@ -1,6 +1,7 @@
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1245,6 +1246,41 @@ START_TEST(test_phase_and_state_names)
 }
 END_TEST
 
+/* The texts objects and reasons are written with (common/mu.h): mu_sb_addf
+ * formats in one pass into the room it has and again only past it; the
+ * result is the same whether the text fits, fills it exactly or overflows
+ * it, at any length already in the buffer. */
+START_TEST(test_sb_addf_same_text_at_every_boundary)
+{
+    char want[4 * MU_SB_ROOM + 64], arg[2 * MU_SB_ROOM + 1];
+
+    for (size_t pre = 0; pre <= 2 * MU_SB_ROOM + 3; pre++) {
+        for (size_t len = 0; len <= 2 * MU_SB_ROOM; len += 7) {
+            struct mu_sb sb;
+
+            memset(arg, 'a' + (int)(len % 26), len);
+            arg[len] = '\0';
+            mu_sb_init(&sb);
+            for (size_t i = 0; i < pre; i++)
+                mu_sb_add(&sb, "x");
+            mu_sb_addf(&sb, "[%s]%d", arg, (int)len);
+            snprintf(want, sizeof(want), "%.*s[%s]%d", (int)pre,
+                     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                     arg, (int)len);
+            ck_assert_str_eq(sb.buf, want);
+            ck_assert_uint_eq(sb.len, strlen(want));
+            mu_sb_addf(&sb, "%s", "");
+            ck_assert_str_eq(sb.buf, want);
+            mu_sb_release(&sb);
+        }
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("object");
@@ -1310,6 +1346,7 @@ int main(void)
     tcase_add_test(to, test_priorityclass_decode);
     tcase_add_test(to, test_priorityclass_errors);
     tcase_add_test(to, test_phase_and_state_names);
+    tcase_add_test(to, test_sb_addf_same_text_at_every_boundary);
     suite_add_tcase(s, to);
 
     sr = srunner_create(s);
