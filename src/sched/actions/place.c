@@ -75,6 +75,7 @@ struct mu_shape_heap {
     size_t n;                /* entries in v */
     struct hent *v;          /* capacity nslots */
     int *pos;                /* slot -> index in v, -1: not in the heap */
+    uint32_t *seen;          /* slot -> the node's gen when last considered */
     size_t nslots;
     size_t dirty_pos;        /* how much of the (domain's) dirty log is in */
     struct mu_fit_hist hist; /* why nothing fitted, last time */
@@ -153,6 +154,7 @@ static void heap_alloc(struct mu_shape_heap *h, size_t nslots)
     h->nslots = nslots;
     h->v = mu_xcalloc(nslots ? nslots : 1, sizeof(*h->v));
     h->pos = mu_xcalloc(nslots ? nslots : 1, sizeof(*h->pos));
+    h->seen = mu_xcalloc(nslots ? nslots : 1, sizeof(*h->seen));
     for (size_t i = 0; i < nslots; i++)
         h->pos[i] = -1;
 }
@@ -176,13 +178,21 @@ static bool node_entry(struct mu_ssn *s, const struct mu_task *t,
     return true;
 }
 
-/* Node n (slot in h) as it is now: in place, in, or out. */
-static void consider(struct mu_ssn *s, struct mu_shape_heap *h,
+/* Node n (slot in h) as it is now: in place, in, or out. A node the log
+ * names again at the generation it was considered at is as it was (a
+ * batch of the log names a node once per change: a place, its rollback,
+ * an eviction). */
+static void consider(struct mu_place *p, struct mu_shape_heap *h,
                      const struct mu_task *t, struct mu_cnode *n, int slot)
 {
+    struct mu_ssn *s = p->ssn;
     struct hent e;
     int at = h->pos[slot];
 
+    if (h->seen[slot] == n->gen)
+        return;
+    h->seen[slot] = n->gen;
+    p->nrescored++;
     if (!node_entry(s, t, n, &e)) {
         heap_remove(h, slot);
         return;
@@ -207,6 +217,7 @@ static void heap_build(struct mu_ssn *s, struct mu_shape_heap *h,
         struct mu_cnode *n = c->nodes[nodes ? (size_t)nodes[i] : i];
         struct hent e;
 
+        h->seen[i] = n->gen;
         if (!node_entry(s, t, n, &e))
             continue;
         e.slot = (int)i;
@@ -234,7 +245,7 @@ static struct mu_shape_heap *shape_heap(struct mu_place *p,
     for (; h->dirty_pos < c->ndirty; h->dirty_pos++) {
         int n = c->dirty[h->dirty_pos];
 
-        consider(s, h, t, c->nodes[n], n);
+        consider(p, h, t, c->nodes[n], n);
     }
     return h;
 }
@@ -319,7 +330,7 @@ static struct mu_shape_heap *dom_heap(struct mu_place *p,
     for (; h->dirty_pos < dh->ndirty; h->dirty_pos++) {
         int slot = dh->dirty[h->dirty_pos];
 
-        consider(s, h, t, c->nodes[d->nodes[slot]], slot);
+        consider(p, h, t, c->nodes[d->nodes[slot]], slot);
     }
     return h;
 }
@@ -334,6 +345,7 @@ static void heap_free(struct mu_shape_heap *h)
 {
     free(h->v);
     free(h->pos);
+    free(h->seen);
 }
 
 void mu_place_release(struct mu_place *p)

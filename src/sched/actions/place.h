@@ -62,6 +62,10 @@ struct mu_place {
     size_t ndomheaps;
     struct mu_domheap *domheaps; /* per domain */
 
+    /* Nodes scored again from the dirty log (each once per change of its
+     * generation, however often the log names it); for tests. */
+    size_t nrescored;
+
     /* Tests only: take the straightforward paths the indexes replace
      * (reclaim and preempt re-examine every running task of every job for
      * each starving gang; a pick scores every node), to check that both
