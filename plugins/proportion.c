@@ -605,6 +605,34 @@ static bool victim_queue_ok(void *st, const struct mu_task *preemptor,
     return false;
 }
 
+/* victim_queue_ok for n queues: the preemptor's dimensions found once. */
+static void victim_queues_ok(void *st, const struct mu_task *preemptor,
+                             struct mu_cqueue *const *qs, size_t n,
+                             bool reclaim, bool *ok)
+{
+    uint32_t want = 0;
+
+    (void)st;
+    if (!reclaim)
+        return;
+    for (uint32_t set = preemptor->qreq->set & DIMS_ALL; set; set &= set - 1)
+        if (preemptor->qreq->v[__builtin_ctz(set)] > 0)
+            want |= 1u << __builtin_ctz(set);
+    for (size_t i = 0; i < n; i++) {
+        const struct mu_cqueue *q = qs[i];
+        bool over = false;
+
+        if (!ok[i] || !q || !q->has_deserved)
+            continue;
+        for (uint32_t set = want; set && !over; set &= set - 1) {
+            int d = __builtin_ctz(set);
+
+            over = get0(&q->allocated, d) > get0(&q->deserved, d);
+        }
+        ok[i] = over;
+    }
+}
+
 /* q's share of dimension d with delta more allocated (deserved 0: none
  * while nothing is allocated, else without bound). */
 static double dshare(const struct mu_cqueue *q, int d, int64_t delta)
@@ -715,4 +743,5 @@ const struct mu_plugin mu_plugin_proportion = {
     .preemptive = preemptive,
     .victim_ok = victim_ok,
     .victim_queue_ok = victim_queue_ok,
+    .victim_queues_ok = victim_queues_ok,
 };

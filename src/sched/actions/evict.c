@@ -123,6 +123,8 @@ struct victims {
     bool plain;           /* take the straightforward scan (tests) */
     struct wq *wq;        /* nqueues: the heap of every walk (one at a
                              time), made once per action, not per gang */
+    struct mu_cqueue **cand; /* nqueues: a walk's queues to ask about */
+    bool *ok;             /* nqueues: their verdicts */
 };
 
 /* A queue in a walk's heap (struct walk). */
@@ -273,6 +275,7 @@ static void walk_init(struct walk *w, struct mu_ssn *s, struct mu_job *j,
                       struct victims *vs)
 {
     struct mu_cluster *c = s->cluster;
+    size_t ncand = 0;
 
     w->s = s;
     w->pre = pre;
@@ -287,8 +290,16 @@ static void walk_init(struct walk *w, struct mu_ssn *s, struct mu_job *j,
 
         if (!vs->qn[qi] ||
             (reclaim ? q == j->queue || !q->spec.reclaimable
-                     : q != j->queue) ||
-            !mu_ssn_victim_queue_ok(s, pre, q, reclaim))
+                     : q != j->queue))
+            continue;
+        vs->cand[ncand++] = q;
+    }
+    mu_ssn_victim_queues_ok(s, pre, vs->cand, ncand, reclaim, vs->ok);
+    for (size_t i = 0; i < ncand; i++) {
+        struct mu_cqueue *q = vs->cand[i];
+        size_t qi = (size_t)q->index;
+
+        if (!vs->ok[i])
             continue;
         w->h[w->n].q = q;
         w->h[w->n].rank = reclaim ? mu_ssn_victim_queue_rank(s, pre, q) : 0;
@@ -528,6 +539,8 @@ static void victims_build(const struct mu_cluster *c, bool plain,
     vs->qfirst = mu_xcalloc(nq, sizeof(*vs->qfirst));
     vs->qn = mu_xcalloc(nq, sizeof(*vs->qn));
     vs->wq = mu_xcalloc(nq, sizeof(*vs->wq));
+    vs->cand = mu_xcalloc(nq, sizeof(*vs->cand));
+    vs->ok = mu_xcalloc(nq, sizeof(*vs->ok));
     for (size_t i = 0; i < c->njobs; i++) {
         struct mu_job *j = c->jobs[i];
 
@@ -560,6 +573,8 @@ static void victims_free(struct victims *vs)
     free(vs->qfirst);
     free(vs->qn);
     free(vs->wq);
+    free(vs->cand);
+    free(vs->ok);
 }
 
 /* May j's queue reclaim for it? If not, j's reason says why. */
