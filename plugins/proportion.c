@@ -446,8 +446,11 @@ static bool allocatable(void *st, const struct mu_cqueue *q,
             mu_add_sat(get0(&q->allocated, d), x) <= get0(&q->deserved, d))
             continue;
         if (why) {
-            mu_sb_addf(why, "queue %s would exceed its deserved share: %s ",
-                       q->spec.meta.name, p->c->rn.name[d]);
+            mu_sb_add(why, "queue ");
+            mu_sb_add(why, q->spec.meta.name);
+            mu_sb_add(why, " would exceed its deserved share: ");
+            mu_sb_add(why, p->c->rn.name[d]);
+            mu_sb_add(why, " ");
             figures(p, q, d, x, "requested", "deserved ",
                     get0(&q->deserved, d), why);
         }

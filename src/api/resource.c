@@ -192,20 +192,37 @@ static void format_bytes(int64_t v, char *buf, size_t n)
     snprintf(buf, n, "%s", strlen(d) < strlen(b) ? d : b);
 }
 
+/* snprintf(buf, n, "%lld%s", v, sfx) */
+static void format_int(int64_t v, const char *sfx, char *buf, size_t n)
+{
+    char t[MU_I64_TEXT + 1];
+    size_t len = mu_i64_text(v, t);
+
+    if (*sfx) {
+        t[len++] = *sfx;
+        t[len] = '\0';
+    }
+    if (!n)
+        return;
+    len = MU_MIN(len, n - 1);
+    memcpy(buf, t, len);
+    buf[len] = '\0';
+}
+
 char *mu_quantity_format(const char *name, int64_t v, char *buf, size_t n)
 {
     switch (mu_resource_unit(name)) {
     case MU_Q_MILLI:
         if (v % 1000 == 0)
-            snprintf(buf, n, "%lld", (long long)(v / 1000));
+            format_int(v / 1000, "", buf, n);
         else
-            snprintf(buf, n, "%lldm", (long long)v);
+            format_int(v, "m", buf, n);
         break;
     case MU_Q_BYTES:
         format_bytes(v, buf, n);
         break;
     case MU_Q_INTEGER:
-        snprintf(buf, n, "%lld", (long long)v);
+        format_int(v, "", buf, n);
         break;
     }
     return buf;

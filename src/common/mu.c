@@ -179,6 +179,31 @@ void mu_sb_addf(struct mu_sb *sb, const char *fmt, ...)
     va_end(ap);
 }
 
+size_t mu_i64_text(int64_t v, char buf[MU_I64_TEXT])
+{
+    char rev[MU_I64_TEXT];
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    size_t n = 0, len = 0;
+
+    do {
+        rev[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        buf[len++] = '-';
+    while (n)
+        buf[len++] = rev[--n];
+    buf[len] = '\0';
+    return len;
+}
+
+void mu_sb_addi(struct mu_sb *sb, int64_t v)
+{
+    char t[MU_I64_TEXT];
+
+    mu_sb_addn(sb, t, mu_i64_text(v, t));
+}
+
 char *mu_sb_detach(struct mu_sb *sb)
 {
     char *s = sb->buf ? sb->buf : mu_xstrdup("");

@@ -88,6 +88,14 @@ void mu_sb_vaddf(struct mu_sb *sb, const char *fmt, va_list ap)
 /* Returns the string and leaves sb empty; the caller frees it. Never NULL. */
 char *mu_sb_detach(struct mu_sb *sb);
 
+/* v in decimal, as "%lld" writes it, into buf (MU_I64_TEXT bytes hold
+ * any v with its sign and the NUL); returns the length. For the texts a
+ * cycle writes by the thousand, without a printf's cost. */
+#define MU_I64_TEXT 21
+size_t mu_i64_text(int64_t v, char buf[MU_I64_TEXT]);
+/* mu_sb_add of v in decimal. */
+void mu_sb_addi(struct mu_sb *sb, int64_t v);
+
 #include "common/banned.h"
 
 #endif
