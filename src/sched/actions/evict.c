@@ -125,6 +125,9 @@ struct victims {
                              time), made once per action, not per gang */
     struct mu_cqueue **cand; /* nqueues: a walk's queues to ask about */
     bool *ok;             /* nqueues: their verdicts */
+    size_t nrq;           /* reclaim: the reclaimable queues with running */
+    struct mu_cqueue **rq;/* jobs, in queue order (a walk's candidates
+                             but the preemptor's own queue) */
 };
 
 /* A queue in a walk's heap (struct walk). */
@@ -274,7 +277,6 @@ static void walk_init(struct walk *w, struct mu_ssn *s, struct mu_job *j,
                       const struct mu_task *pre, bool reclaim,
                       struct victims *vs)
 {
-    struct mu_cluster *c = s->cluster;
     size_t ncand = 0;
 
     w->s = s;
@@ -284,15 +286,12 @@ static void walk_init(struct walk *w, struct mu_ssn *s, struct mu_job *j,
     w->vs = vs;
     w->n = 0;
     w->h = vs->wq;
-    for (size_t i = 0; i < c->nqueues; i++) {
-        struct mu_cqueue *q = c->queues[i];
-        size_t qi = (size_t)q->index;
-
-        if (!vs->qn[qi] ||
-            (reclaim ? q == j->queue || !q->spec.reclaimable
-                     : q != j->queue))
-            continue;
-        vs->cand[ncand++] = q;
+    if (reclaim) {
+        for (size_t i = 0; i < vs->nrq; i++)
+            if (vs->rq[i] != j->queue)
+                vs->cand[ncand++] = vs->rq[i];
+    } else if (j->queue && vs->qn[j->queue->index]) {
+        vs->cand[ncand++] = j->queue;
     }
     mu_ssn_victim_queues_ok(s, pre, vs->cand, ncand, reclaim, vs->ok);
     for (size_t i = 0; i < ncand; i++) {
@@ -541,6 +540,8 @@ static void victims_build(const struct mu_cluster *c, bool plain,
     vs->wq = mu_xcalloc(nq, sizeof(*vs->wq));
     vs->cand = mu_xcalloc(nq, sizeof(*vs->cand));
     vs->ok = mu_xcalloc(nq, sizeof(*vs->ok));
+    vs->rq = mu_xcalloc(nq, sizeof(*vs->rq));
+    vs->nrq = 0;
     for (size_t i = 0; i < c->njobs; i++) {
         struct mu_job *j = c->jobs[i];
 
@@ -563,6 +564,9 @@ static void victims_build(const struct mu_cluster *c, bool plain,
         if (vs->qn[i] > 1)
             qsort(vs->byq + vs->qfirst[i], vs->qn[i], sizeof(*vs->byq),
                   job_ptr_cmp);
+    for (size_t i = 0; i < c->nqueues; i++)
+        if (vs->qn[c->queues[i]->index] && c->queues[i]->spec.reclaimable)
+            vs->rq[vs->nrq++] = c->queues[i];
 }
 
 static void victims_free(struct victims *vs)
@@ -575,6 +579,7 @@ static void victims_free(struct victims *vs)
     free(vs->wq);
     free(vs->cand);
     free(vs->ok);
+    free(vs->rq);
 }
 
 /* May j's queue reclaim for it? If not, j's reason says why. */
