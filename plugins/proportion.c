@@ -36,6 +36,9 @@ struct prop {
                                waiting gang of the queue lacks (unset:
                                none waits) */
     struct mu_share_need need; /* of the reclaimer victim_ok asks for */
+    /* by queue index: the dimensions where allocated > deserved, made at
+     * over_gen - 1 (the queue's alloc_gen; 0: not made) */
+    uint32_t *over, *over_gen;
 };
 
 /* A queue taking part in the water-fill. */
@@ -326,6 +329,8 @@ static void *open_prop(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
     int n = 0;
 
     p->c = c;
+    p->over = mu_xcalloc(c->nqueues + 1, sizeof(*p->over));
+    p->over_gen = mu_xcalloc(c->nqueues + 1, sizeof(*p->over_gen));
     p->elastic = mu_xcalloc(c->nqueues + 1, sizeof(*p->elastic));
     p->ahead = mu_xcalloc(c->nqueues + 1, sizeof(*p->ahead));
     mu_res_zero(&guarantees);
@@ -372,6 +377,8 @@ static void close_prop(struct mu_ssn *ssn, void *st)
     free(p->elastic);
     free(p->ahead);
     free(p->vneed);
+    free(p->over);
+    free(p->over_gen);
     free(p);
 }
 
@@ -608,14 +615,36 @@ static bool victim_queue_ok(void *st, const struct mu_task *preemptor,
     return false;
 }
 
-/* victim_queue_ok for n queues: the preemptor's dimensions found once. */
+/* The dimensions where q's allocated is over its deserved, made again
+ * only when allocated moved (alloc_gen): reclaim asks about every queue
+ * for every gang, and most gangs leave the queues as they found them. */
+static uint32_t over_dims(struct prop *p, const struct mu_cqueue *q)
+{
+    uint32_t m = 0;
+
+    if (p->over_gen[q->index] == q->alloc_gen + 1u)
+        return p->over[q->index];
+    for (uint32_t set = (q->allocated.set | q->deserved.set) & DIMS_ALL; set;
+         set &= set - 1) {
+        int d = __builtin_ctz(set);
+
+        if (get0(&q->allocated, d) > get0(&q->deserved, d))
+            m |= 1u << d;
+    }
+    p->over[q->index] = m;
+    p->over_gen[q->index] = q->alloc_gen + 1u;
+    return m;
+}
+
+/* victim_queue_ok for n queues: the preemptor's dimensions found once,
+ * each queue's over_dims kept while its allocated stands. */
 static void victim_queues_ok(void *st, const struct mu_task *preemptor,
                              struct mu_cqueue *const *qs, size_t n,
                              bool reclaim, bool *ok)
 {
+    struct prop *p = st;
     uint32_t want = 0;
 
-    (void)st;
     if (!reclaim)
         return;
     for (uint32_t set = preemptor->qreq->set & DIMS_ALL; set; set &= set - 1)
@@ -623,16 +652,10 @@ static void victim_queues_ok(void *st, const struct mu_task *preemptor,
             want |= 1u << __builtin_ctz(set);
     for (size_t i = 0; i < n; i++) {
         const struct mu_cqueue *q = qs[i];
-        bool over = false;
 
         if (!ok[i] || !q || !q->has_deserved)
             continue;
-        for (uint32_t set = want; set && !over; set &= set - 1) {
-            int d = __builtin_ctz(set);
-
-            over = get0(&q->allocated, d) > get0(&q->deserved, d);
-        }
-        ok[i] = over;
+        ok[i] = (over_dims(p, q) & want) != 0;
     }
 }
 
