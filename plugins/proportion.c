@@ -39,6 +39,9 @@ struct prop {
     /* by queue index: the dimensions where allocated > deserved, made at
      * over_gen - 1 (the queue's alloc_gen; 0: not made) */
     uint32_t *over, *over_gen;
+    /* by queue index: share(q), made at share_gen - 1 (likewise) */
+    double *share;
+    uint32_t *share_gen;
 };
 
 /* A queue taking part in the water-fill. */
@@ -329,6 +332,8 @@ static void *open_prop(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
     int n = 0;
 
     p->c = c;
+    p->share = mu_xcalloc(c->nqueues + 1, sizeof(*p->share));
+    p->share_gen = mu_xcalloc(c->nqueues + 1, sizeof(*p->share_gen));
     p->over = mu_xcalloc(c->nqueues + 1, sizeof(*p->over));
     p->over_gen = mu_xcalloc(c->nqueues + 1, sizeof(*p->over_gen));
     p->elastic = mu_xcalloc(c->nqueues + 1, sizeof(*p->elastic));
@@ -379,6 +384,8 @@ static void close_prop(struct mu_ssn *ssn, void *st)
     free(p->vneed);
     free(p->over);
     free(p->over_gen);
+    free(p->share);
+    free(p->share_gen);
     free(p);
 }
 
@@ -402,6 +409,18 @@ static double share(const struct mu_cqueue *q)
     return s;
 }
 
+/* share(q), made again only when q's allocated moved (alloc_gen; deserved
+ * stands for the session): the queue heaps of allocate, reclaim and
+ * preempt compare two queues at every step. */
+static double share_of(struct prop *p, const struct mu_cqueue *q)
+{
+    if (p->share_gen[q->index] != q->alloc_gen + 1u) {
+        p->share[q->index] = share(q);
+        p->share_gen[q->index] = q->alloc_gen + 1u;
+    }
+    return p->share[q->index];
+}
+
 static int queue_order(void *st, const struct mu_cqueue *a,
                        const struct mu_cqueue *b)
 {
@@ -409,8 +428,8 @@ static int queue_order(void *st, const struct mu_cqueue *a,
 
     if (a->spec.priority != b->spec.priority)
         return a->spec.priority > b->spec.priority ? -1 : 1;
-    sa = share(a);
-    sb = share(b);
+    sa = share_of(st, a);
+    sb = share_of(st, b);
     return sa < sb ? -1 : sa > sb ? 1 : 0;
 }
 

@@ -181,6 +181,16 @@ START_TEST(test_proportion_queue_order_lower_share_first)
     ck_assert_int_lt(mu_plugin_proportion.queue_order(st, a, b), 0);
     ck_assert_int_gt(mu_plugin_proportion.queue_order(st, b, a), 0);
     ck_assert_int_eq(mu_plugin_proportion.queue_order(st, a, a), 0);
+    /* the order follows allocations made in the session: team-a at
+     * 13/12 comes after team-b at 6/6 */
+    for (int i = 6; i < 13; i++) {
+        char name[16];
+
+        snprintf(name, sizeof(name), "a-%d", i);
+        mu_task_place(&C, mu_cluster_task(&C, "default", name),
+                      mu_cluster_node(&C, "n1"), MU_TASK_ALLOCATED);
+    }
+    ck_assert_int_gt(mu_plugin_proportion.queue_order(st, a, b), 0);
     /* spec.priority comes before share */
     b->spec.priority = 1;
     ck_assert_int_lt(mu_plugin_proportion.queue_order(st, b, a), 0);
