@@ -135,7 +135,10 @@ void mu_sb_release(struct mu_sb *sb)
 
 void mu_sb_addn(struct mu_sb *sb, const char *s, size_t n)
 {
-    mu_xgrow((void **)&sb->buf, &sb->cap, sb->len + n + 1, 1);
+    /* the first room MU_SB_ROOM: a text of many pieces is not moved at
+     * 8, 16, 32 and 64 bytes */
+    mu_xgrow((void **)&sb->buf, &sb->cap, MU_MAX(sb->len + n + 1, MU_SB_ROOM),
+             1);
     memcpy(sb->buf + sb->len, s, n);
     sb->len += n;
     sb->buf[sb->len] = '\0';
