@@ -135,10 +135,7 @@ void mu_sb_release(struct mu_sb *sb)
 
 void mu_sb_addn(struct mu_sb *sb, const char *s, size_t n)
 {
-    /* the first room MU_SB_ROOM: a text of many pieces is not moved at
-     * 8, 16, 32 and 64 bytes */
-    mu_xgrow((void **)&sb->buf, &sb->cap, MU_MAX(sb->len + n + 1, MU_SB_ROOM),
-             1);
+    mu_xgrow((void **)&sb->buf, &sb->cap, sb->len + n + 1, 1);
     memcpy(sb->buf + sb->len, s, n);
     sb->len += n;
     sb->buf[sb->len] = '\0';
@@ -151,25 +148,24 @@ void mu_sb_add(struct mu_sb *sb, const char *s)
 
 void mu_sb_vaddf(struct mu_sb *sb, const char *fmt, va_list ap)
 {
+    char tmp[MU_SB_ROOM];
     va_list cp;
-    size_t room;
     int n;
 
-    /* one pass into the room there is (made at least MU_SB_ROOM), a second
-     * only for a text longer than that: it was always measured first */
-    mu_xgrow((void **)&sb->buf, &sb->cap, sb->len + MU_SB_ROOM, 1);
-    room = sb->cap - sb->len;
+    /* one pass for a text shorter than MU_SB_ROOM (most), which is then
+     * appended, so the buffer grows as it always did; a longer one is
+     * measured and printed again */
     va_copy(cp, ap);
-    n = vsnprintf(sb->buf + sb->len, room, fmt, cp);
+    n = vsnprintf(tmp, sizeof(tmp), fmt, cp);
     va_end(cp);
-    if (n < 0) {
-        sb->buf[sb->len] = '\0';
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof(tmp)) {
+        mu_sb_addn(sb, tmp, (size_t)n);
         return;
     }
-    if ((size_t)n >= room) {
-        mu_xgrow((void **)&sb->buf, &sb->cap, sb->len + (size_t)n + 1, 1);
-        vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
-    }
+    mu_xgrow((void **)&sb->buf, &sb->cap, sb->len + (size_t)n + 1, 1);
+    vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
     sb->len += (size_t)n;
 }
 

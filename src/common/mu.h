@@ -79,9 +79,9 @@ void mu_sb_init(struct mu_sb *sb);
 void mu_sb_release(struct mu_sb *sb);
 void mu_sb_add(struct mu_sb *sb, const char *s);
 void mu_sb_addn(struct mu_sb *sb, const char *s, size_t n);
-/* A buffer's first room, in bytes: mu_sb_addf formats in one pass when
- * the text fits the room, and a text of many pieces is not moved at every
- * doubling from 8 (the why texts of a cycle: thousands). */
+/* mu_sb_addf and mu_xasprintf format a text shorter than this in one
+ * pass, on the stack (the why texts of a cycle: thousands); a longer one
+ * is measured first. Buffers grow as the text needs, doubling from 8. */
 #define MU_SB_ROOM 128
 void mu_sb_addf(struct mu_sb *sb, const char *fmt, ...) MU_PRINTF(2, 3);
 void mu_sb_vaddf(struct mu_sb *sb, const char *fmt, va_list ap)
