@@ -240,11 +240,15 @@ static void scan_jobs(struct mu_cqueue *q, struct wq *w, struct mu_res *el,
         for (size_t k = 0; k < j->ntasks; k++)
             if (j->tasks[k]->status == MU_TASK_PENDING)
                 mu_res_add(&w->request, j->tasks[k]->qreq);
-        for (int d = 0; d < MU_RES_MAX; d++) {
+        /* a dimension in neither set gives 0 - 0: nothing */
+        for (uint32_t set = (j->allocated.set | j->pg.min_resources.set) &
+                            DIMS_ALL;
+             set; set &= set - 1) {
+            int d = __builtin_ctz(set);
             int64_t x = mu_sub_sat(get0(&j->allocated, d),
                                    get0(&j->pg.min_resources, d));
 
-            if (d != MU_RES_PODS && x > 0)
+            if (x > 0)
                 mu_res_put(el, d, mu_add_sat(get0(el, d), x));
         }
         if (j->phase == MU_PG_INQUEUE && j->pg.has_min_resources &&
