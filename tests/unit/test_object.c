@@ -1247,9 +1247,9 @@ START_TEST(test_phase_and_state_names)
 END_TEST
 
 /* The texts objects and reasons are written with (common/mu.h): mu_sb_addf
- * formats in one pass into the room it has and again only past it; the
- * result is the same whether the text fits, fills it exactly or overflows
- * it, at any length already in the buffer. */
+ * formats a text shorter than MU_SB_ROOM in one pass on the stack and a
+ * longer one in two; the result is the same on either side of that bound
+ * and at it, at any length already in the buffer. */
 START_TEST(test_sb_addf_same_text_at_every_boundary)
 {
     char want[4 * MU_SB_ROOM + 64], arg[2 * MU_SB_ROOM + 1];
