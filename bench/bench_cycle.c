@@ -201,6 +201,7 @@ struct run {
     double cpu_ms;    /* thread CPU time of the cycle */
     size_t binds, evicts, changed;
     uint64_t digest;  /* of every decision, in order */
+    uint64_t cond_digest; /* of every job's phase and condition after it */
     long rss_kib;     /* cluster built, before the cycle */
     long hwm_kib;     /* high-water mark during the cycle, -1 unknown */
     struct bench_counts counts;
@@ -212,6 +213,28 @@ struct run {
 static uint64_t mix(uint64_t h, const char *s)
 {
     return (h ^ mu_hash_str(s)) * 1099511628211ull;
+}
+
+/* Every job's phase and condition (type, reason, message: the texts
+ * written to the PodGroups) after a cycle, in job order, and which jobs the
+ * cycle reported changed. */
+static uint64_t cond_digest(const struct mu_cluster *c,
+                            const struct mu_cycle_out *o)
+{
+    uint64_t h = 14695981039346656037ull;
+
+    for (size_t i = 0; i < c->njobs; i++) {
+        const struct mu_job *j = c->jobs[i];
+
+        h = mix(h, j->key);
+        h = mix(h, mu_pg_phase_name(j->phase));
+        h = mix(h, j->cond.type ? j->cond.type : "");
+        h = mix(h, j->cond.reason ? j->cond.reason : "");
+        h = mix(h, j->cond.message ? j->cond.message : "");
+    }
+    for (size_t i = 0; i < o->nchanged; i++)
+        h = mix(h, o->changed[i]->key);
+    return h;
 }
 
 /* Invariants of a finished cycle; prints the first failure. */
@@ -375,6 +398,7 @@ static int run_once(const struct bench_spec *spec, struct mu_conf *conf,
     }
     for (size_t i = 0; i < out.nevicts; i++)
         r->digest = mix(r->digest, out.evicts[i].victim->key);
+    r->cond_digest = cond_digest(&c, &out);
     if (!check(&c, &out) || (spec->topology && !check_topology(&c, &out)))
         rc = -EPROTO;
     mu_cycle_out_release(&out);
@@ -431,7 +455,8 @@ static int measure(const struct bench_spec *spec, struct mu_conf *conf,
         }
         if (i == 0) {
             s->first = r;
-        } else if (r.digest != s->first.digest || r.binds != s->first.binds) {
+        } else if (r.digest != s->first.digest || r.binds != s->first.binds ||
+                   r.cond_digest != s->first.cond_digest) {
             fprintf(stderr, "run %d decided differently from run 1 "
                             "(%zu binds vs %zu): not deterministic\n",
                     i + 1, r.binds, s->first.binds);
@@ -730,6 +755,9 @@ int main(int argc, char **argv)
         printf("decision digest: %016llx (every bind and eviction, in "
                "order: equal digests, equal decisions)\n",
                (unsigned long long)sum.first.digest);
+        printf("conditions digest: %016llx (every PodGroup's phase, "
+               "condition and reason text after the cycle)\n",
+               (unsigned long long)sum.first.cond_digest);
         if (again)
             printf("second cycle, no event since the first: median %.1f ms "
                    "wall, %.1f ms CPU; %zu binds, %zu evictions\n",

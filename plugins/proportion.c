@@ -36,6 +36,12 @@ struct prop {
                                waiting gang of the queue lacks (unset:
                                none waits) */
     struct mu_share_need need; /* of the reclaimer victim_ok asks for */
+    /* by queue index: the dimensions where allocated > deserved, made at
+     * over_gen - 1 (the queue's alloc_gen; 0: not made) */
+    uint32_t *over, *over_gen;
+    /* by queue index: share(q), made at share_gen - 1 (likewise) */
+    double *share;
+    uint32_t *share_gen;
 };
 
 /* A queue taking part in the water-fill. */
@@ -234,11 +240,15 @@ static void scan_jobs(struct mu_cqueue *q, struct wq *w, struct mu_res *el,
         for (size_t k = 0; k < j->ntasks; k++)
             if (j->tasks[k]->status == MU_TASK_PENDING)
                 mu_res_add(&w->request, j->tasks[k]->qreq);
-        for (int d = 0; d < MU_RES_MAX; d++) {
+        /* a dimension in neither set gives 0 - 0: nothing */
+        for (uint32_t set = (j->allocated.set | j->pg.min_resources.set) &
+                            DIMS_ALL;
+             set; set &= set - 1) {
+            int d = __builtin_ctz(set);
             int64_t x = mu_sub_sat(get0(&j->allocated, d),
                                    get0(&j->pg.min_resources, d));
 
-            if (d != MU_RES_PODS && x > 0)
+            if (x > 0)
                 mu_res_put(el, d, mu_add_sat(get0(el, d), x));
         }
         if (j->phase == MU_PG_INQUEUE && j->pg.has_min_resources &&
@@ -326,6 +336,10 @@ static void *open_prop(struct mu_ssn *ssn, const struct mu_plugin_opt *opt)
     int n = 0;
 
     p->c = c;
+    p->share = mu_xcalloc(c->nqueues + 1, sizeof(*p->share));
+    p->share_gen = mu_xcalloc(c->nqueues + 1, sizeof(*p->share_gen));
+    p->over = mu_xcalloc(c->nqueues + 1, sizeof(*p->over));
+    p->over_gen = mu_xcalloc(c->nqueues + 1, sizeof(*p->over_gen));
     p->elastic = mu_xcalloc(c->nqueues + 1, sizeof(*p->elastic));
     p->ahead = mu_xcalloc(c->nqueues + 1, sizeof(*p->ahead));
     mu_res_zero(&guarantees);
@@ -372,6 +386,10 @@ static void close_prop(struct mu_ssn *ssn, void *st)
     free(p->elastic);
     free(p->ahead);
     free(p->vneed);
+    free(p->over);
+    free(p->over_gen);
+    free(p->share);
+    free(p->share_gen);
     free(p);
 }
 
@@ -395,6 +413,18 @@ static double share(const struct mu_cqueue *q)
     return s;
 }
 
+/* share(q), made again only when q's allocated moved (alloc_gen; deserved
+ * stands for the session): the queue heaps of allocate, reclaim and
+ * preempt compare two queues at every step. */
+static double share_of(struct prop *p, const struct mu_cqueue *q)
+{
+    if (p->share_gen[q->index] != q->alloc_gen + 1u) {
+        p->share[q->index] = share(q);
+        p->share_gen[q->index] = q->alloc_gen + 1u;
+    }
+    return p->share[q->index];
+}
+
 static int queue_order(void *st, const struct mu_cqueue *a,
                        const struct mu_cqueue *b)
 {
@@ -402,8 +432,8 @@ static int queue_order(void *st, const struct mu_cqueue *a,
 
     if (a->spec.priority != b->spec.priority)
         return a->spec.priority > b->spec.priority ? -1 : 1;
-    sa = share(a);
-    sb = share(b);
+    sa = share_of(st, a);
+    sb = share_of(st, b);
     return sa < sb ? -1 : sa > sb ? 1 : 0;
 }
 
@@ -446,8 +476,11 @@ static bool allocatable(void *st, const struct mu_cqueue *q,
             mu_add_sat(get0(&q->allocated, d), x) <= get0(&q->deserved, d))
             continue;
         if (why) {
-            mu_sb_addf(why, "queue %s would exceed its deserved share: %s ",
-                       q->spec.meta.name, p->c->rn.name[d]);
+            mu_sb_add(why, "queue ");
+            mu_sb_add(why, q->spec.meta.name);
+            mu_sb_add(why, " would exceed its deserved share: ");
+            mu_sb_add(why, p->c->rn.name[d]);
+            mu_sb_add(why, " ");
             figures(p, q, d, x, "requested", "deserved ",
                     get0(&q->deserved, d), why);
         }
@@ -605,6 +638,50 @@ static bool victim_queue_ok(void *st, const struct mu_task *preemptor,
     return false;
 }
 
+/* The dimensions where q's allocated is over its deserved, made again
+ * only when allocated moved (alloc_gen): reclaim asks about every queue
+ * for every gang, and most gangs leave the queues as they found them. */
+static uint32_t over_dims(struct prop *p, const struct mu_cqueue *q)
+{
+    uint32_t m = 0;
+
+    if (p->over_gen[q->index] == q->alloc_gen + 1u)
+        return p->over[q->index];
+    for (uint32_t set = (q->allocated.set | q->deserved.set) & DIMS_ALL; set;
+         set &= set - 1) {
+        int d = __builtin_ctz(set);
+
+        if (get0(&q->allocated, d) > get0(&q->deserved, d))
+            m |= 1u << d;
+    }
+    p->over[q->index] = m;
+    p->over_gen[q->index] = q->alloc_gen + 1u;
+    return m;
+}
+
+/* victim_queue_ok for n queues: the preemptor's dimensions found once,
+ * each queue's over_dims kept while its allocated stands. */
+static void victim_queues_ok(void *st, const struct mu_task *preemptor,
+                             struct mu_cqueue *const *qs, size_t n,
+                             bool reclaim, bool *ok)
+{
+    struct prop *p = st;
+    uint32_t want = 0;
+
+    if (!reclaim)
+        return;
+    for (uint32_t set = preemptor->qreq->set & DIMS_ALL; set; set &= set - 1)
+        if (preemptor->qreq->v[__builtin_ctz(set)] > 0)
+            want |= 1u << __builtin_ctz(set);
+    for (size_t i = 0; i < n; i++) {
+        const struct mu_cqueue *q = qs[i];
+
+        if (!ok[i] || !q || !q->has_deserved)
+            continue;
+        ok[i] = (over_dims(p, q) & want) != 0;
+    }
+}
+
 /* q's share of dimension d with delta more allocated (deserved 0: none
  * while nothing is allocated, else without bound). */
 static double dshare(const struct mu_cqueue *q, int d, int64_t delta)
@@ -715,4 +792,5 @@ const struct mu_plugin mu_plugin_proportion = {
     .preemptive = preemptive,
     .victim_ok = victim_ok,
     .victim_queue_ok = victim_queue_ok,
+    .victim_queues_ok = victim_queues_ok,
 };

@@ -31,10 +31,16 @@ void mu_share_figures(const struct mu_cluster *c, int d, int64_t allocated,
     const char *name = c->rn.name[d];
     char a[32], r[32], l[32];
 
-    mu_sb_addf(why, "allocated %s + %s %s > %s%s",
-               mu_quantity_format(name, allocated, a, sizeof(a)),
-               mu_quantity_format(name, x, r, sizeof(r)), what, label,
-               mu_quantity_format(name, limit, l, sizeof(l)));
+    /* "allocated %s + %s %s > %s%s", without a printf */
+    mu_sb_add(why, "allocated ");
+    mu_sb_add(why, mu_quantity_format(name, allocated, a, sizeof(a)));
+    mu_sb_add(why, " + ");
+    mu_sb_add(why, mu_quantity_format(name, x, r, sizeof(r)));
+    mu_sb_add(why, " ");
+    mu_sb_add(why, what);
+    mu_sb_add(why, " > ");
+    mu_sb_add(why, label);
+    mu_sb_add(why, mu_quantity_format(name, limit, l, sizeof(l)));
 }
 
 int64_t mu_share_arg_duration(struct mu_ssn *ssn,

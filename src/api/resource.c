@@ -192,20 +192,37 @@ static void format_bytes(int64_t v, char *buf, size_t n)
     snprintf(buf, n, "%s", strlen(d) < strlen(b) ? d : b);
 }
 
+/* snprintf(buf, n, "%lld%s", v, sfx) */
+static void format_int(int64_t v, const char *sfx, char *buf, size_t n)
+{
+    char t[MU_I64_TEXT + 1];
+    size_t len = mu_i64_text(v, t);
+
+    if (*sfx) {
+        t[len++] = *sfx;
+        t[len] = '\0';
+    }
+    if (!n)
+        return;
+    len = MU_MIN(len, n - 1);
+    memcpy(buf, t, len);
+    buf[len] = '\0';
+}
+
 char *mu_quantity_format(const char *name, int64_t v, char *buf, size_t n)
 {
     switch (mu_resource_unit(name)) {
     case MU_Q_MILLI:
         if (v % 1000 == 0)
-            snprintf(buf, n, "%lld", (long long)(v / 1000));
+            format_int(v / 1000, "", buf, n);
         else
-            snprintf(buf, n, "%lldm", (long long)v);
+            format_int(v, "m", buf, n);
         break;
     case MU_Q_BYTES:
         format_bytes(v, buf, n);
         break;
     case MU_Q_INTEGER:
-        snprintf(buf, n, "%lld", (long long)v);
+        format_int(v, "", buf, n);
         break;
     }
     return buf;
@@ -264,22 +281,24 @@ static int64_t get0(const struct mu_res *r, int d)
 }
 
 /* Only the dimensions b sets are visited: requests set a few of 32. */
+/* Over b's set dimensions only, lowest first (the hot path of every
+ * placement: a node's, job's and queue's sums). */
 void mu_res_add(struct mu_res *a, const struct mu_res *b)
 {
-    uint32_t set = b->set;
+    for (uint32_t set = b->set; set; set &= set - 1) {
+        int d = __builtin_ctz(set);
 
-    for (int d = 0; set; d++, set >>= 1)
-        if (set & 1u)
-            mu_res_put(a, d, mu_add_sat(get0(a, d), b->v[d]));
+        mu_res_put(a, d, mu_add_sat(get0(a, d), b->v[d]));
+    }
 }
 
 void mu_res_sub(struct mu_res *a, const struct mu_res *b)
 {
-    uint32_t set = b->set;
+    for (uint32_t set = b->set; set; set &= set - 1) {
+        int d = __builtin_ctz(set);
 
-    for (int d = 0; set; d++, set >>= 1)
-        if (set & 1u)
-            mu_res_put(a, d, mu_sub_sat(get0(a, d), b->v[d]));
+        mu_res_put(a, d, mu_sub_sat(get0(a, d), b->v[d]));
+    }
 }
 
 void mu_res_max(struct mu_res *a, const struct mu_res *b)

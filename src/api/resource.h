@@ -129,20 +129,20 @@ static inline bool mu_res_has(const struct mu_res *r, int dim)
  */
 static inline int64_t mu_add_sat(int64_t a, int64_t b)
 {
-    if (b > 0 && a > INT64_MAX - b)
-        return INT64_MAX;
-    if (b < 0 && a < INT64_MIN - b)
-        return INT64_MIN;
-    return a + b;
+    int64_t r;
+
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
 }
 
 static inline int64_t mu_sub_sat(int64_t a, int64_t b)
 {
-    if (b < 0 && a > INT64_MAX + b)
-        return INT64_MAX;
-    if (b > 0 && a < INT64_MIN + b)
-        return INT64_MIN;
-    return a - b;
+    int64_t r;
+
+    if (__builtin_sub_overflow(a, b, &r))
+        return b < 0 ? INT64_MAX : INT64_MIN;
+    return r;
 }
 
 /* a += b; a -= b, each dimension saturating (mu_add_sat, mu_sub_sat); set

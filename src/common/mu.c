@@ -148,14 +148,22 @@ void mu_sb_add(struct mu_sb *sb, const char *s)
 
 void mu_sb_vaddf(struct mu_sb *sb, const char *fmt, va_list ap)
 {
+    char tmp[MU_SB_ROOM];
     va_list cp;
     int n;
 
+    /* one pass for a text shorter than MU_SB_ROOM (most), which is then
+     * appended, so the buffer grows as it always did; a longer one is
+     * measured and printed again */
     va_copy(cp, ap);
-    n = vsnprintf(NULL, 0, fmt, cp);
+    n = vsnprintf(tmp, sizeof(tmp), fmt, cp);
     va_end(cp);
     if (n < 0)
         return;
+    if ((size_t)n < sizeof(tmp)) {
+        mu_sb_addn(sb, tmp, (size_t)n);
+        return;
+    }
     mu_xgrow((void **)&sb->buf, &sb->cap, sb->len + (size_t)n + 1, 1);
     vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
     sb->len += (size_t)n;
@@ -168,6 +176,31 @@ void mu_sb_addf(struct mu_sb *sb, const char *fmt, ...)
     va_start(ap, fmt);
     mu_sb_vaddf(sb, fmt, ap);
     va_end(ap);
+}
+
+size_t mu_i64_text(int64_t v, char buf[MU_I64_TEXT])
+{
+    char rev[MU_I64_TEXT];
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    size_t n = 0, len = 0;
+
+    do {
+        rev[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        buf[len++] = '-';
+    while (n)
+        buf[len++] = rev[--n];
+    buf[len] = '\0';
+    return len;
+}
+
+void mu_sb_addi(struct mu_sb *sb, int64_t v)
+{
+    char t[MU_I64_TEXT];
+
+    mu_sb_addn(sb, t, mu_i64_text(v, t));
 }
 
 char *mu_sb_detach(struct mu_sb *sb)

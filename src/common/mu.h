@@ -79,11 +79,23 @@ void mu_sb_init(struct mu_sb *sb);
 void mu_sb_release(struct mu_sb *sb);
 void mu_sb_add(struct mu_sb *sb, const char *s);
 void mu_sb_addn(struct mu_sb *sb, const char *s, size_t n);
+/* mu_sb_addf and mu_xasprintf format a text shorter than this in one
+ * pass, on the stack (the why texts of a cycle: thousands); a longer one
+ * is measured first. Buffers grow as the text needs, doubling from 8. */
+#define MU_SB_ROOM 128
 void mu_sb_addf(struct mu_sb *sb, const char *fmt, ...) MU_PRINTF(2, 3);
 void mu_sb_vaddf(struct mu_sb *sb, const char *fmt, va_list ap)
     MU_PRINTF(2, 0);
 /* Returns the string and leaves sb empty; the caller frees it. Never NULL. */
 char *mu_sb_detach(struct mu_sb *sb);
+
+/* v in decimal, as "%lld" writes it, into buf (MU_I64_TEXT bytes hold
+ * any v with its sign and the NUL); returns the length. For the texts a
+ * cycle writes by the thousand, without a printf's cost. */
+#define MU_I64_TEXT 21
+size_t mu_i64_text(int64_t v, char buf[MU_I64_TEXT]);
+/* mu_sb_add of v in decimal. */
+void mu_sb_addi(struct mu_sb *sb, int64_t v);
 
 #include "common/banned.h"
 

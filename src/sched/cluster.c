@@ -338,6 +338,7 @@ static void queue_account(struct mu_cqueue *q, const struct mu_res *r,
         add ? mu_res_add : mu_res_sub;
 
     op(&q->allocated, r);
+    q->alloc_gen++;
     if (q->in_tree)
         for (struct mu_cqueue *a = q; a; a = a->up)
             op(&a->tree_allocated, r);
@@ -768,6 +769,7 @@ void mu_cluster_remove_queue(struct mu_cluster *c, struct mu_cqueue *q)
 
     for (i = 0; i < q->njobs; i++) {
         mu_res_sub(&q->allocated, &q->jobs[i]->allocated);
+        q->alloc_gen++;
         q->jobs[i]->queue = NULL;
     }
     ptr_remove((void **)c->queues, &c->nqueues, q);
@@ -859,10 +861,14 @@ void mu_cluster_link(struct mu_cluster *c)
         struct mu_cqueue *q = mu_cluster_queue(c, j->pg.queue);
 
         if (q != j->queue) {
-            if (j->queue)
+            if (j->queue) {
                 mu_res_sub(&j->queue->allocated, &j->allocated);
-            if (q)
+                j->queue->alloc_gen++;
+            }
+            if (q) {
                 mu_res_add(&q->allocated, &j->allocated);
+                q->alloc_gen++;
+            }
             j->queue = q;
         }
         j->priority = mu_cluster_priority(c, j->pg.priority_class, NULL);
@@ -924,7 +930,9 @@ void mu_task_set_status(struct mu_cluster *c, struct mu_task *t,
 
     if (old == st)
         return;
-    if (n)
+    /* between allocated-like statuses (a commit: ALLOCATED -> BINDING)
+     * no sum of the node moves, so neither does its generation */
+    if (n && !(was_alloc && mu_status_allocated(st)))
         touch(c, n);
     if (t->dd && n && old != MU_TASK_PIPELINED &&
         (old == MU_TASK_RELEASING) != (st == MU_TASK_RELEASING))

@@ -95,7 +95,9 @@ static inline bool mu_task_gated_by_others(const struct mu_task *t)
 struct mu_cnode {
     struct mu_node spec;       /* owned */
     int index;                 /* position in cluster->nodes */
-    uint32_t gen;              /* moves whenever its resources change */
+    uint32_t gen;              /* moves whenever its resources change
+                                  (not at a change between allocated-like
+                                  statuses, which moves none of them) */
     struct mu_res idle;
     struct mu_res used;
     struct mu_res releasing;
@@ -231,6 +233,8 @@ struct mu_cqueue {
     struct mu_queue_spec spec; /* owned */
     int index;
     struct mu_res allocated;   /* requests of allocated-like tasks */
+    uint32_t alloc_gen;        /* moves whenever allocated changes (what
+                                  plugins derive from it may key on it) */
     size_t njobs, cap_jobs;
     struct mu_job **jobs;      /* sorted by key */
     /* Cycle scratch written by the proportion plugin at session open (and
@@ -387,7 +391,10 @@ void mu_cluster_link(struct mu_cluster *c);
  * BOUND, RUNNING) on node n. mu_task_unplace: back to PENDING, off its
  * node. mu_task_set_status: any on-node status change (e.g. RUNNING ->
  * RELEASING, ALLOCATED -> BINDING, RUNNING -> SUCCEEDED, which also takes
- * the task off its node).
+ * the task off its node). Each moves the node's generation and logs it
+ * dirty, except a change between allocated-like statuses (ALLOCATED ->
+ * BINDING, BOUND -> RUNNING): no node sum (idle, used, releasing,
+ * pipelined, devices) moves with it.
  */
 void mu_task_place(struct mu_cluster *c, struct mu_task *t, struct mu_cnode *n,
                    enum mu_task_status st);

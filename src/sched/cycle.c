@@ -169,8 +169,11 @@ static char *message(const struct mu_cluster *c, const struct mu_job *j,
 
     mu_sb_init(&sb);
     *reason = "NotEnoughResources";
-    mu_sb_addf(&sb, "%d/%zu tasks in gang unschedulable: ", n < 0 ? 0 : n,
-               j->ntasks);
+    /* "%d/%zu tasks in gang unschedulable: " */
+    mu_sb_addi(&sb, n < 0 ? 0 : n);
+    mu_sb_add(&sb, "/");
+    mu_sb_addi(&sb, (int64_t)j->ntasks);
+    mu_sb_add(&sb, " tasks in gang unschedulable: ");
     switch (j->why.kind) {
     case MU_WHY_QUEUE_MISSING:
         *reason = "QueueNotFound";
@@ -265,6 +268,18 @@ static bool set_str(char **dst, const char *v)
     return true;
 }
 
+/* set_str of an owned v, kept instead of copied (freed when the same). */
+static bool take_str(char **dst, char *v)
+{
+    if (!mu_strcmp0(*dst, v)) {
+        free(v);
+        return false;
+    }
+    free(*dst);
+    *dst = v;
+    return true;
+}
+
 /* Settles j's phase, counts and condition after the actions; true when
  * any changed since the cycle started (old_phase: its phase then, as
  * enqueue may have moved it meanwhile). */
@@ -307,8 +322,7 @@ static bool close_job(struct mu_cluster *c, struct mu_job *j,
         bool ch = set_str(&j->cond.type, "Unschedulable");
 
         ch |= set_str(&j->cond.reason, reason);
-        ch |= set_str(&j->cond.message, msg);
-        free(msg);
+        ch |= take_str(&j->cond.message, msg);
         if (ch)
             j->cond.since_ms = now;
         changed |= ch;
@@ -345,6 +359,7 @@ int mu_cycle_run(struct mu_cluster *c, struct mu_conf *conf, int64_t now_ms,
     struct mu_ssn s;
     struct mu_place p;
     struct freestat f;
+    size_t cap_changed = 0;
 
     enum mu_pg_phase *was = mu_xcalloc(c->njobs ? c->njobs : 1, sizeof(*was));
 
@@ -371,8 +386,8 @@ int mu_cycle_run(struct mu_cluster *c, struct mu_conf *conf, int64_t now_ms,
     for (size_t i = 0; i < c->njobs; i++) {
         if (!close_job(c, c->jobs[i], &f, now_ms, was[i]))
             continue;
-        out->changed = mu_xrealloc(out->changed,
-                                   (out->nchanged + 1) * sizeof(*out->changed));
+        mu_xgrow((void **)&out->changed, &cap_changed, out->nchanged + 1,
+                 sizeof(*out->changed));
         out->changed[out->nchanged++] = c->jobs[i];
     }
     free(was);

@@ -388,6 +388,29 @@ bool mu_ssn_victim_queue_ok(struct mu_ssn *s, const struct mu_task *preemptor,
     return true;
 }
 
+void mu_ssn_victim_queues_ok(struct mu_ssn *s, const struct mu_task *preemptor,
+                             struct mu_cqueue *const *qs, size_t n,
+                             bool reclaim, bool *ok)
+{
+    const struct mu_hooks *hs =
+        HOOKS(s, reclaim ? MU_HOOK_RECLAIMABLE : MU_HOOK_PREEMPTABLE);
+
+    for (size_t k = 0; k < n; k++)
+        ok[k] = true;
+    for (int i = 0; i < hs->n; i++) {
+        const struct mu_plugin *p = hs->h[i].p;
+
+        if (p->victim_queues_ok) {
+            p->victim_queues_ok(hs->h[i].st, preemptor, qs, n, reclaim, ok);
+            continue;
+        }
+        for (size_t k = 0; p->victim_queue_ok && k < n; k++)
+            if (ok[k] &&
+                !p->victim_queue_ok(hs->h[i].st, preemptor, qs[k], reclaim))
+                ok[k] = false;
+    }
+}
+
 int mu_ssn_victim_queue_rank(struct mu_ssn *s, const struct mu_task *preemptor,
                              const struct mu_cqueue *q)
 {

@@ -104,6 +104,13 @@ struct mu_plugin {
      * the victim's queue alone answers the same here. */
     bool (*victim_queue_ok)(void *st, const struct mu_task *preemptor,
                             const struct mu_cqueue *q, bool reclaim);
+    /* Optional, only with victim_queue_ok: its answers for qs[0..n) at
+     * once, each false one written to ok[i] (the others left as they
+     * are): the same answers as n calls, for less (reclaim asks about
+     * every queue for every gang that makes room). */
+    void (*victim_queues_ok)(void *st, const struct mu_task *preemptor,
+                             struct mu_cqueue *const *qs, size_t n,
+                             bool reclaim, bool *ok);
     /* Optional, only with victim_ok: reclaim takes from queues of a lower
      * rank first (Volcano's VictimQueueOrderFn; capacity: the queues
      * nearest preemptor's in the tree), job order within a rank. Ranks
@@ -227,6 +234,11 @@ bool mu_ssn_victim_ok(struct mu_ssn *s, const struct mu_task *preemptor,
  * true when none does. */
 bool mu_ssn_victim_queue_ok(struct mu_ssn *s, const struct mu_task *preemptor,
                             const struct mu_cqueue *q, bool reclaim);
+/* mu_ssn_victim_queue_ok of each of qs[0..n) into ok[i], through the
+ * plugins' victim_queues_ok where they have one. */
+void mu_ssn_victim_queues_ok(struct mu_ssn *s, const struct mu_task *preemptor,
+                             struct mu_cqueue *const *qs, size_t n,
+                             bool reclaim, bool *ok);
 
 /* The sum of the reclaim victim_queue_rank hooks for q (0 when none). */
 int mu_ssn_victim_queue_rank(struct mu_ssn *s, const struct mu_task *preemptor,

@@ -166,6 +166,41 @@ START_TEST(test_finished_pod_leaves_its_node)
 }
 END_TEST
 
+/* A node's generation and the dirty log move with its sums only: a commit
+ * (ALLOCATED -> BINDING) or a start (BOUND -> RUNNING) leaves both alone,
+ * so the node index does not score the node again for nothing. */
+START_TEST(test_only_a_change_of_node_sums_moves_the_generation)
+{
+    struct mu_task *t;
+    struct mu_cnode *n1 = mu_cluster_node(&c, "n1");
+    uint32_t gen;
+    size_t dirty;
+
+    add_group("g", 1);
+    t = add_pod("p", "g", 1, NULL, "Pending");
+    mu_cluster_link(&c);
+    gen = n1->gen;
+    dirty = c.ndirty;
+    mu_task_place(&c, t, n1, MU_TASK_ALLOCATED);
+    ck_assert_uint_ne(n1->gen, gen);
+    ck_assert_uint_eq(c.ndirty, dirty + 1);
+    gen = n1->gen;
+    dirty = c.ndirty;
+    mu_task_set_status(&c, t, MU_TASK_BINDING);
+    mu_task_set_status(&c, t, MU_TASK_BOUND);
+    mu_task_set_status(&c, t, MU_TASK_RUNNING);
+    ck_assert_uint_eq(n1->gen, gen);
+    ck_assert_uint_eq(c.ndirty, dirty);
+    mu_task_set_status(&c, t, MU_TASK_RELEASING);
+    ck_assert_uint_ne(n1->gen, gen);
+    ck_assert_uint_eq(c.ndirty, dirty + 1);
+    gen = n1->gen;
+    mu_task_set_status(&c, t, MU_TASK_SUCCEEDED);
+    ck_assert_uint_ne(n1->gen, gen);
+    ck_assert_uint_eq(c.ndirty, dirty + 2);
+}
+END_TEST
+
 START_TEST(test_statement_rollback_restores_everything)
 {
     struct mu_job *j = add_group("g", 2);
@@ -536,6 +571,7 @@ int main(void)
     tcase_add_test(tc, test_priorityclass_is_replaced_by_name);
     tcase_add_test(tc, test_pod_on_a_node_not_yet_seen_is_adopted_by_it);
     tcase_add_test(tc, test_group_deleted_and_made_again_adopts_its_pods_again);
+    tcase_add_test(tc, test_only_a_change_of_node_sums_moves_the_generation);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

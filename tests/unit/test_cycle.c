@@ -613,6 +613,40 @@ START_TEST(test_a_bad_damping_argument_is_warned_and_defaulted)
 }
 END_TEST
 
+/* The node index scores a changed node again once per change, however
+ * often the dirty log names it: two places and their rollback name two
+ * nodes twice each, and the next pick scores each of them once. */
+START_TEST(test_node_index_scores_a_changed_node_once)
+{
+    struct mu_ssn s;
+    struct mu_place p;
+    struct mu_job *j;
+    struct mu_cnode *a, *b;
+    size_t mark;
+    bool pipe;
+
+    load(QUEUE("q", "1") NODE("n1", "8") NODE("n2", "8") NODE("n3", "8")
+             GANG("g", "q", "2", "2", "1", ""));
+    mu_ssn_open(&s, &sim.cluster, &sim.conf, sim.now_ms);
+    mu_place_init(&p, &s);
+    j = job("g");
+    ck_assert_uint_eq(j->ntasks, 2);
+    a = mu_pick_node(&p, j->tasks[0], true, &pipe, NULL);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_eq(p.nrescored, 0);
+    b = a == sim.cluster.nodes[0] ? sim.cluster.nodes[1]
+                                  : sim.cluster.nodes[0];
+    mark = mu_stmt_mark(&s.stmt);
+    mu_stmt_place(&s.stmt, j->tasks[0], a, MU_TASK_ALLOCATED);
+    mu_stmt_place(&s.stmt, j->tasks[1], b, MU_TASK_ALLOCATED);
+    mu_place_rollback(&p, mark);
+    ck_assert_ptr_eq(mu_pick_node(&p, j->tasks[0], true, &pipe, NULL), a);
+    ck_assert_uint_eq(p.nrescored, 2);
+    mu_place_release(&p);
+    mu_ssn_close(&s);
+}
+END_TEST
+
 /* ---- the indexed paths against the straightforward ones ----
  *
  * Seeded random clusters with something for reclaim and preempt to do:
@@ -621,6 +655,9 @@ END_TEST
  * preemptable or in kube-system) and pending gangs, some of them tied to a
  * pool. Each is scheduled twice, once with the place state's `plain` set,
  * and both must decide the same binds and evictions, in the same order.
+ * This covers the node index too (plain: every pick scores every node):
+ * it fails if a changed node is sifted only one way or left in its heap
+ * when it no longer fits.
  */
 
 struct rnd {
@@ -881,6 +918,7 @@ int main(void)
     tcase_add_test(tc, test_without_enqueue_allocate_admits);
     tcase_add_test(tc, test_besteffort_pod_is_backfilled);
     tcase_add_test(tc, test_indexed_eviction_decides_as_the_plain_scan);
+    tcase_add_test(tc, test_node_index_scores_a_changed_node_once);
     tcase_add_test(tc, test_reclaim_needs_the_whole_gang_owed);
     tcase_add_test(tc, test_reclaim_waits_for_a_settled_share);
     tcase_add_test(tc, test_a_team_whose_work_comes_after_a_quiet_spell_is_owed_at_once);

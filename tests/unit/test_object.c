@@ -1,6 +1,7 @@
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1245,6 +1246,69 @@ START_TEST(test_phase_and_state_names)
 }
 END_TEST
 
+/* The texts objects and reasons are written with (common/mu.h): mu_sb_addf
+ * formats a text shorter than MU_SB_ROOM in one pass on the stack and a
+ * longer one in two; the result is the same on either side of that bound
+ * and at it, at any length already in the buffer. */
+START_TEST(test_sb_addf_same_text_at_every_boundary)
+{
+    char want[4 * MU_SB_ROOM + 64], arg[2 * MU_SB_ROOM + 1];
+
+    for (size_t pre = 0; pre <= 2 * MU_SB_ROOM + 3; pre++) {
+        for (size_t len = 0; len <= 2 * MU_SB_ROOM; len += 7) {
+            struct mu_sb sb;
+
+            memset(arg, 'a' + (int)(len % 26), len);
+            arg[len] = '\0';
+            mu_sb_init(&sb);
+            for (size_t i = 0; i < pre; i++)
+                mu_sb_add(&sb, "x");
+            mu_sb_addf(&sb, "[%s]%d", arg, (int)len);
+            snprintf(want, sizeof(want), "%.*s[%s]%d", (int)pre,
+                     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                     arg, (int)len);
+            ck_assert_str_eq(sb.buf, want);
+            ck_assert_uint_eq(sb.len, strlen(want));
+            mu_sb_addf(&sb, "%s", "");
+            ck_assert_str_eq(sb.buf, want);
+            mu_sb_release(&sb);
+        }
+    }
+}
+END_TEST
+
+/* mu_i64_text writes what "%lld" writes, and mu_quantity_format (which
+ * uses it) truncates as snprintf would. */
+START_TEST(test_i64_text_is_printf_lld)
+{
+    static const int64_t v[] = {0, 1, -1, 9, 10, -10, 999, 1000, 123456789,
+                                -987654321012LL, INT64_MAX, INT64_MIN,
+                                INT64_MAX - 1, INT64_MIN + 1};
+    char got[MU_I64_TEXT], want[32], q[8], qw[8];
+
+    for (size_t i = 0; i < MU_ARRAY_LEN(v); i++) {
+        size_t n = mu_i64_text(v[i], got);
+
+        snprintf(want, sizeof(want), "%lld", (long long)v[i]);
+        ck_assert_str_eq(got, want);
+        ck_assert_uint_eq(n, strlen(want));
+        for (size_t cap = 1; cap <= sizeof(q); cap++) {
+            snprintf(qw, cap, "%lld", (long long)v[i]);
+            ck_assert_str_eq(mu_quantity_format("nvidia.com/gpu", v[i], q,
+                                                cap), qw);
+            snprintf(qw, cap, "%lldm", (long long)v[i]);
+            if (v[i] % 1000)
+                ck_assert_str_eq(mu_quantity_format("cpu", v[i], q, cap),
+                                 qw);
+        }
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("object");
@@ -1310,6 +1374,8 @@ int main(void)
     tcase_add_test(to, test_priorityclass_decode);
     tcase_add_test(to, test_priorityclass_errors);
     tcase_add_test(to, test_phase_and_state_names);
+    tcase_add_test(to, test_sb_addf_same_text_at_every_boundary);
+    tcase_add_test(to, test_i64_text_is_printf_lld);
     suite_add_tcase(s, to);
 
     sr = srunner_create(s);

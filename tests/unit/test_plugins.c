@@ -181,6 +181,16 @@ START_TEST(test_proportion_queue_order_lower_share_first)
     ck_assert_int_lt(mu_plugin_proportion.queue_order(st, a, b), 0);
     ck_assert_int_gt(mu_plugin_proportion.queue_order(st, b, a), 0);
     ck_assert_int_eq(mu_plugin_proportion.queue_order(st, a, a), 0);
+    /* the order follows allocations made in the session: team-a at
+     * 13/12 comes after team-b at 6/6 */
+    for (int i = 6; i < 13; i++) {
+        char name[16];
+
+        snprintf(name, sizeof(name), "a-%d", i);
+        mu_task_place(&C, mu_cluster_task(&C, "default", name),
+                      mu_cluster_node(&C, "n1"), MU_TASK_ALLOCATED);
+    }
+    ck_assert_int_gt(mu_plugin_proportion.queue_order(st, a, b), 0);
     /* spec.priority comes before share */
     b->spec.priority = 1;
     ck_assert_int_lt(mu_plugin_proportion.queue_order(st, b, a), 0);
@@ -305,6 +315,45 @@ START_TEST(test_proportion_reclaims_only_from_queues_over_deserved)
     /* team-a is within its share */
     ck_assert(!mu_plugin_proportion.victim_ok(
         st, pb, mu_cluster_task(&C, "default", "a-0"), true));
+}
+END_TEST
+
+/* victim_queues_ok answers as victim_queue_ok queue by queue, and its
+ * per-queue record follows every eviction (alloc_gen): asked after each
+ * one, team-b is a victim queue until it is down to its share, then not. */
+START_TEST(test_proportion_victim_queues_follow_evictions)
+{
+    struct mu_task *pa;
+    struct mu_cqueue *qs[2];
+    bool ok[2];
+
+    gpu_node("n1", 18);
+    add_queue("team-a", 2, -1, -1, "Open");
+    add_queue("team-b", 1, -1, -1, "Open");
+    add_job("a", "team-a", 1, "Running", -1);
+    add_job("b", "team-b", 1, "Running", -1);
+    pods("a", 0, 6, "n1");
+    pods("a", 6, 6, NULL);
+    pods("b", 0, 12, "n1");
+    open_ssn("  - name: proportion\n");
+    pa = mu_cluster_task(&C, "default", "a-6");
+    qs[0] = mu_cluster_queue(&C, "team-a");
+    qs[1] = mu_cluster_queue(&C, "team-b");
+    for (int i = 0; i <= 6; i++) {
+        char name[16];
+
+        mu_ssn_victim_queues_ok(&ssn, pa, qs, 2, true, ok);
+        ck_assert(!ok[0]);
+        ck_assert_int_eq(ok[0], mu_ssn_victim_queue_ok(&ssn, pa, qs[0], true));
+        ck_assert_int_eq(ok[1], mu_ssn_victim_queue_ok(&ssn, pa, qs[1], true));
+        ck_assert_int_eq(ok[1], i < 6);
+        snprintf(name, sizeof(name), "b-%d", i);
+        mu_task_set_status(&C, mu_cluster_task(&C, "default", name),
+                           MU_TASK_RELEASING);
+    }
+    /* preempt: every queue may give way as far as proportion is concerned */
+    mu_ssn_victim_queues_ok(&ssn, pa, qs, 2, false, ok);
+    ck_assert(ok[0] && ok[1]);
 }
 END_TEST
 
@@ -1014,6 +1063,7 @@ int main(void)
     tcase_add_test(tc, test_proportion_allocatable_follows_live_allocation);
     tcase_add_test(tc, test_proportion_overused_at_share_with_nothing_pending);
     tcase_add_test(tc, test_proportion_reclaims_only_from_queues_over_deserved);
+    tcase_add_test(tc, test_proportion_victim_queues_follow_evictions);
     tcase_add_test(tc, test_proportion_enqueue_against_real_capability);
     tcase_add_test(tc,
                    test_proportion_enqueue_discounts_elastic_and_counts_inqueue);

@@ -110,6 +110,8 @@ static int unit_cmp(const void *a, const void *b)
  * when it started (evictions only ever shrink that set), in key order, and
  * the same jobs grouped by queue index (job_cmp order within a queue).
  */
+struct wq;
+
 struct victims {
     size_t n;
     struct mu_job **jobs;
@@ -119,6 +121,20 @@ struct victims {
     size_t *live;         /* by byq index: i, or past i when byq[i] is known
                              to have nothing running (see live_from) */
     bool plain;           /* take the straightforward scan (tests) */
+    struct wq *wq;        /* nqueues: the heap of every walk (one at a
+                             time), made once per action, not per gang */
+    struct mu_cqueue **cand; /* nqueues: a walk's queues to ask about */
+    bool *ok;             /* nqueues: their verdicts */
+    size_t nrq;           /* reclaim: the reclaimable queues with running */
+    struct mu_cqueue **rq;/* jobs, in queue order (a walk's candidates
+                             but the preemptor's own queue) */
+};
+
+/* A queue in a walk's heap (struct walk). */
+struct wq {
+    struct mu_cqueue *q;
+    int rank;         /* mu_ssn_victim_queue_rank (reclaim) */
+    size_t next, end; /* its jobs left: vs->byq[next .. end) */
 };
 
 /* The first job of byq[i .. end) not known to have nothing running, or
@@ -221,11 +237,7 @@ struct walk {
     int32_t below;     /* preempt: victims have a lower job priority */
     struct victims *vs;
     size_t n;          /* queues left in the heap */
-    struct wq {
-        struct mu_cqueue *q;
-        int rank;         /* mu_ssn_victim_queue_rank (reclaim) */
-        size_t next, end; /* its jobs left: vs->byq[next .. end) */
-    } *h;              /* a min-heap by the job at next */
+    struct wq *h;      /* a min-heap by the job at next (vs->wq) */
 };
 
 static bool wq_less(const struct walk *w, const struct wq *a,
@@ -265,7 +277,7 @@ static void walk_init(struct walk *w, struct mu_ssn *s, struct mu_job *j,
                       const struct mu_task *pre, bool reclaim,
                       struct victims *vs)
 {
-    struct mu_cluster *c = s->cluster;
+    size_t ncand = 0;
 
     w->s = s;
     w->pre = pre;
@@ -273,15 +285,20 @@ static void walk_init(struct walk *w, struct mu_ssn *s, struct mu_job *j,
     w->below = j->priority;
     w->vs = vs;
     w->n = 0;
-    w->h = mu_xcalloc(c->nqueues ? c->nqueues : 1, sizeof(*w->h));
-    for (size_t i = 0; i < c->nqueues; i++) {
-        struct mu_cqueue *q = c->queues[i];
+    w->h = vs->wq;
+    if (reclaim) {
+        for (size_t i = 0; i < vs->nrq; i++)
+            if (vs->rq[i] != j->queue)
+                vs->cand[ncand++] = vs->rq[i];
+    } else if (j->queue && vs->qn[j->queue->index]) {
+        vs->cand[ncand++] = j->queue;
+    }
+    mu_ssn_victim_queues_ok(s, pre, vs->cand, ncand, reclaim, vs->ok);
+    for (size_t i = 0; i < ncand; i++) {
+        struct mu_cqueue *q = vs->cand[i];
         size_t qi = (size_t)q->index;
 
-        if (!vs->qn[qi] ||
-            (reclaim ? q == j->queue || !q->spec.reclaimable
-                     : q != j->queue) ||
-            !mu_ssn_victim_queue_ok(s, pre, q, reclaim))
+        if (!vs->ok[i])
             continue;
         w->h[w->n].q = q;
         w->h[w->n].rank = reclaim ? mu_ssn_victim_queue_rank(s, pre, q) : 0;
@@ -445,7 +462,6 @@ static bool make_room(struct mu_ssn *s, struct mu_place *p,
                       unit_cmp);
             ok = try_units(p, j, pre, reclaim, want, &plan, first, &chosen);
         }
-        free(w.h);
     }
     mu_stmt_rollback(&s->stmt, mark);
     if (!ok)
@@ -521,6 +537,11 @@ static void victims_build(const struct mu_cluster *c, bool plain,
     vs->live = mu_xcalloc(c->njobs ? c->njobs : 1, sizeof(*vs->live));
     vs->qfirst = mu_xcalloc(nq, sizeof(*vs->qfirst));
     vs->qn = mu_xcalloc(nq, sizeof(*vs->qn));
+    vs->wq = mu_xcalloc(nq, sizeof(*vs->wq));
+    vs->cand = mu_xcalloc(nq, sizeof(*vs->cand));
+    vs->ok = mu_xcalloc(nq, sizeof(*vs->ok));
+    vs->rq = mu_xcalloc(nq, sizeof(*vs->rq));
+    vs->nrq = 0;
     for (size_t i = 0; i < c->njobs; i++) {
         struct mu_job *j = c->jobs[i];
 
@@ -543,6 +564,9 @@ static void victims_build(const struct mu_cluster *c, bool plain,
         if (vs->qn[i] > 1)
             qsort(vs->byq + vs->qfirst[i], vs->qn[i], sizeof(*vs->byq),
                   job_ptr_cmp);
+    for (size_t i = 0; i < c->nqueues; i++)
+        if (vs->qn[c->queues[i]->index] && c->queues[i]->spec.reclaimable)
+            vs->rq[vs->nrq++] = c->queues[i];
 }
 
 static void victims_free(struct victims *vs)
@@ -552,6 +576,10 @@ static void victims_free(struct victims *vs)
     free(vs->live);
     free(vs->qfirst);
     free(vs->qn);
+    free(vs->wq);
+    free(vs->cand);
+    free(vs->ok);
+    free(vs->rq);
 }
 
 /* May j's queue reclaim for it? If not, j's reason says why. */

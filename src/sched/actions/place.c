@@ -54,20 +54,30 @@ static void hist_add(struct mu_fit_hist *h, const struct mu_fit *f)
         h->res[f->dim]++;
 }
 
-/* One node in a shape's heap. tier 1: t fits idle; 0: future idle only. */
+/* One node in a shape's heap. tier 1: t fits idle; 0: future idle only.
+ * slot: the node's index among the heap's nodes (the cluster's node index
+ * in a cluster-wide heap, its index in the domain's list in a domain's). */
 struct hent {
     double score;
     int tier;
     int node;
-    uint32_t gen;
+    int slot;
 };
 
+/* An indexed heap: each node is in it at most once, with the entry it had
+ * when last considered, and a node that changes is sifted from where it is
+ * (or taken out when it no longer fits). It was pushed again from the
+ * bottom, its old entry left to be popped as stale from the top: two walks
+ * over the heap's height for every bind, and a heap that grew with them. */
 struct mu_shape_heap {
     bool built;
     bool have_hist;
-    size_t n, cap;
-    struct hent *v;
-    size_t dirty_pos;        /* how much of the cluster's dirty log is in */
+    size_t n;                /* entries in v */
+    struct hent *v;          /* capacity nslots */
+    int *pos;                /* slot -> index in v, -1: not in the heap */
+    uint32_t *seen;          /* slot -> the node's gen when last considered */
+    size_t nslots;
+    size_t dirty_pos;        /* how much of the (domain's) dirty log is in */
     struct mu_fit_hist hist; /* why nothing fitted, last time */
 };
 
@@ -81,21 +91,25 @@ static bool before(const struct hent *a, const struct hent *b)
     return a->node < b->node;
 }
 
-static void heap_push(struct mu_shape_heap *h, struct hent e)
+static void heap_put(struct mu_shape_heap *h, size_t i, struct hent e)
 {
-    size_t i;
-
-    mu_xgrow((void **)&h->v, &h->cap, h->n + 1, sizeof(*h->v));
-    for (i = h->n++; i > 0 && before(&e, &h->v[(i - 1) / 2]); i = (i - 1) / 2)
-        h->v[i] = h->v[(i - 1) / 2];
     h->v[i] = e;
+    h->pos[e.slot] = (int)i;
 }
 
-static void heap_pop(struct mu_shape_heap *h)
+/* e into hole i, moving up past the entries it comes before. */
+static void sift_up(struct mu_shape_heap *h, size_t i, struct hent e)
 {
-    struct hent last = h->v[--h->n];
-    size_t i = 0;
+    while (i > 0 && before(&e, &h->v[(i - 1) / 2])) {
+        heap_put(h, i, h->v[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    heap_put(h, i, e);
+}
 
+/* e into hole i, moving down below the children that come before it. */
+static void sift_down(struct mu_shape_heap *h, size_t i, struct hent e)
+{
     for (;;) {
         size_t c = 2 * i + 1;
 
@@ -103,13 +117,46 @@ static void heap_pop(struct mu_shape_heap *h)
             break;
         if (c + 1 < h->n && before(&h->v[c + 1], &h->v[c]))
             c++;
-        if (!before(&h->v[c], &last))
+        if (!before(&h->v[c], &e))
             break;
-        h->v[i] = h->v[c];
+        heap_put(h, i, h->v[c]);
         i = c;
     }
-    if (h->n)
-        h->v[i] = last;
+    heap_put(h, i, e);
+}
+
+/* e into hole i, whichever way it belongs. */
+static void sift(struct mu_shape_heap *h, size_t i, struct hent e)
+{
+    if (i > 0 && before(&e, &h->v[(i - 1) / 2]))
+        sift_up(h, i, e);
+    else
+        sift_down(h, i, e);
+}
+
+/* Slot's entry out of the heap, if it is in. */
+static void heap_remove(struct mu_shape_heap *h, int slot)
+{
+    int at = h->pos[slot];
+    struct hent last;
+
+    if (at < 0)
+        return;
+    h->pos[slot] = -1;
+    last = h->v[--h->n];
+    if ((size_t)at < h->n)
+        sift(h, (size_t)at, last);
+}
+
+/* An empty heap over nslots nodes. */
+static void heap_alloc(struct mu_shape_heap *h, size_t nslots)
+{
+    h->nslots = nslots;
+    h->v = mu_xcalloc(nslots ? nslots : 1, sizeof(*h->v));
+    h->pos = mu_xcalloc(nslots ? nslots : 1, sizeof(*h->pos));
+    h->seen = mu_xcalloc(nslots ? nslots : 1, sizeof(*h->seen));
+    for (size_t i = 0; i < nslots; i++)
+        h->pos[i] = -1;
 }
 
 /* n as a candidate for t: false when it does not fit t even in future
@@ -127,17 +174,58 @@ static bool node_entry(struct mu_ssn *s, const struct mu_task *t,
         return false;
     e->score = mu_ssn_node_score(s, t, n);
     e->node = n->index;
-    e->gen = n->gen;
+    e->slot = -1;
     return true;
 }
 
-static void consider(struct mu_ssn *s, struct mu_shape_heap *h,
-                     const struct mu_task *t, struct mu_cnode *n)
+/* Node n (slot in h) as it is now: in place, in, or out. A node the log
+ * names again at the generation it was considered at is as it was (a
+ * batch of the log names a node once per change: a place, its rollback,
+ * an eviction). */
+static void consider(struct mu_place *p, struct mu_shape_heap *h,
+                     const struct mu_task *t, struct mu_cnode *n, int slot)
 {
+    struct mu_ssn *s = p->ssn;
     struct hent e;
+    int at = h->pos[slot];
 
-    if (node_entry(s, t, n, &e))
-        heap_push(h, e);
+    if (h->seen[slot] == n->gen)
+        return;
+    h->seen[slot] = n->gen;
+    p->nrescored++;
+    if (!node_entry(s, t, n, &e)) {
+        heap_remove(h, slot);
+        return;
+    }
+    e.slot = slot;
+    if (at >= 0) {
+        sift(h, (size_t)at, e);
+        return;
+    }
+    sift_up(h, h->n++, e);
+}
+
+/* The first fill: every fitting node of nodes[0..nn) (indexes into the
+ * cluster's nodes, NULL: the cluster's own order), then heapify. */
+static void heap_build(struct mu_ssn *s, struct mu_shape_heap *h,
+                       const struct mu_task *t, const int *nodes, size_t nn)
+{
+    const struct mu_cluster *c = s->cluster;
+
+    heap_alloc(h, nn);
+    for (size_t i = 0; i < nn; i++) {
+        struct mu_cnode *n = c->nodes[nodes ? (size_t)nodes[i] : i];
+        struct hent e;
+
+        h->seen[i] = n->gen;
+        if (!node_entry(s, t, n, &e))
+            continue;
+        e.slot = (int)i;
+        heap_put(h, h->n++, e);
+    }
+    for (size_t i = h->n / 2; i-- > 0;)
+        sift_down(h, i, h->v[i]);
+    h->built = true;
 }
 
 static struct mu_shape_heap *shape_heap(struct mu_place *p,
@@ -151,17 +239,19 @@ static struct mu_shape_heap *shape_heap(struct mu_place *p,
                t->shape);
     h = &p->heaps[t->shape];
     if (!h->built) {
-        for (size_t i = 0; i < c->nnodes; i++)
-            consider(s, h, t, c->nodes[i]);
-        h->built = true;
+        heap_build(s, h, t, NULL, c->nnodes);
         h->dirty_pos = c->ndirty;
     }
-    for (; h->dirty_pos < c->ndirty; h->dirty_pos++)
-        consider(s, h, t, c->nodes[c->dirty[h->dirty_pos]]);
+    for (; h->dirty_pos < c->ndirty; h->dirty_pos++) {
+        int n = c->dirty[h->dirty_pos];
+
+        consider(p, h, t, c->nodes[n], n);
+    }
     return h;
 }
 
-/* One domain's heaps (per shape) and its share of the dirty log. */
+/* One domain's heaps (per shape) and its share of the dirty log (the
+ * nodes' slots in the domain's list). */
 struct mu_domheap {
     size_t nheaps;
     struct mu_shape_heap *heaps;
@@ -185,11 +275,14 @@ const struct mu_domnodes *mu_place_domnodes(struct mu_place *p)
         p->dn.off[i + 1] += p->dn.off[i];
     p->dn.doms = mu_xcalloc(p->dn.off[c->nnodes] ? p->dn.off[c->nnodes] : 1,
                             sizeof(*p->dn.doms));
+    p->dn.slot = mu_xcalloc(p->dn.off[c->nnodes] ? p->dn.off[c->nnodes] : 1,
+                            sizeof(*p->dn.slot));
     fill = mu_xcalloc(c->nnodes ? c->nnodes : 1, sizeof(*fill));
     for (size_t k = 0; t && k < t->ndom; k++)
         for (size_t i = 0; i < t->dom[k].n; i++) {
             int n = t->dom[k].nodes[i];
 
+            p->dn.slot[p->dn.off[n] + fill[n]] = (int)i;
             p->dn.doms[p->dn.off[n] + fill[n]++] = (int)k;
         }
     free(fill);
@@ -223,7 +316,7 @@ static struct mu_shape_heap *dom_heap(struct mu_place *p,
                 continue; /* no heap yet: it reads the nodes when built */
             mu_xgrow((void **)&e->dirty, &e->cap_dirty, e->ndirty + 1,
                      sizeof(*e->dirty));
-            e->dirty[e->ndirty++] = n;
+            e->dirty[e->ndirty++] = dn->slot[i];
         }
     }
     dh = &p->domheaps[k];
@@ -231,13 +324,14 @@ static struct mu_shape_heap *dom_heap(struct mu_place *p,
                t->shape);
     h = &dh->heaps[t->shape];
     if (!h->built) {
-        for (size_t i = 0; i < d->n; i++)
-            consider(s, h, t, c->nodes[d->nodes[i]]);
-        h->built = true;
+        heap_build(s, h, t, d->nodes, d->n);
         h->dirty_pos = dh->ndirty;
     }
-    for (; h->dirty_pos < dh->ndirty; h->dirty_pos++)
-        consider(s, h, t, c->nodes[dh->dirty[h->dirty_pos]]);
+    for (; h->dirty_pos < dh->ndirty; h->dirty_pos++) {
+        int slot = dh->dirty[h->dirty_pos];
+
+        consider(p, h, t, c->nodes[d->nodes[slot]], slot);
+    }
     return h;
 }
 
@@ -247,20 +341,28 @@ void mu_place_init(struct mu_place *p, struct mu_ssn *s)
     p->ssn = s;
 }
 
+static void heap_free(struct mu_shape_heap *h)
+{
+    free(h->v);
+    free(h->pos);
+    free(h->seen);
+}
+
 void mu_place_release(struct mu_place *p)
 {
     for (size_t i = 0; i < p->nheaps; i++)
-        free(p->heaps[i].v);
+        heap_free(&p->heaps[i]);
     free(p->heaps);
     for (size_t k = 0; k < p->ndomheaps; k++) {
         for (size_t i = 0; i < p->domheaps[k].nheaps; i++)
-            free(p->domheaps[k].heaps[i].v);
+            heap_free(&p->domheaps[k].heaps[i]);
         free(p->domheaps[k].heaps);
         free(p->domheaps[k].dirty);
     }
     free(p->domheaps);
     free(p->dn.off);
     free(p->dn.doms);
+    free(p->dn.slot);
     free(p->shape_failed);
     memset(p, 0, sizeof(*p));
 }
@@ -316,7 +418,7 @@ static struct mu_cnode *scan_all(struct mu_ssn *s, const struct mu_task *t,
 {
     const struct mu_cluster *c = s->cluster;
     struct mu_cnode *best = NULL;
-    struct hent b = {0, -1, 0, 0};
+    struct hent b = {0, -1, 0, -1};
     size_t nn = only ? only->n : c->nnodes;
 
     for (size_t i = 0; i < nn; i++) {
@@ -349,7 +451,7 @@ struct mu_cnode *mu_pick_node(struct mu_place *p, const struct mu_task *t,
         *pipelined = false;
     if (!future)
         return scan_idle(s, t);
-    if (t->dd && t->dd->shared)
+    if ((t->dd && t->dd->shared) || p->plain)
         return scan_all(s, t, p->only, pipelined, p->only ? NULL : hist);
     if (p->only) {
         h = dom_heap(p, t, (size_t)(p->only - c->topo->dom));
@@ -357,17 +459,10 @@ struct mu_cnode *mu_pick_node(struct mu_place *p, const struct mu_task *t,
     } else {
         h = shape_heap(p, t);
     }
-    while (h->n) {
-        const struct hent *top = &h->v[0];
-        struct mu_cnode *n = c->nodes[top->node];
-
-        if (top->gen != n->gen) {
-            heap_pop(h); /* stale: the dirty log pushed it again if it fits */
-            continue;
-        }
+    if (h->n) {
         if (pipelined)
-            *pipelined = top->tier == 0;
-        return n;
+            *pipelined = h->v[0].tier == 0;
+        return c->nodes[h->v[0].node];
     }
     if (hist) {
         if (!h->have_hist) {

@@ -27,10 +27,12 @@ struct mu_shape_heap;
 struct mu_domheap;
 
 /* Which network domains (sched/topology.h) each node is in: node i's are
- * doms[off[i]..off[i+1]), indexes into cluster->topo->dom. */
+ * doms[off[i]..off[i+1]), indexes into cluster->topo->dom; slot[k] is the
+ * node's index in the nodes of domain doms[k]. */
 struct mu_domnodes {
     size_t *off;
     int *doms;
+    int *slot;
 };
 
 struct mu_place {
@@ -42,9 +44,10 @@ struct mu_place {
     size_t nshape_failed;
     uint64_t *shape_failed; /* free_gen + 1 at failure, 0 = not failed */
 
-    /* The node index: one heap per task shape, built on first use. Entries
-     * carry the node's generation and go stale when the node changes (the
-     * cluster's dirty log brings the node back with a fresh entry). */
+    /* The node index: one heap per task shape, built on first use, each
+     * node in it at most once. A node that changes (the cluster's dirty
+     * log) is scored again and moved in place, or taken out when it no
+     * longer fits, when the heap is next asked. */
     size_t nheaps;
     struct mu_shape_heap *heaps;
 
@@ -59,10 +62,14 @@ struct mu_place {
     size_t ndomheaps;
     struct mu_domheap *domheaps; /* per domain */
 
+    /* Nodes scored again from the dirty log (each once per change of its
+     * generation, however often the log names it); for tests. */
+    size_t nrescored;
+
     /* Tests only: take the straightforward paths the indexes replace
      * (reclaim and preempt re-examine every running task of every job for
-     * each starving gang), to check that both decide the same. false after
-     * mu_place_init. */
+     * each starving gang; a pick scores every node), to check that both
+     * decide the same. false after mu_place_init. */
     bool plain;
 };
 
