@@ -146,7 +146,7 @@ for round in $(seq 1 "$ROUNDS"); do
     for c in "${CONT[@]}"; do
         line=$(start_one "${c%%=*}" "${c#*=}" "$round")
         echo "$line" | tee -a "$R/starts.txt"
-        case "$line" in *" none "[0-9]*) FAILED=1 ;; esac # never ready
+        [ "$(echo "$line" | awk '{print $4}')" = none ] && FAILED=1 # never ready
         sleep 5 # let the apiserver's watchers of the stopped process go
     done
 done
@@ -158,6 +158,7 @@ awk '$1 == "floor" {n["floor"]++; s["floor"] = s["floor"] " " $3; next}
      {n[$1]++; s[$1] = s[$1] " " $3; r[$1] = r[$1] " " $4; m[$1] = m[$1] " " $5; a[$1] = a[$1] " " $6}
      function med(str,   a, k, i, j, t) {
          k = split(str, a, " ")
+         if (a[1] == "none") return "-"
          for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
          return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
      }
