@@ -236,6 +236,19 @@ static bool serve_tls_flag(struct mu_serve_opts *o, char **argv, int *i,
     return false;
 }
 
+/* A flag whose value is word a or word b: *is_b set, true; else said,
+ * false. */
+static bool one_of(const char *flag, const char *v, const char *a,
+                   const char *b, bool *is_b)
+{
+    if (strcmp(v, a) && strcmp(v, b)) {
+        fprintf(stderr, "muster: %s: \"%s\": want %s or %s\n", flag, v, a, b);
+        return false;
+    }
+    *is_b = !strcmp(v, b);
+    return true;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
     struct mu_serve_opts o;
@@ -265,21 +278,11 @@ static int cmd_serve(int argc, char **argv)
                 return 2;
             }
         } else if (!strcmp(a, "--gang-bind") && i + 1 < argc) {
-            a = argv[++i];
-            if (strcmp(a, "first") && strcmp(a, "all")) {
-                fprintf(stderr, "muster: --gang-bind: \"%s\": want first "
-                                "or all\n", a);
+            if (!one_of(a, argv[++i], "first", "all", &o.gang_bind_all))
                 return 2;
-            }
-            o.gang_bind_all = !strcmp(a, "all");
         } else if (!strcmp(a, "--initial-list") && i + 1 < argc) {
-            a = argv[++i];
-            if (strcmp(a, "pages") && strcmp(a, "watch")) {
-                fprintf(stderr, "muster: --initial-list: \"%s\": want pages "
-                                "or watch\n", a);
+            if (!one_of(a, argv[++i], "pages", "watch", &o.watch_list))
                 return 2;
-            }
-            o.watch_list = !strcmp(a, "watch");
         } else if (!strcmp(a, "--leader-elect")) {
             o.leader_elect = true;
         } else if (!strncmp(a, "--leader-elect-", 15) && i + 1 < argc) {
