@@ -38,10 +38,11 @@ struct prop {
     struct mu_share_need need; /* of the reclaimer victim_ok asks for */
     /* by queue index: the dimensions where allocated > deserved, made at
      * over_gen - 1 (the queue's alloc_gen; 0: not made) */
-    uint32_t *over, *over_gen;
+    uint32_t *over;
+    uint64_t *over_gen;
     /* by queue index: share(q), made at share_gen - 1 (likewise) */
     double *share;
-    uint32_t *share_gen;
+    uint64_t *share_gen;
 };
 
 /* A queue taking part in the water-fill. */

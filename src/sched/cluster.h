@@ -233,8 +233,10 @@ struct mu_cqueue {
     struct mu_queue_spec spec; /* owned */
     int index;
     struct mu_res allocated;   /* requests of allocated-like tasks */
-    uint32_t alloc_gen;        /* moves whenever allocated changes (what
-                                  plugins derive from it may key on it) */
+    uint64_t alloc_gen;        /* moves whenever allocated changes (what
+                                  plugins derive from it may key on it, as
+                                  alloc_gen + 1, 0 meaning none: 64 bits,
+                                  so that never wraps to 0) */
     size_t njobs, cap_jobs;
     struct mu_job **jobs;      /* sorted by key */
     /* Cycle scratch written by the proportion plugin at session open (and

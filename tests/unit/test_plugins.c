@@ -357,6 +357,39 @@ START_TEST(test_proportion_victim_queues_follow_evictions)
 }
 END_TEST
 
+/* A queue whose allocated has moved 2^32 - 1 times (a long-running serve)
+ * is not taken for one whose record was never made: with a 32-bit
+ * alloc_gen, alloc_gen + 1 wrapped to the "not made" 0, and team-b, over
+ * its share, was answered from the zeroed record (not over, share 0). */
+START_TEST(test_proportion_records_survive_a_long_alloc_gen)
+{
+    struct mu_task *pa;
+    struct mu_cqueue *qs[2];
+    bool ok[2];
+
+    gpu_node("n1", 18);
+    add_queue("team-a", 2, -1, -1, "Open");
+    add_queue("team-b", 1, -1, -1, "Open");
+    add_job("a", "team-a", 1, "Running", -1);
+    add_job("b", "team-b", 1, "Running", -1);
+    pods("a", 0, 6, "n1");
+    pods("a", 6, 6, NULL);
+    pods("b", 0, 12, "n1");
+    open_ssn("  - name: proportion\n");
+    pa = mu_cluster_task(&C, "default", "a-6");
+    qs[0] = mu_cluster_queue(&C, "team-a");
+    qs[1] = mu_cluster_queue(&C, "team-b");
+    qs[0]->alloc_gen = UINT32_MAX;
+    qs[1]->alloc_gen = UINT32_MAX;
+    mu_ssn_victim_queues_ok(&ssn, pa, qs, 2, true, ok);
+    ck_assert(!ok[0]);
+    ck_assert(ok[1]); /* team-b holds 12 of a share of 6 */
+    /* team-a at 6 of 12 comes before team-b at 12 of 6 */
+    ck_assert_int_lt(mu_plugin_proportion.queue_order(
+                         state(&mu_plugin_proportion), qs[0], qs[1]), 0);
+}
+END_TEST
+
 /* ---- enqueue ---- */
 
 /* A queue without a capability is bounded by the cluster (less what other
@@ -1064,6 +1097,7 @@ int main(void)
     tcase_add_test(tc, test_proportion_overused_at_share_with_nothing_pending);
     tcase_add_test(tc, test_proportion_reclaims_only_from_queues_over_deserved);
     tcase_add_test(tc, test_proportion_victim_queues_follow_evictions);
+    tcase_add_test(tc, test_proportion_records_survive_a_long_alloc_gen);
     tcase_add_test(tc, test_proportion_enqueue_against_real_capability);
     tcase_add_test(tc,
                    test_proportion_enqueue_discounts_elastic_and_counts_inqueue);
