@@ -398,7 +398,7 @@ int main(void)
     SRunner *sr = srunner_create(suite());
     int failed;
 
-    srunner_run_all(sr, CK_NORMAL);
+    srunner_run_all(sr, CK_ENV);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
