@@ -34,9 +34,8 @@ struct mu_serve_opts {
     bool gang_bind_all;
     /* --initial-list watch: the caches take their initial state by a WATCH
      * with sendInitialEvents (kube/watch.h, stream_list) instead of LIST
-     * pages (pages, the default: bench/RESULTS.md has one run where the
-     * stream peaked kube-apiserver at 4.2 GB against 2.6 GB, beside
-     * starts where it was ready 2 s sooner at the same apiserver RSS) */
+     * pages (pages, the default for now; the stream was ready 1-2 s
+     * sooner at 5,000 nodes / 40,000 pods, bench/RESULTS.md) */
     bool watch_list;
     double qps;               /* API client limits (500 / 1000) */
     int burst;
