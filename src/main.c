@@ -19,7 +19,8 @@
 static const char usage[] =
     "usage: muster serve [--kubeconfig PATH] [--listen HOST:PORT] "
     "[--metrics-listen HOST:PORT]\n"
-    "                    [--gang-bind first|all] [--initial-list pages|watch]\n"
+    "                    [--gang-bind release|first|all]\n"
+    "                    [--initial-list watch|pages]\n"
     "                    [--config FILE] [--tls-cert-file F "
     "--tls-private-key-file F\n"
     "                    --client-ca-file F]\n"
@@ -38,13 +39,16 @@ static const char usage[] =
     "  --listen HOST:PORT default 127.0.0.1:8888\n"
     "  --config FILE      scheduler configuration (volcano-scheduler.conf)\n"
     "  --period DURATION  cycle tick (default 1s)\n"
-    "  --gang-bind first|all  first (default): a gang whose pods need\n"
-    "                     nothing of kube-scheduler but their node binds\n"
-    "                     whole when its first member reaches /bind; all:\n"
-    "                     each member waits there for the others\n"
-    "  --initial-list pages|watch  how each cache takes the cluster at\n"
-    "                     start: LIST pages of 500 (default), or one WATCH\n"
-    "                     with sendInitialEvents (Kubernetes >= 1.34)\n"
+    "  --gang-bind release|first|all  a gang whose pods need nothing of\n"
+    "                     kube-scheduler but their node: release (default)\n"
+    "                     muster binds it when it releases it (pods it did\n"
+    "                     not make); first: bound whole when its first\n"
+    "                     member reaches /bind; all: each member waits\n"
+    "                     there for the others\n"
+    "  --initial-list watch|pages  how each cache takes the cluster at\n"
+    "                     start: one WATCH with sendInitialEvents (default;\n"
+    "                     a server without it is listed in pages), or LIST\n"
+    "                     pages of 500\n"
     "  --leader-elect     only the holder of a coordination.k8s.io Lease\n"
     "                     writes; the others are followers (warm caches,\n"
     "                     /readyz and /bind 503), kube-scheduler's flags:\n"
@@ -249,6 +253,22 @@ static bool one_of(const char *flag, const char *v, const char *a,
     return true;
 }
 
+/* --gang-bind release|first|all; 0, or 1 after saying why. */
+static int gang_bind_flag(const char *flag, const char *v,
+                          enum mu_gang_bind *out)
+{
+    static const char *const names[] = {"release", "first", "all"};
+
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(v, names[i])) {
+            *out = (enum mu_gang_bind)i;
+            return 0;
+        }
+    fprintf(stderr, "muster: %s: \"%s\": want release, first or all\n",
+            flag, v);
+    return 1;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
     struct mu_serve_opts o;
@@ -278,7 +298,7 @@ static int cmd_serve(int argc, char **argv)
                 return 2;
             }
         } else if (!strcmp(a, "--gang-bind") && i + 1 < argc) {
-            if (!one_of(a, argv[++i], "first", "all", &o.gang_bind_all))
+            if (gang_bind_flag(a, argv[++i], &o.gang_bind))
                 return 2;
         } else if (!strcmp(a, "--initial-list") && i + 1 < argc) {
             if (!one_of(a, argv[++i], "pages", "watch", &o.watch_list))

@@ -17,12 +17,12 @@ expect() { # WANT-RC PATTERN ARGS...
         echo "ok: muster $*"
     fi
 }
-expect 2 '--gang-bind: "some": want first or all' serve --gang-bind some
+expect 2 '--gang-bind: "some": want release, first or all' serve --gang-bind some
 expect 2 'unknown option --gang-bind' serve --gang-bind
 expect 2 '--period: must be positive' serve --period 0s
 expect 2 '--initial-list: "stream": want pages or watch' serve --initial-list stream
-expect 0 '--initial-list pages|watch' serve --help
-expect 0 '--gang-bind first|all' serve --help
+expect 0 '--initial-list watch|pages' serve --help
+expect 0 '--gang-bind release|first|all' serve --help
 expect 0 'usage: muster serve' simulate -h
 expect 0 '^muster [0-9]' --version
 

@@ -741,15 +741,15 @@ int mu_barrier_bind_gang(struct mu_barrier *b, const char *release,
     int64_t slot_until;
     int rc;
 
-    for (int i = 0; i < n; i++)
+    for (int i = 0; uid && i < n; i++)
         if (!strcmp(gang[i].uid, uid))
             me = &gang[i];
-    if (!release || !me)
+    if (!release || n < 1 || (uid && !me))
         return mu_err_set(err, -EINVAL,
                           "gang batch %s: pod uid %s is not one of its %d "
                           "members",
-                          release ? release : "(none)", uid, n);
-    if (strcmp(me->node, node))
+                          release ? release : "(none)", uid ? uid : "-", n);
+    if (me && strcmp(me->node, node))
         return mu_err_set(err, -EINVAL,
                           "gang batch %s: %s/%s is reserved on %s, not %s",
                           release, me->ns, me->name, me->node, node);
@@ -758,6 +758,10 @@ int mu_barrier_bind_gang(struct mu_barrier *b, const char *release,
     for (;;) {
         prune(b, mu_now_ms());
         bt = mu_map_get(&b->batches, release);
+        if (bt && !me) { /* at its release: bound or binding already */
+            pthread_mutex_unlock(&b->lock);
+            return -EALREADY;
+        }
         if (bt && (bt->state == DONE || bt->eager))
             return answer_when_done(b, bt, me->ns, me->name, uid, node, err);
         if (bt) { /* being gathered the other way: join it */
@@ -773,9 +777,9 @@ int mu_barrier_bind_gang(struct mu_barrier *b, const char *release,
             rc = mu_err_set(err, -EAGAIN,
                             "gang batch %s: %d gangs are binding already "
                             "(the cap), %d members wait; nothing bound, "
-                            "kube-scheduler tries %s/%s again",
-                            release, b->gangs_binding, b->waiting, me->ns,
-                            me->name);
+                            "%s/%s tried again",
+                            release, b->gangs_binding, b->waiting,
+                            gang[0].ns, gang[0].name);
             pthread_mutex_unlock(&b->lock);
             return rc;
         }
@@ -816,9 +820,10 @@ int mu_barrier_bind_gang(struct mu_barrier *b, const char *release,
     pthread_cond_signal(&b->slot_freed);
     finish(b, bt, rc == 0, rc, detail, mu_now_ms());
     rc = rc ? mu_err_set(err, bt->code, "%s", bt->detail)
-            : answer(bt, me->ns, me->name, uid, node, err);
+         : me ? answer(bt, me->ns, me->name, uid, node, err)
+              : 0;
     pthread_mutex_unlock(&b->lock);
-    if ((st = atomic_load(&b->stats)))
+    if (me && (st = atomic_load(&b->stats)))
         atomic_fetch_add(bt->ok ? &st->gangs_first_ok
                                 : &st->gangs_first_failed, 1);
     if (b->report) {
@@ -841,6 +846,16 @@ bool mu_barrier_bound_by_gang(struct mu_barrier *b, const char *uid,
     for (int i = 0; bt && bt->m && i < bt->size; i++)
         if (!strcmp(bt->m[i].uid, uid))
             yes = !strcmp(bt->m[i].node, node);
+    pthread_mutex_unlock(&b->lock);
+    return yes;
+}
+
+bool mu_barrier_has_batch(struct mu_barrier *b, const char *release)
+{
+    bool yes;
+
+    pthread_mutex_lock(&b->lock);
+    yes = mu_map_get(&b->batches, release) != NULL;
     pthread_mutex_unlock(&b->lock);
     return yes;
 }

@@ -191,6 +191,15 @@ typedef void (*mu_report_fn)(void *ctx, const struct mu_bind_report *r);
 
 struct mu_barrier;
 
+/* One member of a gang bound whole (mu_barrier_bind_gang, internal.h, and
+ * mu_relbind_submit, relbind.h): the view's names and reserved node. */
+struct mu_barrier_member {
+    char *ns, *name, *uid, *node;
+    bool controlled;
+};
+/* Frees m[0..n-1]'s strings and m (NULL: nothing). */
+void mu_barrier_members_free(struct mu_barrier_member *m, int n);
+
 /* A finished batch (bound, failed or timed out) is remembered this long,
  * so its late arrivals fail at once instead of waiting out a new timeout. */
 #define MU_BARRIER_TOMB_TTL_MS (5 * 60 * 1000)

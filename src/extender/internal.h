@@ -122,13 +122,6 @@ json_t *mu_ext_bind_finish(struct mu_barrier *b, struct mu_ext_bind_req *r);
 int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
                     const char *ns, const char *name, const char *uid,
                     const char *node, bool controlled, struct mu_err *err);
-/* One member of a gang bound whole (mu_barrier_bind_gang): the view's
- * names and reserved node. */
-struct mu_barrier_member {
-    char *ns, *name, *uid, *node;
-    bool controlled;
-};
-void mu_barrier_members_free(struct mu_barrier_member *m, int n);
 
 /*
  * Binds the whole release batch at the arrival of one of its members
@@ -158,12 +151,22 @@ void mu_barrier_members_free(struct mu_barrier_member *m, int n);
  * for them. A batch already being gathered the other way (begun under an
  * older view) goes on that way: this member joins it. Blocks; 0, or
  * -errno with err. The caller keeps gang.
+ *
+ * uid and node NULL: the gang is bound at its release, no member having
+ * reached /bind (relbind.h): a batch the barrier holds already for the
+ * release (bound, binding, or gathered) is left to its course and
+ * -EALREADY is returned at once (err not set); else the gang is bound as above, not counted among
+ * the gangs bound at their first member, and the batch's outcome is
+ * returned.
  */
 /* True when a gang bound whole (mu_barrier_bind_gang) bound pod uid to
  * node, and its tombstone is still kept: the answer to a late /bind of a
  * pod the view no longer holds because it is bound. Takes the lock. */
 bool mu_barrier_bound_by_gang(struct mu_barrier *b, const char *uid,
                               const char *node);
+/* True when the barrier holds a batch (being gathered, binding, or its
+ * tombstone) for release. Takes the lock. */
+bool mu_barrier_has_batch(struct mu_barrier *b, const char *release);
 #define MU_BARRIER_GANG_THREADS 8
 #define MU_BARRIER_GANG_TRIES 12 /* per member and round, within
                                     MU_BARRIER_RETRY_MS (extender.h) */

@@ -5,6 +5,7 @@
 #include "serve/enforce.h"
 #include "serve/podjson.h"
 
+#include "api/nodecheck.h"
 #include "api/strconv.h"
 #include "api/vcjob.h"
 #include "common/clock.h"
@@ -329,8 +330,10 @@ void mu_enforcer_filter_miss(struct mu_enforcer *e, const char *uid)
         if (mu_strcmp0(r->uid, uid))
             continue;
         t = mu_map_get(&e->ctl->cluster->task_by_key, r->key);
-        if (r->pinned || !t || t->pod.muster_gate || t->pod.node_name ||
-            r->wakes >= MU_REWAKE_MAX)
+        /* a batch bound at its release is never woken: kube-scheduler
+         * trying a member first is no miss */
+        if (r->pinned || r->direct || !t || t->pod.muster_gate ||
+            t->pod.node_name || r->wakes >= MU_REWAKE_MAX)
             return;
         r->wakes++;
         wake = mu_xasprintf("%s/%d", r->release, r->wakes);
@@ -400,18 +403,59 @@ bool mu_enforcer_reserve(struct mu_enforcer *e,
     return out->nbinds > 0;
 }
 
+bool mu_enforcer_plain(const struct mu_cluster *c, const struct mu_task *t,
+                       const char *node)
+{
+    const struct mu_cnode *n = mu_cluster_node(c, node);
+
+    return !t->pod.kube_only && !t->dd && !t->pod.ngates && n &&
+           mu_nodecheck(&t->pod, &n->spec, true, true) == MU_NODECHECK_OK;
+}
+
+/* Hands binds[0..n-1], one release batch, to bind_gang when every member
+ * is plain and was not gated; true when taken. */
+static bool bind_at_release(struct mu_enforcer *e, struct mu_task *const *t,
+                            size_t n, const char *release)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct mu_resv *r = mu_map_get(&e->resv, t[i]->key);
+
+        if (!r || strcmp(r->release, release) || t[i]->pod.muster_gate ||
+            !mu_enforcer_plain(e->ctl->cluster, t[i], r->node))
+            return false;
+    }
+    if (e->bind_gang(e->bind_gang_ctx, release, t, (int)n) < 0)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        ((struct mu_resv *)mu_map_get(&e->resv, t[i]->key))->direct = true;
+    return true;
+}
+
 void mu_enforcer_release_pods(struct mu_enforcer *e,
                               const struct mu_cycle_out *out)
 {
     /* r->pinned stays as add_resv set it (the pod is gated: pinned, or
      * about to be) until the write reports a failure (release_done) */
-    for (size_t i = 0; i < out->nbinds; i++) {
-        struct mu_task *t = out->binds[i];
-        struct mu_resv *r = mu_map_get(&e->resv, t->key);
+    for (size_t i = 0; i < out->nbinds;) {
+        const struct mu_resv *r0 = mu_map_get(&e->resv, out->binds[i]->key);
+        size_t k = i + 1;
 
-        if (r)
-            release_pod(e, t, t->node->spec.meta.name, r->release,
-                        r->batch, r->release);
+        /* one batch: the binds of one job, in a row (mu_enforcer_reserve) */
+        while (k < out->nbinds && out->binds[k]->job == out->binds[i]->job)
+            k++;
+        if (r0 && e->bind_gang &&
+            bind_at_release(e, out->binds + i, k - i, r0->release)) {
+            i = k;
+            continue;
+        }
+        for (; i < k; i++) {
+            struct mu_task *t = out->binds[i];
+            struct mu_resv *r = mu_map_get(&e->resv, t->key);
+
+            if (r)
+                release_pod(e, t, t->node->spec.meta.name, r->release,
+                            r->batch, r->release);
+        }
     }
 }
 

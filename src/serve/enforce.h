@@ -45,6 +45,7 @@ struct mu_resv {
     bool pinned;    /* released from muster's gate with a node affinity */
     int wakes;      /* wake-ups sent again after /filter misses */
     int renewals;   /* times its batch timed out and was kept (renew) */
+    bool direct;    /* handed to bind_gang at its release (not woken) */
     int64_t since_ns;
 };
 
@@ -86,6 +87,16 @@ struct mu_enforcer {
     atomic_ullong evictions, releases; /* for /metrics */
     atomic_ullong evicted_reclaim, evicted_preempt; /* evictions by action */
     struct mu_recent recent;  /* the last releases and evictions (/ui) */
+    /* Binds a released batch without kube-scheduler (muster serve
+     * --gang-bind release: extender/relbind.h): t[0..n-1] are its members,
+     * each plain (mu_enforcer_plain) and not gated, reserved in the
+     * ledger. 0 when taken; the outcome comes back as a bind report. An
+     * error: the batch is woken instead. NULL: every batch is woken. Set
+     * by the owner before the first cycle; called on the scheduler
+     * thread. */
+    int (*bind_gang)(void *ctx, const char *release,
+                     struct mu_task *const *t, int n);
+    void *bind_gang_ctx;
 };
 
 void mu_enforcer_init(struct mu_enforcer *e, const struct mu_ctl *ctl,
@@ -113,6 +124,22 @@ void mu_enforcer_pod_gone(struct mu_enforcer *e, const char *key,
  * kube-scheduler first asks about it; mu_enforcer_release_pods() then
  * hands the releases to the writer.
  */
+/*
+ * True when nothing but the node is left for kube-scheduler to check of
+ * pod t there, so muster may bind it itself: its spec asks nothing muster
+ * does not model (kube_only), no DRA device serves it (a KEP-5004 pod's
+ * plain extended resource: its claim is made and allocated by
+ * kube-scheduler's PreBind, which a member muster binds itself would skip,
+ * leaving it running on no device), the cache shows it without scheduling
+ * gates (a gated pod's bind is refused: its release may still be queued
+ * in the writer), and node is still in the cache and passes the static
+ * checks (a node deleted, cordoned or tainted since the reservation, or
+ * one a restarted muster took a release over onto, is kube-scheduler's to
+ * refuse: the batch then waits for every member at /bind).
+ */
+bool mu_enforcer_plain(const struct mu_cluster *c, const struct mu_task *t,
+                       const char *node);
+
 void mu_enforcer_evict(struct mu_enforcer *e, const struct mu_cycle_out *out);
 bool mu_enforcer_reserve(struct mu_enforcer *e,
                          const struct mu_cycle_out *out);

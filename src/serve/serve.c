@@ -2,7 +2,6 @@
 
 #include <stdarg.h>
 
-#include "api/nodecheck.h"
 #include "api/vcjob.h"
 #include "sched/cluster_dra.h"
 #include "kube/paths.h"
@@ -16,6 +15,7 @@ void mu_serve_opts_init(struct mu_serve_opts *o)
     o->bind_timeout_ms = 20000;
     o->qps = 500;
     o->burst = 1000;
+    o->watch_list = true;
     o->log = stderr;
 }
 
@@ -380,6 +380,33 @@ static void report_fn(void *ctx, const struct mu_bind_report *r)
     mu_evq_push(&sv->q, ev);
 }
 
+/* The enforcer's bind_gang (enforce.h): a plain batch to the release
+ * binder, with the view's names (the cache's) and reserved nodes. */
+static int bind_gang_fn(void *ctx, const char *release,
+                        struct mu_task *const *t, int n)
+{
+    struct mu_serve *sv = ctx;
+    struct mu_barrier_member *m = mu_xcalloc((size_t)n, sizeof(*m));
+    int r;
+
+    for (int i = 0; i < n; i++) {
+        const struct mu_resv *rv = mu_enforcer_resv(&sv->enf, t[i]->key);
+
+        /* borrowed: submit copies them */
+        m[i].ns = t[i]->pod.meta.ns;
+        m[i].name = t[i]->pod.meta.name;
+        m[i].uid = t[i]->pod.meta.uid;
+        m[i].node = rv ? rv->node : NULL;
+        m[i].controlled = t[i]->pod.meta.owner_kind != NULL;
+    }
+    r = mu_relbind_submit(sv->relbind, release, m, n);
+    free(m);
+    if (r < 0)
+        say(sv, "release %s: not bound at its release (%s): waking its "
+                "pods instead", release, strerror(-r));
+    return r;
+}
+
 static void miss_fn(void *ctx, const char *uid, bool unseen)
 {
     struct mu_serve *sv = ctx;
@@ -433,6 +460,28 @@ static char *metrics_fn(void *ctx)
                    ws.queued + ws.running, ws.queued_max,
                    (unsigned long long)ws.submitted,
                    (unsigned long long)ws.failed);
+    }
+    if (sv->relbind) {
+        const struct mu_relbind_stats *rs = mu_relbind_stats(sv->relbind);
+
+        mu_sb_addf(&sb,
+                   "# HELP muster_gangs_bound_at_release_total Release "
+                   "batches muster bound itself when it released them "
+                   "(--gang-bind release), by result: bound, failed, stale "
+                   "(over before their turn), refused (queue full).\n"
+                   "# TYPE muster_gangs_bound_at_release_total counter\n"
+                   "muster_gangs_bound_at_release_total{result=\"bound\"} "
+                   "%llu\n"
+                   "muster_gangs_bound_at_release_total{result=\"failed\"} "
+                   "%llu\n"
+                   "muster_gangs_bound_at_release_total{result=\"stale\"} "
+                   "%llu\n"
+                   "muster_gangs_bound_at_release_total{result=\"refused\"} "
+                   "%llu\n",
+                   (unsigned long long)atomic_load(&rs->bound),
+                   (unsigned long long)atomic_load(&rs->failed),
+                   (unsigned long long)atomic_load(&rs->stale),
+                   (unsigned long long)atomic_load(&rs->refused));
     }
     pthread_mutex_lock(&sv->metrics_lock);
     if (sv->metrics_text)
@@ -589,26 +638,6 @@ static char *debug_fn(void *ctx, const char *path, bool fresh, int *status)
     return answer;
 }
 
-/* True when nothing but the node is left for kube-scheduler to check of
- * t there: its spec asks nothing muster does not model (kube_only), no
- * DRA device serves it (a KEP-5004 pod's plain extended resource: its
- * claim is made and allocated by kube-scheduler's PreBind, which a member
- * muster binds itself would skip, leaving it running on no device), the
- * cache shows it without scheduling gates (a gated pod's bind is refused:
- * its release may still be queued in the writer), and the node is still
- * in the cache and passes the static checks (a node deleted, cordoned or
- * tainted since the reservation, or one a restarted muster took a release
- * over onto, is kube-scheduler's to refuse: the batch then waits for
- * every member at /bind). */
-static bool node_still_takes(const struct mu_cluster *c,
-                             const struct mu_task *t, const char *node)
-{
-    const struct mu_cnode *n = mu_cluster_node(c, node);
-
-    return !t->pod.kube_only && !t->dd && !t->pod.ngates && n &&
-           mu_nodecheck(&t->pod, &n->spec, true, true) == MU_NODECHECK_OK;
-}
-
 /* Builds and publishes the extender's view. */
 static void publish(struct mu_serve *sv)
 {
@@ -644,8 +673,8 @@ static void publish(struct mu_serve *sv)
         /* nothing left for kube-scheduler but the node: /bind may bind
          * the whole gang at its first member (extender/internal.h) */
         mu_view_set_plain(v, t->pod.meta.uid,
-                          r && !sv->o->gang_bind_all &&
-                              node_still_takes(c, t, r->node));
+                          r && sv->o->gang_bind != MU_GANG_BIND_ALL &&
+                              mu_enforcer_plain(c, t, r->node));
     }
     mu_view_publish(&sv->views, v);
 }
@@ -766,6 +795,13 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     sv->barrier = mu_barrier_new(o->bind_timeout_ms, bind_fn, unbind_fn,
                                  report_fn, sv);
     mu_barrier_set_check(sv->barrier, bindcheck_fn);
+    if (o->gang_bind == MU_GANG_BIND_RELEASE) {
+        if ((r = mu_relbind_new(sv->barrier, &sv->views, &sv->relbind,
+                                err)) < 0)
+            return r;
+        sv->enf.bind_gang = bind_gang_fn;
+        sv->enf.bind_gang_ctx = sv;
+    }
     memset(&so, 0, sizeof(so));
     so.listen = o->listen;
     so.views = &sv->views;
@@ -809,6 +845,7 @@ static void teardown(struct mu_serve *sv)
     }
     if (sv->http)
         mu_ext_server_stop(sv->http);
+    mu_relbind_free(sv->relbind); /* before the barrier and the views */
     if (sv->barrier)
         mu_barrier_free(sv->barrier);
     mu_writer_free(sv->writer); /* its last done calls use the state below */

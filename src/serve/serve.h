@@ -26,16 +26,27 @@ struct mu_serve_opts {
     int64_t period_ms;        /* cycle tick (1000) */
     int64_t coalesce_ms;      /* wait after the first event of a burst (20) */
     int64_t bind_timeout_ms;  /* a release batch must reach /bind (20000) */
-    /* false (--gang-bind first, the default): a gang whose pods ask
-     * nothing of kube-scheduler beyond their node is bound whole when
-     * kube-scheduler brings its first member to /bind; true (--gang-bind
-     * all): every member waits in /bind until kube-scheduler has brought
-     * each of them (extender/internal.h, mu_barrier_bind_gang) */
-    bool gang_bind_all;
-    /* --initial-list watch: the caches take their initial state by a WATCH
-     * with sendInitialEvents (kube/watch.h, stream_list) instead of LIST
-     * pages (pages, the default for now; the stream was ready 1-2 s
-     * sooner at 5,000 nodes / 40,000 pods, bench/RESULTS.md) */
+    /* How a gang of pods that ask nothing of kube-scheduler beyond their
+     * node (mu_enforcer_plain) is bound. MU_GANG_BIND_RELEASE
+     * (--gang-bind release, the default): muster binds it when it releases
+     * it, when muster did not make its pods (no gate to lift), without
+     * waking them (extender/relbind.h); else as with FIRST.
+     * MU_GANG_BIND_FIRST (--gang-bind first): it is bound whole when
+     * kube-scheduler brings its first member to /bind
+     * (extender/internal.h, mu_barrier_bind_gang). MU_GANG_BIND_ALL
+     * (--gang-bind all): every member waits in /bind until kube-scheduler
+     * has brought each of them. */
+    enum mu_gang_bind {
+        MU_GANG_BIND_RELEASE,
+        MU_GANG_BIND_FIRST,
+        MU_GANG_BIND_ALL,
+    } gang_bind;
+    /* true (--initial-list watch, the default): the caches take their
+     * initial state by a WATCH with sendInitialEvents (kube/watch.h,
+     * stream_list; a server that refuses or ignores it is listed in pages);
+     * false (--initial-list pages): LIST pages. The stream was ready 1-2 s
+     * sooner at 5,000 nodes / 40,000 pods, at a lower peak RSS
+     * (bench/RESULTS.md) */
     bool watch_list;
     double qps;               /* API client limits (500 / 1000) */
     int burst;

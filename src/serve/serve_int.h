@@ -44,6 +44,7 @@
 #include "ctrl/queuectl.h"
 #include "extender/extender.h"
 #include "extender/http.h"
+#include "extender/relbind.h"
 #include "extender/view.h"
 #include "kube/client.h"
 #include "kube/config.h"
@@ -102,6 +103,7 @@ struct mu_serve {
     struct mu_jobctl *jobctl;      /* the vcjob controller (jobctl.h) */
     struct mu_view_slot views;
     struct mu_barrier *barrier;
+    struct mu_relbind *relbind;    /* NULL unless --gang-bind release */
     struct mu_ext_server *http;
     uint64_t view_gen;
     struct mu_lease *lease;        /* NULL: no leader election */

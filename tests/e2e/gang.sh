@@ -13,9 +13,8 @@ MUSTER=${1:?usage: gang.sh MUSTER_BINARY}
 case "$MUSTER" in /*) ;; *) MUSTER=$PWD/$MUSTER ;; esac
 # shellcheck source=tap.sh
 . "$HERE/tap.sh"
-# this suite runs muster with the initial state streamed (WatchList); the
-# others run the default, LIST pages
-MUSTER_SERVE_ARGS=(--initial-list watch)
+# this suite runs muster with its defaults: the initial state streamed
+# (WatchList), plain gangs bound at their release (vcjob.sh runs LIST pages)
 diag() { sed 's/^/# /'; }
 
 # everything a scenario made goes away; nodes too
@@ -214,15 +213,16 @@ check "kubectl describe pod shows FailedScheduling naming the gang's reason" \
     wait_for 20 bash -c "kubectl describe pod op-0 | grep FailedScheduling | grep -q 'gang default/op-gang waiting'"
 op_pod 2 | kubectl apply -f - >/dev/null
 check "operator pods: the third arrives and all three run" wait_for 60 pods_running op- 3
-woken_where_reserved() {
-    local p node ann wake
+bound_unwoken() {
+    local p node wake
     for p in op-0 op-1 op-2; do
-        IFS=' ' read -r node ann wake < <(kubectl get pod "$p" -o jsonpath='{.spec.nodeName} {.metadata.annotations.muster\.io/reserved-node} {.metadata.annotations.muster\.io/wake}')
-        [ -n "$node" ] && [ "$node" = "$ann" ] && [ -n "$wake" ] || { echo "$p: node '$node' reserved '$ann' wake '$wake'" >&2; return 1; }
+        IFS=' ' read -r node wake < <(kubectl get pod "$p" -o jsonpath='{.spec.nodeName} {.metadata.annotations.muster\.io/wake}')
+        [ -n "$node" ] && [ -z "$wake" ] || { echo "$p: node '$node' wake '$wake'" >&2; return 1; }
     done
 }
-# the wake-up is one PATCH of pods/status (annotations + nominatedNodeName)
-check "operator pods: each was woken with its reserved node and bound there" woken_where_reserved
+# nothing in their specs is left for kube-scheduler to check: muster binds
+# them when it releases them (--gang-bind release), no wake-up written
+check "operator pods: bound at their release, none woken" bound_unwoken
 reset
 
 # --- lab d: fair share by weight on 18 GPUs ----------------------------------
@@ -286,13 +286,13 @@ reset
     sed 's/^  - name: proportion$/  - name: proportion\n    arguments: {proportion.shareWindow: 20s}/'
 } >"$D/damped.conf"
 stop_muster
-MUSTER_SERVE_ARGS=(--initial-list watch --config "$D/damped.conf")
+MUSTER_SERVE_ARGS=(--config "$D/damped.conf")
 if start_muster >/dev/null 2>&1; then
     ok "damped: muster restarts with proportion.shareWindow 20s"
 else
     not_ok "damped: muster restarts with proportion.shareWindow 20s" "$(tail -20 "$D/muster.log")"
 fi
-MUSTER_SERVE_ARGS=(--initial-list watch)
+MUSTER_SERVE_ARGS=()
 kubectl apply -f "$ROOT/examples/queues.yaml" >/dev/null
 "$HERE/nodes.sh" "$D" 2 8 d8 >/dev/null 2>&1
 "$HERE/nodes.sh" "$D" 1 2 d2 >/dev/null 2>&1
@@ -511,17 +511,19 @@ metrics_ok() {
 }
 check "/metrics has cycle duration, pending gangs, queue shares, binds and evictions" metrics_ok
 
-# --- a gang of plain pods binds whole at its first member (issue 15) --------
-# kube-scheduler checked that member on its node; nothing is left for it to
-# check of the others, so muster binds them all then. A gang whose pods ask
-# for what only kube-scheduler checks (pod anti-affinity here) still waits
-# at /bind for kube-scheduler to bring each member.
+# --- a gang of plain pods binds whole at its release (issue 15) ------------
+# Nothing in its pods' specs is left for kube-scheduler to check: muster
+# binds it itself when it releases it, no member woken or waited for. With
+# --gang-bind first, it binds the whole gang when kube-scheduler brings its
+# first member to /bind. A gang whose pods ask for what only kube-scheduler
+# checks (pod anti-affinity here) still waits at /bind for each member.
 "$HERE/nodes.sh" "$D" 2 8 gb >/dev/null 2>&1
 metric_of() { # NAME{LABELS}: its value on /metrics (0 when absent)
     curl -sf "http://127.0.0.1:$METRICS/metrics" |
         awk -v k="$1" '$1 == k { v = $2 } END { print v + 0 }'
 }
 FIRST_OK='muster_extender_gangs_bound_at_first_member_total{result="ok"}'
+RELEASE_OK='muster_gangs_bound_at_release_total{result="bound"}'
 gb_gang() { # NAME SIZE EXTRA-SPEC-LINE
     printf 'apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: %s}\nspec: {minMember: %d, queue: default}\n' "$1" "$2"
     for i in $(seq 0 $(($2 - 1))); do
@@ -544,16 +546,50 @@ $3
 YAML
     done
 }
-BEFORE=$(metric_of "$FIRST_OK")
+BEFORE=$(metric_of "$FIRST_OK") REL_BEFORE=$(metric_of "$RELEASE_OK")
 gb_gang gb-plain 4 "" | kubectl apply -f - >/dev/null
 check "a gang of 4 plain pods runs whole" wait_for 60 equals 4 pods_bound gb-plain-
-check "muster bound it whole at its first member's /bind (+1 on $FIRST_OK)" \
-    wait_for 10 equals $((BEFORE + 1)) metric_of "$FIRST_OK"
+check "muster bound it whole at its release (+1 on $RELEASE_OK)" \
+    wait_for 10 equals $((REL_BEFORE + 1)) metric_of "$RELEASE_OK"
+check "no member's /bind bound it ($FIRST_OK unchanged)" \
+    equals "$BEFORE" metric_of "$FIRST_OK"
 gb_gang gb-anti 2 '  affinity: {podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, podAffinityTerm: {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {gang: gb-anti}}}}]}}' |
     kubectl apply -f - >/dev/null
 check "a gang with pod anti-affinity runs whole too" wait_for 60 equals 2 pods_bound gb-anti-
-check "through the barrier that waits for each member ($FIRST_OK unchanged)" \
-    equals $((BEFORE + 1)) metric_of "$FIRST_OK"
+metric_lines() { # LINE...: each a whole line of /metrics
+    local m l
+    m=$(curl -sf "http://127.0.0.1:$METRICS/metrics") || return 1
+    for l in "$@"; do
+        grep -qxF "$l" <<<"$m" || { echo "no line: $l" >&2; return 1; }
+    done
+}
+check "through the barrier that waits for each member ($FIRST_OK and $RELEASE_OK unchanged)" \
+    metric_lines "$FIRST_OK $BEFORE" "$RELEASE_OK $((REL_BEFORE + 1))"
+stop_muster
+MUSTER_SERVE_ARGS=(--gang-bind first)
+if start_muster >/dev/null 2>&1; then
+    ok "--gang-bind first: muster restarts"
+else
+    not_ok "--gang-bind first: muster restarts" "$(tail -20 "$D/muster.log")"
+fi
+MUSTER_SERVE_ARGS=()
+gb_gang gb-first 4 "" | kubectl apply -f - >/dev/null
+check "--gang-bind first: a gang of 4 plain pods runs whole" wait_for 60 equals 4 pods_bound gb-first-
+no_release_binder() {
+    local m
+    m=$(curl -sf "http://127.0.0.1:$METRICS/metrics") || return 1
+    ! grep -q '^muster_gangs_bound_at_release_total' <<<"$m"
+}
+check "--gang-bind first: bound whole at its first member's /bind ($FIRST_OK 1)" \
+    wait_for 10 metric_lines "$FIRST_OK 1"
+check "--gang-bind first: no binds at release (no muster_gangs_bound_at_release_total)" \
+    no_release_binder
+stop_muster
+if start_muster >/dev/null 2>&1; then
+    ok "muster restarts with its defaults"
+else
+    not_ok "muster restarts with its defaults" "$(tail -20 "$D/muster.log")"
+fi
 # --- a tick with nothing new skips its cycle (issue 15, item 1) ---------------
 # With no event since a cycle that decided nothing and no release in
 # flight, the next cycle would decide the same nothing: the tick skips it.

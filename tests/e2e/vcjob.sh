@@ -15,8 +15,13 @@ MUSTER=${1:?usage: vcjob.sh MUSTER_BINARY}
 case "$MUSTER" in /*) ;; *) MUSTER=$PWD/$MUSTER ;; esac
 # shellcheck source=tap.sh
 . "$HERE/tap.sh"
+# this suite runs muster with LIST pages (--initial-list pages); the
+# others run the default, the initial state streamed (WatchList)
+MUSTER_SERVE_ARGS=(--initial-list pages)
 
 tap_up vcjob
+check "--initial-list pages: muster's caches were listed, not streamed" \
+    bash -c "grep -q 'caches synced' '$D/muster.log' && ! grep -q 'initial state streamed' '$D/muster.log'"
 
 job_field() { kubectl get vcjob "$1" -o jsonpath="$2"; }
 # job2 NAME SPEC-LINE TASK1 N1 TASK2 N2 [TASK2-LINE]: a vcjob of two tasks
@@ -428,13 +433,13 @@ kubectl delete hypernodes --all >/dev/null 2>&1
   printf 'hyperNodeTiers:\n- nodeLabel: muster.e2e/pool\n  tierName: rack\n'
 } >"$D/labels.conf"
 stop_muster
-MUSTER_SERVE_ARGS=(--config "$D/labels.conf")
+MUSTER_SERVE_ARGS=(--initial-list pages --config "$D/labels.conf")
 if start_muster >/dev/null 2>&1; then
     ok "labels: muster restarts with hyperNodeTiers [muster.e2e/pool]"
 else
     not_ok "labels: muster restarts with hyperNodeTiers [muster.e2e/pool]" "$(tail -20 "$D/muster.log")"
 fi
-MUSTER_SERVE_ARGS=()
+MUSTER_SERVE_ARGS=(--initial-list pages)
 "$HERE/nodes.sh" "$D" 2 8 rack-a >/dev/null 2>&1
 "$HERE/nodes.sh" "$D" 2 8 rack-b >/dev/null 2>&1
 one_gpu_job busy2 4 4 '' | kubectl apply -f - >/dev/null

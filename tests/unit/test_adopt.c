@@ -509,6 +509,114 @@ START_TEST(recover_reads_a_409_back_and_knows_its_own_pod)
 }
 END_TEST
 
+
+/* ---- a plain batch bound at its release (enforce.h, bind_gang) ----------- */
+
+static int gang_calls, gang_n, gang_rc;
+static char gang_release[128];
+
+static int fake_bind_gang(void *ctx, const char *release,
+                          struct mu_task *const *t, int n)
+{
+    ck_assert_ptr_eq(ctx, &enf);
+    gang_calls++;
+    gang_n = n;
+    snprintf(gang_release, sizeof(gang_release), "%s", release);
+    for (int i = 0; i < n; i++)
+        ck_assert_ptr_nonnull(mu_enforcer_resv(&enf, t[i]->key));
+    return gang_rc;
+}
+
+/* Places pods names[0..n-1] (made with add_pod) on nodes n1, n2, ... as a
+ * cycle would, reserves them as one batch and releases them. */
+static void release_these(const char *const *names, int n)
+{
+    struct mu_task *binds[8];
+    struct mu_cycle_out out;
+
+    ck_assert_int_le(n, 8);
+    mu_cluster_link(&th.cluster);
+    for (int i = 0; i < n; i++) {
+        char node[8];
+
+        snprintf(node, sizeof(node), "n%d", i + 1);
+        binds[i] = mu_cluster_task(&th.cluster, "a", names[i]);
+        ck_assert_ptr_nonnull(binds[i]);
+        mu_task_place(&th.cluster, binds[i], mu_cluster_node(&th.cluster, node),
+                      MU_TASK_BINDING);
+    }
+    memset(&out, 0, sizeof(out));
+    out.binds = binds;
+    out.nbinds = (size_t)n;
+    ck_assert(mu_enforcer_reserve(&enf, &out));
+    mu_enforcer_release_pods(&enf, &out);
+    th_settle(2, 5000);
+}
+
+/* A batch of plain pods nobody gated goes to bind_gang whole, with no
+ * write (no wake-up), and a /filter miss of one of them wakes nothing. */
+START_TEST(release_hands_a_plain_batch_to_bind_gang_unwoken)
+{
+    static const char *const names[] = {"p-0", "p-1"};
+
+    add_node("n1");
+    add_node("n2");
+    add_pod("p-0", NULL, 0, NULL, NULL, false, false);
+    add_pod("p-1", NULL, 0, NULL, NULL, false, false);
+    enf.bind_gang = fake_bind_gang;
+    enf.bind_gang_ctx = &enf;
+    release_these(names, 2);
+    ck_assert_int_eq(gang_calls, 1);
+    ck_assert_int_eq(gang_n, 2);
+    ck_assert_str_eq(mu_enforcer_resv(&enf, "a/p-0")->release, gang_release);
+    ck_assert(mu_enforcer_resv(&enf, "a/p-0")->direct);
+    ck_assert(mu_enforcer_resv(&enf, "a/p-1")->direct);
+    ck_assert_uint_eq(kf_count(&th.srv), 0);
+    mu_enforcer_filter_miss(&enf, "u-p-1");
+    th_settle(2, 5000);
+    ck_assert_uint_eq(kf_count(&th.srv), 0);
+    /* its outcome comes as a bind report, as a /bind gang's does */
+    mu_enforcer_bind_report(&enf, gang_release, false, NULL);
+    ck_assert_ptr_null(mu_enforcer_resv(&enf, "a/p-0"));
+}
+END_TEST
+
+/* bind_gang refusing (its queue full) or a member muster gated: the batch
+ * is released the other way, each pod woken or ungated by a write. */
+START_TEST(release_wakes_a_batch_bind_gang_refuses_or_with_a_gated_pod)
+{
+    static const char *const woken[] = {"w-0", "w-1"};
+    static const char *const gated[] = {"gp-0", "gp-1"};
+
+    add_node("n1");
+    add_node("n2");
+    add_pod("w-0", NULL, 0, NULL, NULL, false, false);
+    add_pod("w-1", NULL, 0, NULL, NULL, false, false);
+    enf.bind_gang = fake_bind_gang;
+    enf.bind_gang_ctx = &enf;
+    gang_rc = -EAGAIN;
+    kf_reply_body(&th.srv, 200, "{}");
+    kf_reply_body(&th.srv, 200, "{}");
+    release_these(woken, 2);
+    ck_assert_int_eq(gang_calls, 1);
+    ck_assert(!mu_enforcer_resv(&enf, "a/w-0")->direct);
+    ck_assert_uint_eq(kf_count(&th.srv), 2);
+    ck_assert_str_eq(kf_req(&th.srv, 0)->method, "PATCH");
+    ck_assert_str_eq(kf_req(&th.srv, 0)->path,
+                     "/api/v1/namespaces/a/pods/w-0/status");
+    ck_assert_ptr_nonnull(strstr(kf_req(&th.srv, 0)->body, "nominatedNodeName"));
+
+    gang_rc = 0;
+    add_pod("gp-0", NULL, 0, NULL, NULL, false, false);
+    add_pod("gp-1", NULL, 0, NULL, NULL, true, false);
+    kf_reply_body(&th.srv, 200, "{}");
+    kf_reply_body(&th.srv, 200, "{}");
+    release_these(gated, 2);
+    ck_assert_int_eq(gang_calls, 1); /* not offered */
+    ck_assert_uint_eq(kf_count(&th.srv), 4);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("adopt");
@@ -529,6 +637,9 @@ int main(void)
     tcase_add_test(tc,
                    recover_deletes_a_controlled_pod_pinned_to_a_gone_node_once);
     tcase_add_test(tc, failed_batch_tells_its_podgroup_why);
+    tcase_add_test(tc, release_hands_a_plain_batch_to_bind_gang_unwoken);
+    tcase_add_test(tc,
+                   release_wakes_a_batch_bind_gang_refuses_or_with_a_gated_pod);
     tcase_add_test(tc, recover_reads_a_409_back_and_knows_its_own_pod);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

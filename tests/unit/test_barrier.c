@@ -11,6 +11,8 @@
 
 #include "api/json.h"
 #include "extender/extender.h"
+#include "extender/internal.h"
+#include "extender/relbind.h"
 
 #define MAX_CALLS 4096
 
@@ -1231,6 +1233,197 @@ START_TEST(test_gang_bind_binds_at_most_the_cap_of_gangs_at_once)
 }
 END_TEST
 
+
+/* ---- a plain gang bound at its release (relbind.h) ------------------------ */
+
+/* The members of gang g (as add_gang_of names them), for submit; borrowed
+ * strings kept in buf. */
+struct gang_members {
+    struct mu_barrier_member m[8];
+    char s[8][4][32];
+};
+
+static void members_of(struct gang_members *gm, const char *g, int n)
+{
+    ck_assert_int_le(n, 8);
+    memset(gm, 0, sizeof(*gm));
+    for (int i = 0; i < n; i++) {
+        snprintf(gm->s[i][0], 32, "%s-w%d", g, i);
+        snprintf(gm->s[i][1], 32, "%s-%d", g, i);
+        snprintf(gm->s[i][2], 32, "node-%s-%d", g, i);
+        snprintf(gm->s[i][3], 32, "team-a");
+        gm->m[i].ns = gm->s[i][3];
+        gm->m[i].name = gm->s[i][0];
+        gm->m[i].uid = gm->s[i][1];
+        gm->m[i].node = gm->s[i][2];
+        gm->m[i].controlled = true;
+    }
+}
+
+static int reports(void)
+{
+    int n;
+
+    pthread_mutex_lock(&fk.mu);
+    n = fk.n_reports;
+    pthread_mutex_unlock(&fk.mu);
+    return n;
+}
+
+/* Waits up to ms (scaled) for pred's count to reach want. */
+static bool wait_count(int (*pred)(void), int want, int64_t ms)
+{
+    int64_t until = now_ms() + scaled(ms);
+
+    while (pred() < want && now_ms() < until)
+        sleep_ms(10);
+    return pred() >= want;
+}
+
+/* A released gang is bound whole with no member at /bind, on its reserved
+ * nodes, reported once, not counted as bound at a first member; a member
+ * kube-scheduler brings later is answered from the outcome. */
+START_TEST(test_relbind_binds_a_released_gang_with_no_member_at_bind)
+{
+    struct mu_view_slot slot;
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(60000);
+    struct mu_ext_stats st;
+    struct mu_relbind *rb;
+    struct gang_members gm;
+    struct mu_err err;
+    struct member m;
+
+    memset(&st, 0, sizeof(st));
+    mu_barrier_set_stats(b, &st);
+    mu_view_slot_init(&slot);
+    add_plain_gang(v, "g", 4, true);
+    mu_view_publish(&slot, v);
+    ck_assert_int_eq(mu_relbind_new(b, &slot, &rb, &err), 0);
+    members_of(&gm, "g", 4);
+    ck_assert_int_eq(mu_relbind_submit(rb, "team-a/g#1", gm.m, 4), 0);
+    ck_assert(wait_count(reports, 1, 5000));
+    ck_assert_int_eq(count('b'), 4);
+    for (int i = 0; i < 4; i++)
+        ck_assert_str_eq(bound_on(gm.m[i].uid), gm.m[i].node);
+    ck_assert_int_eq(fk.n_reports_ok, 1);
+    ck_assert_str_eq(fk.last_release, "team-a/g#1");
+    ck_assert_uint_eq(atomic_load(&mu_relbind_stats(rb)->bound), 1);
+    ck_assert_uint_eq(atomic_load(&mu_relbind_stats(rb)->submitted), 1);
+    ck_assert_uint_eq(atomic_load(&st.gangs_first_ok), 0);
+    v = mu_view_get(&slot);
+    bind_member(&m, b, v, "g", 3);
+    mu_view_put(v);
+    ck_assert_str_eq(m.error, "");
+    ck_assert_int_eq(count('b'), 4);
+    ck_assert_int_eq(reports(), 1);
+    mu_relbind_free(rb);
+    mu_barrier_free(b);
+    mu_view_slot_release(&slot);
+}
+END_TEST
+
+/* A release the view no longer holds as it was submitted (renewed under
+ * another id, a member no longer plain, or on another node) is dropped:
+ * nothing bound, nothing reported, counted as stale. */
+START_TEST(test_relbind_drops_a_release_the_view_no_longer_holds)
+{
+    struct mu_view_slot slot;
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(60000);
+    struct mu_relbind *rb;
+    struct gang_members gm;
+    struct mu_err err;
+
+    mu_view_slot_init(&slot);
+    add_plain_gang(v, "g", 2, true);
+    add_gang_of(v, "h", 2, true); /* h: not plain */
+    add_plain_gang(v, "k", 2, true);
+    mu_view_publish(&slot, v);
+    ck_assert_int_eq(mu_relbind_new(b, &slot, &rb, &err), 0);
+    members_of(&gm, "g", 2);
+    ck_assert_int_eq(mu_relbind_submit(rb, "team-a/g#2", gm.m, 2), 0);
+    members_of(&gm, "h", 2);
+    ck_assert_int_eq(mu_relbind_submit(rb, "team-a/h#1", gm.m, 2), 0);
+    members_of(&gm, "k", 2);
+    snprintf(gm.s[1][2], 32, "node-elsewhere");
+    ck_assert_int_eq(mu_relbind_submit(rb, "team-a/k#1", gm.m, 2), 0);
+    for (int i = 0; i < 500 &&
+                    atomic_load(&mu_relbind_stats(rb)->stale) < 3; i++)
+        sleep_ms(10);
+    ck_assert_uint_eq(atomic_load(&mu_relbind_stats(rb)->stale), 3);
+    ck_assert_int_eq(count('b'), 0);
+    ck_assert_int_eq(reports(), 0);
+    mu_relbind_free(rb);
+    mu_barrier_free(b);
+    mu_view_slot_release(&slot);
+}
+END_TEST
+
+/* Past MU_RELBIND_QUEUE_MAX gangs waiting, submit refuses (the caller
+ * wakes the gang instead); a gang too big or without names is refused
+ * too; free drops what is queued, unbound. */
+START_TEST(test_relbind_refuses_past_its_caps_and_free_drops_the_queue)
+{
+    struct mu_view_slot slot;
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(60000);
+    struct mu_relbind *rb;
+    struct gang_members gm;
+    struct mu_barrier_member *big;
+    struct mu_err err;
+    int binds;
+
+    mu_view_slot_init(&slot);
+    for (int g = 0; g < MU_RELBIND_THREADS; g++) {
+        char name[16];
+
+        snprintf(name, sizeof(name), "g%d", g);
+        add_plain_gang(v, name, 1, true);
+    }
+    mu_view_publish(&slot, v);
+    fk.bind_delay_ms = (int)scaled(1500);
+    ck_assert_int_eq(mu_relbind_new(b, &slot, &rb, &err), 0);
+    /* every worker busy binding */
+    for (int g = 0; g < MU_RELBIND_THREADS; g++) {
+        char name[16], rel[32];
+
+        snprintf(name, sizeof(name), "g%d", g);
+        snprintf(rel, sizeof(rel), "team-a/%s#1", name);
+        members_of(&gm, name, 1);
+        ck_assert_int_eq(mu_relbind_submit(rb, rel, gm.m, 1), 0);
+    }
+    for (int i = 0; i < 500; i++) {
+        pthread_mutex_lock(&fk.mu);
+        binds = fk.in_bind;
+        pthread_mutex_unlock(&fk.mu);
+        if (binds == MU_RELBIND_THREADS)
+            break;
+        sleep_ms(10);
+    }
+    ck_assert_int_eq(binds, MU_RELBIND_THREADS);
+    members_of(&gm, "q", 1);
+    for (int i = 0; i < MU_RELBIND_QUEUE_MAX; i++)
+        ck_assert_int_eq(mu_relbind_submit(rb, "team-a/q#1", gm.m, 1), 0);
+    ck_assert_int_eq(mu_relbind_submit(rb, "team-a/q#1", gm.m, 1), -EAGAIN);
+    big = mu_xcalloc(MU_RELBIND_MEMBERS_MAX + 1, sizeof(*big));
+    ck_assert_int_eq(mu_relbind_submit(rb, "team-a/big#1", big,
+                                       MU_RELBIND_MEMBERS_MAX + 1),
+                     -E2BIG);
+    ck_assert_int_eq(mu_relbind_submit(rb, "team-a/big#1", big, 1),
+                     -EINVAL); /* no names */
+    ck_assert_int_eq(mu_relbind_submit(rb, "team-a/big#1", big, 0),
+                     -EINVAL);
+    free(big);
+    ck_assert_uint_eq(atomic_load(&mu_relbind_stats(rb)->refused), 2);
+    mu_relbind_free(rb); /* waits for the 8 binds, drops the 4,096 */
+    ck_assert_int_eq(count('b'), MU_RELBIND_THREADS);
+    ck_assert_int_eq(count_of('b', "q-0"), 0);
+    mu_barrier_free(b);
+    mu_view_slot_release(&slot);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("barrier");
@@ -1281,6 +1474,11 @@ int main(void)
     tcase_add_test(
         tc, test_gang_bind_answers_a_late_bind_the_view_no_longer_holds);
     tcase_add_test(tc, test_gang_bind_binds_at_most_the_cap_of_gangs_at_once);
+    tcase_add_test(tc,
+                   test_relbind_binds_a_released_gang_with_no_member_at_bind);
+    tcase_add_test(tc, test_relbind_drops_a_release_the_view_no_longer_holds);
+    tcase_add_test(
+        tc, test_relbind_refuses_past_its_caps_and_free_drops_the_queue);
     suite_add_tcase(s, tc);
     tcase_add_test(
         bind, test_bind_reserved_pod_outside_a_batch_binds_at_once_unreported);

@@ -1,0 +1,230 @@
+/*
+ * relbind.c - binds a gang at its release (relbind.h).
+ */
+#include "extender/relbind.h"
+#include "extender/internal.h"
+
+#include "common/clock.h"
+
+#include <pthread.h>
+#include <time.h>
+
+struct gang {
+    char *release;
+    struct mu_barrier_member *m;
+    int n;
+    struct gang *next;
+};
+
+struct mu_relbind {
+    struct mu_barrier *b;
+    struct mu_view_slot *views;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;  /* a gang queued, or stop */
+    pthread_cond_t stopc; /* stop (what a retry's pause waits on) */
+    struct gang *head, *tail;
+    int queued;
+    bool stop;
+    pthread_t th[MU_RELBIND_THREADS];
+    int nth;
+    struct mu_relbind_stats stats;
+};
+
+static void gang_free(struct gang *g)
+{
+    if (!g)
+        return;
+    mu_barrier_members_free(g->m, g->n);
+    free(g->release);
+    free(g);
+}
+
+/* Every member still in the published view, plain, reserved on its node
+ * in this release. */
+static bool held(struct mu_relbind *rb, const struct gang *g)
+{
+    struct mu_view *v = mu_view_get(rb->views);
+    bool yes = v != NULL;
+
+    for (int i = 0; yes && i < g->n; i++) {
+        const struct mu_view_pod *p = mu_view_pod(v, g->m[i].uid);
+
+        yes = p && p->plain && p->node && p->release &&
+              !strcmp(p->release, g->release) &&
+              !strcmp(p->node, g->m[i].node);
+    }
+    if (v)
+        mu_view_put(v);
+    return yes;
+}
+
+/* Waits ms, or less when stopping (lock not held). */
+static void pause_ms(struct mu_relbind *rb, int64_t ms)
+{
+    struct timespec ts = mu_ns_to_timespec((mu_now_ms() + ms) * 1000000);
+
+    pthread_mutex_lock(&rb->lock);
+    if (!rb->stop)
+        pthread_cond_timedwait(&rb->stopc, &rb->lock, &ts);
+    pthread_mutex_unlock(&rb->lock);
+}
+
+static bool stopping(struct mu_relbind *rb)
+{
+    bool s;
+
+    pthread_mutex_lock(&rb->lock);
+    s = rb->stop;
+    pthread_mutex_unlock(&rb->lock);
+    return s;
+}
+
+static void bind_gang(struct mu_relbind *rb, const struct gang *g)
+{
+    struct mu_err err;
+    int rc;
+
+    for (;;) {
+        if (stopping(rb))
+            return;
+        if (!held(rb, g)) {
+            atomic_fetch_add(&rb->stats.stale, 1);
+            return;
+        }
+        rc = mu_barrier_bind_gang(rb->b, g->release, g->m, g->n, NULL,
+                                  NULL, &err);
+        /* refused for room, nothing made: the same gang again later */
+        if (rc == -EAGAIN && !mu_barrier_has_batch(rb->b, g->release)) {
+            pause_ms(rb, MU_RELBIND_RETRY_MS);
+            continue;
+        }
+        /* kube-scheduler brought a member to /bind first: its batch */
+        atomic_fetch_add(rc == -EALREADY ? &rb->stats.stale
+                         : rc            ? &rb->stats.failed
+                                         : &rb->stats.bound,
+                         1);
+        return;
+    }
+}
+
+static void *worker(void *arg)
+{
+    struct mu_relbind *rb = arg;
+
+    pthread_mutex_lock(&rb->lock);
+    for (;;) {
+        struct gang *g;
+
+        while (!rb->stop && !rb->head)
+            pthread_cond_wait(&rb->cond, &rb->lock);
+        if (rb->stop)
+            break;
+        g = rb->head;
+        rb->head = g->next;
+        if (!rb->head)
+            rb->tail = NULL;
+        rb->queued--;
+        pthread_mutex_unlock(&rb->lock);
+        bind_gang(rb, g);
+        gang_free(g);
+        pthread_mutex_lock(&rb->lock);
+    }
+    pthread_mutex_unlock(&rb->lock);
+    return NULL;
+}
+
+int mu_relbind_new(struct mu_barrier *b, struct mu_view_slot *views,
+                   struct mu_relbind **out, struct mu_err *err)
+{
+    struct mu_relbind *rb = mu_xcalloc(1, sizeof(*rb));
+    int r = 0;
+
+    *out = NULL;
+    rb->b = b;
+    rb->views = views;
+    pthread_mutex_init(&rb->lock, NULL);
+    mu_cond_init_monotonic(&rb->cond);
+    mu_cond_init_monotonic(&rb->stopc);
+    while (rb->nth < MU_RELBIND_THREADS &&
+           !(r = pthread_create(&rb->th[rb->nth], NULL, worker, rb)))
+        rb->nth++;
+    if (!rb->nth) {
+        mu_relbind_free(rb);
+        return mu_err_set(err, -r, "release binder: no thread: %s",
+                          strerror(r));
+    }
+    *out = rb;
+    return 0;
+}
+
+void mu_relbind_free(struct mu_relbind *rb)
+{
+    struct gang *g;
+
+    if (!rb)
+        return;
+    pthread_mutex_lock(&rb->lock);
+    rb->stop = true;
+    pthread_cond_broadcast(&rb->cond);
+    pthread_cond_broadcast(&rb->stopc);
+    pthread_mutex_unlock(&rb->lock);
+    for (int i = 0; i < rb->nth; i++)
+        pthread_join(rb->th[i], NULL);
+    while ((g = rb->head)) {
+        rb->head = g->next;
+        gang_free(g);
+    }
+    pthread_cond_destroy(&rb->cond);
+    pthread_cond_destroy(&rb->stopc);
+    pthread_mutex_destroy(&rb->lock);
+    free(rb);
+}
+
+int mu_relbind_submit(struct mu_relbind *rb, const char *release,
+                      const struct mu_barrier_member *m, int n)
+{
+    struct gang *g;
+
+    if (!release || n < 1)
+        return -EINVAL;
+    if (n > MU_RELBIND_MEMBERS_MAX) {
+        atomic_fetch_add(&rb->stats.refused, 1);
+        return -E2BIG;
+    }
+    for (int i = 0; i < n; i++)
+        if (!m[i].ns || !m[i].name || !m[i].uid || !m[i].node)
+            return -EINVAL;
+    g = mu_xcalloc(1, sizeof(*g));
+    g->release = mu_xstrdup(release);
+    g->n = n;
+    g->m = mu_xcalloc((size_t)n, sizeof(*g->m));
+    for (int i = 0; i < n; i++) {
+        g->m[i].ns = mu_xstrdup(m[i].ns);
+        g->m[i].name = mu_xstrdup(m[i].name);
+        g->m[i].uid = mu_xstrdup(m[i].uid);
+        g->m[i].node = mu_xstrdup(m[i].node);
+        g->m[i].controlled = m[i].controlled;
+    }
+    pthread_mutex_lock(&rb->lock);
+    if (rb->queued >= MU_RELBIND_QUEUE_MAX || rb->stop) {
+        pthread_mutex_unlock(&rb->lock);
+        atomic_fetch_add(&rb->stats.refused, 1);
+        gang_free(g);
+        return -EAGAIN;
+    }
+    if (rb->tail)
+        rb->tail->next = g;
+    else
+        rb->head = g;
+    rb->tail = g;
+    rb->queued++;
+    pthread_cond_signal(&rb->cond);
+    pthread_mutex_unlock(&rb->lock);
+    atomic_fetch_add(&rb->stats.submitted, 1);
+    return 0;
+}
+
+const struct mu_relbind_stats *mu_relbind_stats(const struct mu_relbind *rb)
+{
+    return &rb->stats;
+}

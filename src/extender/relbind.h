@@ -1,0 +1,81 @@
+/*
+ * relbind.h - binds a gang at its release (muster serve --gang-bind
+ * release, the default).
+ *
+ * A release batch whose members are all plain (view.h, struct
+ * mu_view_pod: nothing in their specs is left for kube-scheduler to check
+ * or prepare beyond the reserved node) and were not made by muster (no
+ * gate to lift) needs nothing of kube-scheduler. The scheduler thread
+ * hands it here when it releases it, instead of waking each member and
+ * waiting for kube-scheduler to bring one to /bind: behind a backlog,
+ * kube-scheduler's queue holds every waiting pod, each rejected by /filter
+ * and tried again at its backoff, so a woken pod waits its turn behind
+ * all of them (issue 15: minutes at 5,000 nodes and 40,000 pods).
+ *
+ * The binding itself is the barrier's (mu_barrier_bind_gang, internal.h):
+ * its gang slots, its retries, its judge, its undo (only pods with a
+ * controller are deleted) and its one report to the scheduler thread. A
+ * member kube-scheduler brings to /bind meanwhile meets the same batch
+ * there and is answered from its outcome.
+ *
+ * Threads: MU_RELBIND_THREADS workers take the gangs in the order they
+ * were submitted. Before binding, a worker checks that the published view
+ * still holds every member of the gang, plain, reserved on its node in
+ * that release: a release that expired, failed or was taken over since is
+ * dropped unbound (counted as stale; the scheduler thread has moved on). A
+ * gang the barrier refuses for room (all its gang slots busy, no batch
+ * made) is tried again every MU_RELBIND_RETRY_MS while the view holds it.
+ * mu_relbind_submit is called from one thread (the scheduler thread);
+ * the counters are read from any.
+ *
+ * Bounds: at most MU_RELBIND_QUEUE_MAX gangs queued, MU_RELBIND_MEMBERS_MAX
+ * members a gang; submit refuses past either (-EAGAIN, -E2BIG), and the
+ * caller releases the gang the other way.
+ *
+ * Ownership: submit copies what it is given. mu_relbind_free stops the
+ * workers (a gang being bound is finished first; queued ones are dropped
+ * unbound) and must come before the barrier and the view slot are freed.
+ */
+#ifndef MU_EXTENDER_RELBIND_H
+#define MU_EXTENDER_RELBIND_H
+
+#include <stdatomic.h>
+
+#include "common/mu.h"
+#include "extender/extender.h"
+#include "extender/view.h"
+
+#define MU_RELBIND_THREADS 8
+#define MU_RELBIND_QUEUE_MAX 4096
+#define MU_RELBIND_MEMBERS_MAX 4096
+#define MU_RELBIND_RETRY_MS 200
+
+struct mu_relbind_stats {
+    atomic_ullong submitted; /* gangs taken by mu_relbind_submit */
+    atomic_ullong bound;     /* handed to the barrier, which bound them */
+    atomic_ullong failed;    /* handed to the barrier, which did not */
+    atomic_ullong stale;     /* dropped: the view no longer held them, or
+                                a member reached /bind first (its batch
+                                binds them there) */
+    atomic_ullong refused;   /* submit refused them (queue full, too big) */
+};
+
+struct mu_relbind;
+
+/* Starts the workers (at least one; fewer than MU_RELBIND_THREADS when
+ * threads cannot be made). b and views are borrowed. 0, or -errno with
+ * err when no worker could start. */
+int mu_relbind_new(struct mu_barrier *b, struct mu_view_slot *views,
+                   struct mu_relbind **out, struct mu_err *err);
+void mu_relbind_free(struct mu_relbind *rb);
+
+/* Queues release batch `release` (m[0..n-1], every member) to be bound.
+ * 0; -EAGAIN when MU_RELBIND_QUEUE_MAX gangs wait already; -E2BIG past
+ * MU_RELBIND_MEMBERS_MAX members; -EINVAL for n < 1 or a member without
+ * names, uid or node. Nothing is kept on an error. */
+int mu_relbind_submit(struct mu_relbind *rb, const char *release,
+                      const struct mu_barrier_member *m, int n);
+
+const struct mu_relbind_stats *mu_relbind_stats(const struct mu_relbind *rb);
+
+#endif
