@@ -1280,46 +1280,69 @@ static bool wait_count(int (*pred)(void), int want, int64_t ms)
     return pred() >= want;
 }
 
+/* A release binder on its own barrier and view slot, v published. */
+struct relbind_fix {
+    struct mu_view_slot slot;
+    struct mu_barrier *b;
+    struct mu_relbind *rb;
+};
+
+static void relbind_start(struct relbind_fix *f, struct mu_view *v)
+{
+    struct mu_err err;
+
+    mu_view_slot_init(&f->slot);
+    mu_view_publish(&f->slot, v);
+    f->b = barrier(60000);
+    ck_assert_int_eq(mu_relbind_new(f->b, &f->slot, &f->rb, &err), 0);
+}
+
+static void relbind_stop(struct relbind_fix *f)
+{
+    mu_relbind_free(f->rb);
+    mu_barrier_free(f->b);
+    mu_view_slot_release(&f->slot);
+}
+
+static struct relbind_fix rf;
+
+static int stale(void)
+{
+    return (int)atomic_load(&mu_relbind_stats(rf.rb)->stale);
+}
+
 /* A released gang is bound whole with no member at /bind, on its reserved
  * nodes, reported once, not counted as bound at a first member; a member
  * kube-scheduler brings later is answered from the outcome. */
 START_TEST(test_relbind_binds_a_released_gang_with_no_member_at_bind)
 {
-    struct mu_view_slot slot;
     struct mu_view *v = mu_view_new(1, true);
-    struct mu_barrier *b = barrier(60000);
     struct mu_ext_stats st;
-    struct mu_relbind *rb;
     struct gang_members gm;
-    struct mu_err err;
     struct member m;
 
-    memset(&st, 0, sizeof(st));
-    mu_barrier_set_stats(b, &st);
-    mu_view_slot_init(&slot);
     add_plain_gang(v, "g", 4, true);
-    mu_view_publish(&slot, v);
-    ck_assert_int_eq(mu_relbind_new(b, &slot, &rb, &err), 0);
+    relbind_start(&rf, v);
+    memset(&st, 0, sizeof(st));
+    mu_barrier_set_stats(rf.b, &st);
     members_of(&gm, "g", 4);
-    ck_assert_int_eq(mu_relbind_submit(rb, "team-a/g#1", gm.m, 4), 0);
+    ck_assert_int_eq(mu_relbind_submit(rf.rb, "team-a/g#1", gm.m, 4), 0);
     ck_assert(wait_count(reports, 1, 5000));
     ck_assert_int_eq(count('b'), 4);
     for (int i = 0; i < 4; i++)
         ck_assert_str_eq(bound_on(gm.m[i].uid), gm.m[i].node);
     ck_assert_int_eq(fk.n_reports_ok, 1);
     ck_assert_str_eq(fk.last_release, "team-a/g#1");
-    ck_assert_uint_eq(atomic_load(&mu_relbind_stats(rb)->bound), 1);
-    ck_assert_uint_eq(atomic_load(&mu_relbind_stats(rb)->submitted), 1);
+    ck_assert_uint_eq(atomic_load(&mu_relbind_stats(rf.rb)->bound), 1);
+    ck_assert_uint_eq(atomic_load(&mu_relbind_stats(rf.rb)->submitted), 1);
     ck_assert_uint_eq(atomic_load(&st.gangs_first_ok), 0);
-    v = mu_view_get(&slot);
-    bind_member(&m, b, v, "g", 3);
+    v = mu_view_get(&rf.slot);
+    bind_member(&m, rf.b, v, "g", 3);
     mu_view_put(v);
     ck_assert_str_eq(m.error, "");
     ck_assert_int_eq(count('b'), 4);
     ck_assert_int_eq(reports(), 1);
-    mu_relbind_free(rb);
-    mu_barrier_free(b);
-    mu_view_slot_release(&slot);
+    relbind_stop(&rf);
 }
 END_TEST
 
@@ -1328,62 +1351,55 @@ END_TEST
  * nothing bound, nothing reported, counted as stale. */
 START_TEST(test_relbind_drops_a_release_the_view_no_longer_holds)
 {
-    struct mu_view_slot slot;
     struct mu_view *v = mu_view_new(1, true);
-    struct mu_barrier *b = barrier(60000);
-    struct mu_relbind *rb;
     struct gang_members gm;
-    struct mu_err err;
 
-    mu_view_slot_init(&slot);
     add_plain_gang(v, "g", 2, true);
     add_gang_of(v, "h", 2, true); /* h: not plain */
     add_plain_gang(v, "k", 2, true);
-    mu_view_publish(&slot, v);
-    ck_assert_int_eq(mu_relbind_new(b, &slot, &rb, &err), 0);
+    relbind_start(&rf, v);
     members_of(&gm, "g", 2);
-    ck_assert_int_eq(mu_relbind_submit(rb, "team-a/g#2", gm.m, 2), 0);
+    ck_assert_int_eq(mu_relbind_submit(rf.rb, "team-a/g#2", gm.m, 2), 0);
     members_of(&gm, "h", 2);
-    ck_assert_int_eq(mu_relbind_submit(rb, "team-a/h#1", gm.m, 2), 0);
+    ck_assert_int_eq(mu_relbind_submit(rf.rb, "team-a/h#1", gm.m, 2), 0);
     members_of(&gm, "k", 2);
     snprintf(gm.s[1][2], 32, "node-elsewhere");
-    ck_assert_int_eq(mu_relbind_submit(rb, "team-a/k#1", gm.m, 2), 0);
-    for (int i = 0; i < 500 &&
-                    atomic_load(&mu_relbind_stats(rb)->stale) < 3; i++)
-        sleep_ms(10);
-    ck_assert_uint_eq(atomic_load(&mu_relbind_stats(rb)->stale), 3);
+    ck_assert_int_eq(mu_relbind_submit(rf.rb, "team-a/k#1", gm.m, 2), 0);
+    ck_assert(wait_count(stale, 3, 5000));
+    ck_assert_int_eq(stale(), 3);
     ck_assert_int_eq(count('b'), 0);
     ck_assert_int_eq(reports(), 0);
-    mu_relbind_free(rb);
-    mu_barrier_free(b);
-    mu_view_slot_release(&slot);
+    relbind_stop(&rf);
 }
 END_TEST
+
+static int in_bind(void)
+{
+    int n;
+
+    pthread_mutex_lock(&fk.mu);
+    n = fk.in_bind;
+    pthread_mutex_unlock(&fk.mu);
+    return n;
+}
 
 /* Past MU_RELBIND_QUEUE_MAX gangs waiting, submit refuses (the caller
  * wakes the gang instead); a gang too big or without names is refused
  * too; free drops what is queued, unbound. */
 START_TEST(test_relbind_refuses_past_its_caps_and_free_drops_the_queue)
 {
-    struct mu_view_slot slot;
     struct mu_view *v = mu_view_new(1, true);
-    struct mu_barrier *b = barrier(60000);
-    struct mu_relbind *rb;
     struct gang_members gm;
     struct mu_barrier_member *big;
-    struct mu_err err;
-    int binds;
 
-    mu_view_slot_init(&slot);
     for (int g = 0; g < MU_RELBIND_THREADS; g++) {
         char name[16];
 
         snprintf(name, sizeof(name), "g%d", g);
         add_plain_gang(v, name, 1, true);
     }
-    mu_view_publish(&slot, v);
     fk.bind_delay_ms = (int)scaled(1500);
-    ck_assert_int_eq(mu_relbind_new(b, &slot, &rb, &err), 0);
+    relbind_start(&rf, v);
     /* every worker busy binding */
     for (int g = 0; g < MU_RELBIND_THREADS; g++) {
         char name[16], rel[32];
@@ -1391,36 +1407,27 @@ START_TEST(test_relbind_refuses_past_its_caps_and_free_drops_the_queue)
         snprintf(name, sizeof(name), "g%d", g);
         snprintf(rel, sizeof(rel), "team-a/%s#1", name);
         members_of(&gm, name, 1);
-        ck_assert_int_eq(mu_relbind_submit(rb, rel, gm.m, 1), 0);
+        ck_assert_int_eq(mu_relbind_submit(rf.rb, rel, gm.m, 1), 0);
     }
-    for (int i = 0; i < 500; i++) {
-        pthread_mutex_lock(&fk.mu);
-        binds = fk.in_bind;
-        pthread_mutex_unlock(&fk.mu);
-        if (binds == MU_RELBIND_THREADS)
-            break;
-        sleep_ms(10);
-    }
-    ck_assert_int_eq(binds, MU_RELBIND_THREADS);
+    ck_assert(wait_count(in_bind, MU_RELBIND_THREADS, 1000));
     members_of(&gm, "q", 1);
     for (int i = 0; i < MU_RELBIND_QUEUE_MAX; i++)
-        ck_assert_int_eq(mu_relbind_submit(rb, "team-a/q#1", gm.m, 1), 0);
-    ck_assert_int_eq(mu_relbind_submit(rb, "team-a/q#1", gm.m, 1), -EAGAIN);
+        ck_assert_int_eq(mu_relbind_submit(rf.rb, "team-a/q#1", gm.m, 1), 0);
+    ck_assert_int_eq(mu_relbind_submit(rf.rb, "team-a/q#1", gm.m, 1),
+                     -EAGAIN);
     big = mu_xcalloc(MU_RELBIND_MEMBERS_MAX + 1, sizeof(*big));
-    ck_assert_int_eq(mu_relbind_submit(rb, "team-a/big#1", big,
+    ck_assert_int_eq(mu_relbind_submit(rf.rb, "team-a/big#1", big,
                                        MU_RELBIND_MEMBERS_MAX + 1),
                      -E2BIG);
-    ck_assert_int_eq(mu_relbind_submit(rb, "team-a/big#1", big, 1),
+    ck_assert_int_eq(mu_relbind_submit(rf.rb, "team-a/big#1", big, 1),
                      -EINVAL); /* no names */
-    ck_assert_int_eq(mu_relbind_submit(rb, "team-a/big#1", big, 0),
+    ck_assert_int_eq(mu_relbind_submit(rf.rb, "team-a/big#1", big, 0),
                      -EINVAL);
     free(big);
-    ck_assert_uint_eq(atomic_load(&mu_relbind_stats(rb)->refused), 2);
-    mu_relbind_free(rb); /* waits for the 8 binds, drops the 4,096 */
+    ck_assert_uint_eq(atomic_load(&mu_relbind_stats(rf.rb)->refused), 2);
+    relbind_stop(&rf); /* waits for the 8 binds, drops the 4,096 */
     ck_assert_int_eq(count('b'), MU_RELBIND_THREADS);
     ck_assert_int_eq(count_of('b', "q-0"), 0);
-    mu_barrier_free(b);
-    mu_view_slot_release(&slot);
 }
 END_TEST
 
