@@ -24,7 +24,8 @@
  * decides, and a tombstone that bound keeps its members (and the uid index
  * `bound`) to answer their later /bind.
  *
- * bind, unbind and report run on HTTP threads (and helpers), several at
+ * bind, unbind and report run on HTTP threads (and helpers, and the
+ * release binder's workers, relbind.h), several at
  * once for different batches: the callbacks must be thread-safe.
  */
 #include "common/map.h"
@@ -773,13 +774,16 @@ int mu_barrier_bind_gang(struct mu_barrier *b, const char *release,
             break;
         /* a gang's binds start together, once there is room: binding
          * fewer gangs at once keeps each one's binds close together */
-        if (mu_now_ms() >= slot_until || b->waiting >= b->max_waiting) {
-            rc = mu_err_set(err, -EAGAIN,
+        /* at its release (no member waits): refused at once, so that
+         * the caller looks at its view again before the next try */
+        if (!me || mu_now_ms() >= slot_until ||
+            b->waiting >= b->max_waiting) {
+            rc = mu_err_set(err, me ? -EAGAIN : -ENOSPC,
                             "gang batch %s: %d gangs are binding already "
                             "(the cap), %d members wait; nothing bound, "
                             "%s/%s tried again",
                             release, b->gangs_binding, b->waiting,
-                            gang[0].ns, gang[0].name);
+                            (me ? me : gang)->ns, (me ? me : gang)->name);
             pthread_mutex_unlock(&b->lock);
             return rc;
         }
@@ -850,12 +854,11 @@ bool mu_barrier_bound_by_gang(struct mu_barrier *b, const char *uid,
     return yes;
 }
 
-bool mu_barrier_has_batch(struct mu_barrier *b, const char *release)
+void mu_barrier_report(struct mu_barrier *b, const char *release, bool ok,
+                       const char *detail)
 {
-    bool yes;
+    struct mu_bind_report r = {(char *)release, ok, false, (char *)detail};
 
-    pthread_mutex_lock(&b->lock);
-    yes = mu_map_get(&b->batches, release) != NULL;
-    pthread_mutex_unlock(&b->lock);
-    return yes;
+    if (b->report)
+        b->report(b->ctx, &r);
 }

@@ -155,18 +155,21 @@ int mu_barrier_bind(struct mu_barrier *b, const char *release, int batch_size,
  * uid and node NULL: the gang is bound at its release, no member having
  * reached /bind (relbind.h): a batch the barrier holds already for the
  * release (bound, binding, or gathered) is left to its course and
- * -EALREADY is returned at once (err not set); else the gang is bound as above, not counted among
- * the gangs bound at their first member, and the batch's outcome is
- * returned.
+ * -EALREADY is returned (err not set); with every gang slot taken it
+ * does not wait but returns -ENOSPC, nothing made; else the gang is bound
+ * as above, not counted among the gangs bound at their first member, and
+ * the batch's outcome is returned.
  */
 /* True when a gang bound whole (mu_barrier_bind_gang) bound pod uid to
  * node, and its tombstone is still kept: the answer to a late /bind of a
  * pod the view no longer holds because it is bound. Takes the lock. */
 bool mu_barrier_bound_by_gang(struct mu_barrier *b, const char *uid,
                               const char *node);
-/* True when the barrier holds a batch (being gathered, binding, or its
- * tombstone) for release. Takes the lock. */
-bool mu_barrier_has_batch(struct mu_barrier *b, const char *release);
+/* Reports release's outcome through the barrier's report callback, as a
+ * batch's own outcome is (a gang the release binder gives up before the
+ * barrier has it, relbind.h). */
+void mu_barrier_report(struct mu_barrier *b, const char *release, bool ok,
+                       const char *detail);
 #define MU_BARRIER_GANG_THREADS 8
 #define MU_BARRIER_GANG_TRIES 12 /* per member and round, within
                                     MU_BARRIER_RETRY_MS (extender.h) */

@@ -39,23 +39,35 @@ static void gang_free(struct gang *g)
     free(g);
 }
 
-/* Every member still in the published view, plain, reserved on its node
- * in this release. */
-static bool held(struct mu_relbind *rb, const struct gang *g)
+enum hold {
+    HELD,  /* every member in the view, plain, on its node, this release */
+    GONE,  /* a member's release is another one now, or it is gone */
+    UNFIT, /* the release holds, but a member is no longer plain there */
+};
+
+/* What the published view says of g now; why names an unfit member. */
+static enum hold held(struct mu_relbind *rb, const struct gang *g,
+                      char *why, size_t len)
 {
     struct mu_view *v = mu_view_get(rb->views);
-    bool yes = v != NULL;
+    enum hold h = v ? HELD : GONE;
 
-    for (int i = 0; yes && i < g->n; i++) {
+    for (int i = 0; h == HELD && i < g->n; i++) {
         const struct mu_view_pod *p = mu_view_pod(v, g->m[i].uid);
 
-        yes = p && p->plain && p->node && p->release &&
-              !strcmp(p->release, g->release) &&
-              !strcmp(p->node, g->m[i].node);
+        if (!p || !p->release || strcmp(p->release, g->release))
+            h = GONE;
+        else if (!p->plain || !p->node || strcmp(p->node, g->m[i].node)) {
+            h = UNFIT;
+            snprintf(why, len,
+                     "not bound at its release: %s/%s is no longer "
+                     "bindable by muster on %s",
+                     g->m[i].ns, g->m[i].name, g->m[i].node);
+        }
     }
     if (v)
         mu_view_put(v);
-    return yes;
+    return h;
 }
 
 /* Waits ms, or less when stopping (lock not held). */
@@ -81,24 +93,31 @@ static bool stopping(struct mu_relbind *rb)
 
 static void bind_gang(struct mu_relbind *rb, const struct gang *g)
 {
+    char why[512];
     struct mu_err err;
     int rc;
 
     for (;;) {
         if (stopping(rb))
             return;
-        if (!held(rb, g)) {
+        switch (held(rb, g, why, sizeof(why))) {
+        case GONE:
             atomic_fetch_add(&rb->stats.stale, 1);
             return;
+        case UNFIT: /* the scheduler thread plans it again */
+            mu_barrier_report(rb->b, g->release, false, why);
+            atomic_fetch_add(&rb->stats.failed, 1);
+            return;
+        case HELD:
+            break;
         }
         rc = mu_barrier_bind_gang(rb->b, g->release, g->m, g->n, NULL,
                                   NULL, &err);
-        /* refused for room, nothing made: the same gang again later */
-        if (rc == -EAGAIN && !mu_barrier_has_batch(rb->b, g->release)) {
+        if (rc == -ENOSPC) { /* every gang slot taken: nothing made */
             pause_ms(rb, MU_RELBIND_RETRY_MS);
             continue;
         }
-        /* kube-scheduler brought a member to /bind first: its batch */
+        /* -EALREADY: kube-scheduler brought a member to /bind first */
         atomic_fetch_add(rc == -EALREADY ? &rb->stats.stale
                          : rc            ? &rb->stats.failed
                                          : &rb->stats.bound,

@@ -19,12 +19,23 @@
  * there and is answered from its outcome.
  *
  * Threads: MU_RELBIND_THREADS workers take the gangs in the order they
- * were submitted. Before binding, a worker checks that the published view
- * still holds every member of the gang, plain, reserved on its node in
- * that release: a release that expired, failed or was taken over since is
- * dropped unbound (counted as stale; the scheduler thread has moved on). A
- * gang the barrier refuses for room (all its gang slots busy, no batch
- * made) is tried again every MU_RELBIND_RETRY_MS while the view holds it.
+ * were submitted. Before each try, a worker reads the published view: a
+ * release the view no longer holds (it expired, failed, or a member is
+ * bound or gone) is dropped unbound and counted as stale (the scheduler
+ * thread has moved on); one it still holds with a member that is no
+ * longer plain on its node (cordoned, tainted, relabelled since) is
+ * reported failed through the barrier's report, so the scheduler thread
+ * drops it and plans again. A gang the barrier refuses for room (every
+ * gang slot busy, no batch made: -ENOSPC) is tried again every
+ * MU_RELBIND_RETRY_MS, reading the view again first.
+ *
+ * A gang bound at its release carries none of the release annotations a
+ * wake-up writes (muster.io/release...): a leader that dies between its
+ * members' binds leaves the bound ones running and the others pending,
+ * unreleased, and the next leader's cycle places those again with their
+ * running gang-mates counted (or, when they no longer fit,
+ * mu_enforcer_partial takes the gang down as for any gang left below
+ * minMember).
  * mu_relbind_submit is called from one thread (the scheduler thread);
  * the counters are read from any.
  *
@@ -53,7 +64,8 @@
 struct mu_relbind_stats {
     atomic_ullong submitted; /* gangs taken by mu_relbind_submit */
     atomic_ullong bound;     /* handed to the barrier, which bound them */
-    atomic_ullong failed;    /* handed to the barrier, which did not */
+    atomic_ullong failed;    /* the barrier did not bind them, or a
+                                member was no longer plain (reported) */
     atomic_ullong stale;     /* dropped: the view no longer held them, or
                                 a member reached /bind first (its batch
                                 binds them there) */

@@ -420,7 +420,9 @@ static bool bind_at_release(struct mu_enforcer *e, struct mu_task *const *t,
     for (size_t i = 0; i < n; i++) {
         const struct mu_resv *r = mu_map_get(&e->resv, t[i]->key);
 
-        if (!r || strcmp(r->release, release) || t[i]->pod.muster_gate ||
+        /* a pod muster gated is not plain (ngates): it is ungated and
+         * pinned by a write, and kube-scheduler binds it */
+        if (!r || strcmp(r->release, release) ||
             !mu_enforcer_plain(e->ctl->cluster, t[i], r->node))
             return false;
     }

@@ -89,9 +89,11 @@ struct mu_enforcer {
     struct mu_recent recent;  /* the last releases and evictions (/ui) */
     /* Binds a released batch without kube-scheduler (muster serve
      * --gang-bind release: extender/relbind.h): t[0..n-1] are its members,
-     * each plain (mu_enforcer_plain) and not gated, reserved in the
-     * ledger. 0 when taken; the outcome comes back as a bind report. An
-     * error: the batch is woken instead. NULL: every batch is woken. Set
+     * each plain (mu_enforcer_plain, so not gated), reserved in the
+     * ledger. 0 when taken: the outcome comes back as a bind report
+     * (mu_enforcer_bind_report), unless the release is over before its
+     * turn (expired, failed, a member gone). An error: the batch is
+     * woken instead. NULL: every batch is woken. Set
      * by the owner before the first cycle; called on the scheduler
      * thread. */
     int (*bind_gang)(void *ctx, const char *release,

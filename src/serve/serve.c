@@ -401,9 +401,12 @@ static int bind_gang_fn(void *ctx, const char *release,
     }
     r = mu_relbind_submit(sv->relbind, release, m, n);
     free(m);
-    if (r < 0)
+    /* said once per MU_RELBIND_QUEUE_MAX refusals: a full queue refuses
+     * every gang of a burst */
+    if (r < 0 && sv->relbind_refusals++ % MU_RELBIND_QUEUE_MAX == 0)
         say(sv, "release %s: not bound at its release (%s): waking its "
-                "pods instead", release, strerror(-r));
+                "pods instead (%llu such so far)", release, strerror(-r),
+            (unsigned long long)sv->relbind_refusals);
     return r;
 }
 
@@ -467,8 +470,11 @@ static char *metrics_fn(void *ctx)
         mu_sb_addf(&sb,
                    "# HELP muster_gangs_bound_at_release_total Release "
                    "batches muster bound itself when it released them "
-                   "(--gang-bind release), by result: bound, failed, stale "
-                   "(over before their turn), refused (queue full).\n"
+                   "(--gang-bind release), by result: bound; failed (a bind "
+                   "failed, or a member no longer plain: planned again); "
+                   "stale (over before their turn, or kube-scheduler's "
+                   "/bind of a member came first); refused (queue full or "
+                   "gang too big: woken instead).\n"
                    "# TYPE muster_gangs_bound_at_release_total counter\n"
                    "muster_gangs_bound_at_release_total{result=\"bound\"} "
                    "%llu\n"

@@ -104,6 +104,7 @@ struct mu_serve {
     struct mu_view_slot views;
     struct mu_barrier *barrier;
     struct mu_relbind *relbind;    /* NULL unless --gang-bind release */
+    uint64_t relbind_refusals;     /* gangs it refused (logged rarely) */
     struct mu_ext_server *http;
     uint64_t view_gen;
     struct mu_lease *lease;        /* NULL: no leader election */

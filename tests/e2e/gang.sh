@@ -546,13 +546,29 @@ $3
 YAML
     done
 }
+RELEASE_STALE='muster_gangs_bound_at_release_total{result="stale"}'
 BEFORE=$(metric_of "$FIRST_OK") REL_BEFORE=$(metric_of "$RELEASE_OK")
+STALE_BEFORE=$(metric_of "$RELEASE_STALE")
 gb_gang gb-plain 4 "" | kubectl apply -f - >/dev/null
 check "a gang of 4 plain pods runs whole" wait_for 60 equals 4 pods_bound gb-plain-
-check "muster bound it whole at its release (+1 on $RELEASE_OK)" \
-    wait_for 10 equals $((REL_BEFORE + 1)) metric_of "$RELEASE_OK"
-check "no member's /bind bound it ($FIRST_OK unchanged)" \
-    equals "$BEFORE" metric_of "$FIRST_OK"
+unwoken() { # PREFIX N: N pods bound, none with a wake-up annotation
+    local out
+    out=$(kubectl get pods -o jsonpath='{range .items[*]}{.metadata.name} {.spec.nodeName} {.metadata.annotations.muster\.io/wake}{"\n"}{end}' | grep "^$1")
+    [ "$(awk 'NF == 2' <<<"$out" | wc -l)" = "$2" ] || { echo "$out" >&2; return 1; }
+}
+check "none of its pods was woken (bound by muster at its release)" unwoken gb-plain- 4
+# bound by the release binder (+1 bound); or, rarely, kube-scheduler tried a
+# member between the view's publication and the binder's turn, and its
+# /bind bound the gang (+1 at the first member, the binder's try stale)
+at_release() {
+    local rel first stale
+    rel=$(metric_of "$RELEASE_OK") first=$(metric_of "$FIRST_OK") stale=$(metric_of "$RELEASE_STALE")
+    echo "bound at release $REL_BEFORE -> $rel, at first member $BEFORE -> $first, stale $STALE_BEFORE -> $stale"
+    { [ "$rel" = $((REL_BEFORE + 1)) ] && [ "$first" = "$BEFORE" ]; } ||
+        { [ "$rel" = "$REL_BEFORE" ] && [ "$first" = $((BEFORE + 1)) ] && [ "$stale" = $((STALE_BEFORE + 1)) ]; }
+}
+check "muster bound it whole at once, at its release (+1 on $RELEASE_OK)" wait_for 10 at_release
+REL_AFTER=$(metric_of "$RELEASE_OK") BEFORE=$(metric_of "$FIRST_OK")
 gb_gang gb-anti 2 '  affinity: {podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, podAffinityTerm: {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {gang: gb-anti}}}}]}}' |
     kubectl apply -f - >/dev/null
 check "a gang with pod anti-affinity runs whole too" wait_for 60 equals 2 pods_bound gb-anti-
@@ -564,7 +580,7 @@ metric_lines() { # LINE...: each a whole line of /metrics
     done
 }
 check "through the barrier that waits for each member ($FIRST_OK and $RELEASE_OK unchanged)" \
-    metric_lines "$FIRST_OK $BEFORE" "$RELEASE_OK $((REL_BEFORE + 1))"
+    metric_lines "$FIRST_OK $BEFORE" "$RELEASE_OK $REL_AFTER"
 stop_muster
 MUSTER_SERVE_ARGS=(--gang-bind first)
 if start_muster >/dev/null 2>&1; then

@@ -1346,9 +1346,10 @@ START_TEST(test_relbind_binds_a_released_gang_with_no_member_at_bind)
 }
 END_TEST
 
-/* A release the view no longer holds as it was submitted (renewed under
- * another id, a member no longer plain, or on another node) is dropped:
- * nothing bound, nothing reported, counted as stale. */
+/* A release the view no longer holds (its members under another release
+ * now) is dropped: nothing bound, nothing reported, counted as stale. One
+ * it still holds with a member no longer plain, or reserved on another
+ * node, is reported failed, so that it is planned again: nothing bound. */
 START_TEST(test_relbind_drops_a_release_the_view_no_longer_holds)
 {
     struct mu_view *v = mu_view_new(1, true);
@@ -1365,11 +1366,15 @@ START_TEST(test_relbind_drops_a_release_the_view_no_longer_holds)
     members_of(&gm, "k", 2);
     snprintf(gm.s[1][2], 32, "node-elsewhere");
     ck_assert_int_eq(mu_relbind_submit(rf.rb, "team-a/k#1", gm.m, 2), 0);
-    ck_assert(wait_count(stale, 3, 5000));
-    ck_assert_int_eq(stale(), 3);
-    ck_assert_int_eq(count('b'), 0);
-    ck_assert_int_eq(reports(), 0);
+    ck_assert(wait_count(reports, 2, 5000));
+    ck_assert(wait_count(stale, 1, 5000));
+    ck_assert_int_eq(stale(), 1);
+    ck_assert_uint_eq(atomic_load(&mu_relbind_stats(rf.rb)->failed), 2);
     relbind_stop(&rf);
+    ck_assert_int_eq(count('b'), 0);
+    ck_assert_int_eq(reports(), 2);
+    ck_assert_int_eq(fk.n_reports_ok, 0);
+    ck_assert_ptr_nonnull(strstr(fk.last_detail, "no longer bindable"));
 }
 END_TEST
 
@@ -1398,6 +1403,7 @@ START_TEST(test_relbind_refuses_past_its_caps_and_free_drops_the_queue)
         snprintf(name, sizeof(name), "g%d", g);
         add_plain_gang(v, name, 1, true);
     }
+    add_plain_gang(v, "q", 1, true); /* held: bound, if ever its turn */
     fk.bind_delay_ms = (int)scaled(1500);
     relbind_start(&rf, v);
     /* every worker busy binding */
@@ -1428,6 +1434,7 @@ START_TEST(test_relbind_refuses_past_its_caps_and_free_drops_the_queue)
     relbind_stop(&rf); /* waits for the 8 binds, drops the 4,096 */
     ck_assert_int_eq(count('b'), MU_RELBIND_THREADS);
     ck_assert_int_eq(count_of('b', "q-0"), 0);
+    ck_assert_int_eq(reports(), MU_RELBIND_THREADS);
 }
 END_TEST
 
