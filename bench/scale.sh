@@ -81,7 +81,7 @@ grep '^{' "$OUT" | jq -rs '
     def f(n): if . == null then "-" else (. * n | round) / n | tostring end;
     .[] | . as $r
     | ($r.rss_peak_mib // {}) as $m
-    | "| \($r.contender) | \($r.muster_ready_s | f(100)) | \($r.first_bind_s | f(100)) | \($r.last_bind_s | f(10)) | \($r.bound)/\($r.expect) | \($r.pods_per_s | f(1)) | \($r.spread_p50_s | f(100)) / \($r.spread_p99_s | f(100)) | \($r.groups_partial // "-") | \(($m.muster // $m.noop // $m["vc-scheduler"]) // "-") | \($m["kube-scheduler"] // "-") | \($m["kube-apiserver"] // "-") |"'
+    | "| \($r.contender) | \($r.muster_ready_s | f(100)) | \($r.first_bind_s | f(100)) | \($r.last_bind_s | f(10)) | \($r.bound)/\($r.expect) | \($r.pods_per_s | f(1)) | \($r.spread_p50_s | f(100)) / \($r.spread_p99_s | f(100)) | \($r.groups_partial // "-") | \((if ($r.contender | startswith("volcano")) then $m["vc-scheduler"] elif ($r.contender | startswith("noop")) then $m.noop else $m.muster end) // "-") | \($m["kube-scheduler"] // "-") | \($m["kube-apiserver"] // "-") |"'
 grep '^{' "$OUT" | jq -rs '
     (map(select(.contender == "muster")) | first | .pods_per_s) as $m
     | (map(select(.contender == "noop")) | first | .pods_per_s) as $n
