@@ -113,7 +113,7 @@ refused() { # MESSAGE CMD...: CMD fails and says MESSAGE
 }
 clear_jobs() {
     kubectl delete vcjob --all --wait=false >/dev/null 2>&1
-    wait_for 60 equals 0 pod_count
+    wait_for 60 equals 0 pod_count | sed "s/^/# /"
 }
 
 # ---- a: the book's queues share 18, then 30 GPUs ---------------------------------
@@ -379,7 +379,7 @@ sleep 2
 check "the other 3 stay Pending" \
     equals 3 bash -c "kubectl get pods --no-headers | grep '^hog-default-' | grep -c ' Pending '"
 kubectl delete deployment hog-default >/dev/null
-wait_for 60 equals 0 pod_count
+wait_for 60 equals 0 pod_count | sed "s/^/# /"
 deployment hog-volcano volcano | kubectl apply -f - >/dev/null
 check "schedulerName volcano: 5 of the 8 replicas run as well (a Deployment is no gang)" \
     wait_for 60 equals 5 running hog-volcano-
@@ -450,12 +450,14 @@ check "muster simulate on the same objects names and sizes the same PodGroup" si
 # queue deserves a number of GPUs and names its parent:
 #   eng 24 (train 16 (train-a 8, train-b 8), infer 8), research 8 (vision 4, nlp 4)
 clear_jobs
-kubectl delete deployment,replicaset --all --wait=false >/dev/null 2>&1
+# the Deployments' ReplicaSets first, and gone (foreground), so that none
+# makes its pods again after they are deleted
+kubectl delete deployment,replicaset --all --cascade=foreground --timeout=60s >/dev/null 2>&1
 kubectl delete pods --all --grace-period=0 --force >/dev/null 2>&1
-wait_for 60 equals 0 pod_count
+wait_for 60 equals 0 pod_count | sed "s/^/# /"
 kubectl delete nodes --all >/dev/null 2>&1
 node_count() { kubectl get nodes --no-headers 2>/dev/null | wc -l; }
-wait_for 60 equals 0 node_count
+wait_for 60 equals 0 node_count | sed "s/^/# /"
 "$HERE/nodes.sh" "$D" 4 8 tree >/dev/null 2>&1
 "$MUSTER" simulate --print-config |
     sed 's/^  - name: proportion$/  - name: capacity\n    enableHierarchy: true/' >"$D/tree.conf"
