@@ -12,11 +12,17 @@
 #include "test_ctl_harness.h"
 
 static struct mu_enforcer enf;
+/* what fake_bind_gang saw and answers (reset for each test: under
+ * valgrind the tests run in one process) */
+static int gang_calls, gang_n, gang_rc;
+static char gang_release[128];
 
 static void setup(void)
 {
     th_start(NULL);
     mu_enforcer_init(&enf, &th.ctl, 20000);
+    gang_calls = gang_n = gang_rc = 0;
+    gang_release[0] = '\0';
 }
 
 static void teardown(void)
@@ -512,8 +518,6 @@ END_TEST
 
 /* ---- a plain batch bound at its release (enforce.h, bind_gang) ----------- */
 
-static int gang_calls, gang_n, gang_rc;
-static char gang_release[128];
 
 static int fake_bind_gang(void *ctx, const char *release,
                           struct mu_task *const *t, int n)
