@@ -99,8 +99,12 @@
 
 /* Workers by default: enough to overlap the apiserver's latency, few
  * enough not to crowd a small control plane (writes are cheap for the
- * client, the apiserver and etcd do the work). */
-#define MU_WRITER_THREADS 16
+ * client, the apiserver and etcd do the work; kube-apiserver's default
+ * --max-mutating-requests-inflight is 200). 500 vcjobs x 8 on 1,000 nodes
+ * (4,000 creates and 4,000 ungate patches) bound 83 pods/s with 32
+ * against 75 with 16, medians of two runs each alternated (bench/RESULTS.md,
+ * 2026-12-04). */
+#define MU_WRITER_THREADS 32
 /* Writes waiting at most by default (a release of a 1,000-pod cycle fits
  * several times). When that many wait, mu_writer_submit() blocks until a
  * worker takes one (a coalesced or merged write, which takes a queued
