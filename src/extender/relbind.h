@@ -4,9 +4,11 @@
  *
  * A release batch whose members are all plain (view.h, struct
  * mu_view_pod: nothing in their specs is left for kube-scheduler to check
- * or prepare beyond the reserved node) and were not made by muster (no
- * gate to lift) needs nothing of kube-scheduler. The scheduler thread
- * hands it here when it releases it, instead of waking each member and
+ * or prepare beyond the reserved node) needs nothing of kube-scheduler.
+ * The scheduler thread hands it here when it releases it (a batch of
+ * muster's own gated pods once their release patches have landed and the
+ * view shows them plain: serve/enforce.h, mu_enforcer_bind_ungated),
+ * instead of waking each member and
  * waiting for kube-scheduler to bring one to /bind: behind a backlog,
  * kube-scheduler's queue holds every waiting pod, each rejected by /filter
  * and tried again at its backoff, so a woken pod waits its turn behind

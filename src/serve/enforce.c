@@ -51,6 +51,26 @@ void mu_enforcer_init(struct mu_enforcer *e, const struct mu_ctl *ctl,
     mu_map_init(&e->unseen);
     mu_map_init(&e->partial);
     mu_map_init(&e->remake);
+    mu_map_init(&e->ungating);
+}
+
+/* A batch of gated pods whose release patches are out (e->ungating). */
+struct ungating {
+    char **keys; /* its members' pod keys */
+    int n;
+    int left;    /* patches not yet landed */
+    bool failed; /* one failed: the batch is not bound by muster */
+    bool ready;  /* every patch landed (counted in e->nready) */
+};
+
+static void ungating_free(struct ungating *u)
+{
+    if (!u)
+        return;
+    for (int i = 0; i < u->n; i++)
+        free(u->keys[i]);
+    free(u->keys);
+    free(u);
 }
 
 static void remake_free(struct mu_remake *c)
@@ -79,6 +99,10 @@ void mu_enforcer_release(struct mu_enforcer *e)
     it = 0;
     while (mu_map_next(&e->remake, &it, NULL, &v))
         remake_free(v);
+    it = 0;
+    while (mu_map_next(&e->ungating, &it, NULL, &v))
+        ungating_free(v);
+    mu_map_release(&e->ungating);
     mu_map_release(&e->remake);
     mu_map_release(&e->resv);
     mu_map_release(&e->announced);
@@ -244,32 +268,59 @@ static void release_ctx_free(struct mu_release *c)
     free(c);
 }
 
+/* One more of u's patches is over (ok: it landed); the last one makes
+ * the batch ready, or drops it when one failed. */
+static void ungating_step(struct mu_enforcer *e, const char *release,
+                          struct ungating *u, bool ok)
+{
+    u->failed |= !ok;
+    if (--u->left > 0)
+        return;
+    if (u->failed) {
+        ungating_free(mu_map_del(&e->ungating, release));
+        return;
+    }
+    u->ready = true;
+    e->nready++;
+}
+
 /* On the scheduler thread: a release write completed. A failed one makes
  * its batch expire at the next cycle (mu_enforcer_expire), unless the batch
- * is over already (a newer release or none holds the pod). */
+ * is over already (a newer release or none holds the pod). A gated pod's
+ * that landed marks it ungated, and counts for its batch (e->ungating). */
 static void release_done(void *ctx, int rc, const char *msg)
 {
     struct mu_release *c = ctx;
-    struct mu_resv *r = mu_map_get(&c->enf->resv, c->key);
+    struct mu_enforcer *e = c->enf;
+    struct mu_resv *r = mu_map_get(&e->resv, c->key);
+    bool mine = r && !strcmp(r->release, c->release);
+    struct ungating *u;
 
     if (rc < 0 && rc != -ECANCELED)
-        mu_ctl_log(c->enf->ctl, "release of pod %s to %s failed: %s", c->key,
+        mu_ctl_log(e->ctl, "release of pod %s to %s failed: %s", c->key,
                    c->node, msg);
-    if (rc < 0 && r && !strcmp(r->release, c->release)) {
+    if (rc < 0 && mine) {
         r->pinned = false;
         r->since_ns = 0; /* expires at the next cycle */
     }
+    if (c->gated && rc == 0 && mine)
+        r->ungated = true;
+    if (c->gated && (u = mu_map_get(&e->ungating, c->release)))
+        ungating_step(e, c->release, u, rc == 0 && mine);
     release_ctx_free(c);
 }
 
 /* Hands the release of one pod to the writer: muster's gated pods are
  * ungated and pinned (one strategic merge patch when they have no node
  * affinity term, else a read and a JSON patch), other pods are woken with
- * mu_serve_wake_patch on pods/<name>/status; wake names the wake-up. */
-static void release_pod(struct mu_enforcer *e, struct mu_task *t,
+ * mu_serve_wake_patch on pods/<name>/status; wake names the wake-up.
+ * False when the writer refused it (stopping): no done call will come. */
+static bool release_pod(struct mu_enforcer *e, struct mu_task *t,
                         const char *node, const char *release, int batch,
                         const char *wake)
 {
+    bool sent = true;
+
     struct mu_release *c = mu_xcalloc(1, sizeof(*c));
     char *path = pod_path(t), *status = NULL;
     struct mu_write w = {.method = "PATCH",
@@ -312,9 +363,11 @@ static void release_pod(struct mu_enforcer *e, struct mu_task *t,
             r->since_ns = 0;
         }
         release_ctx_free(c);
+        sent = false;
     }
     free(path);
     free(status);
+    return sent;
 }
 
 void mu_enforcer_filter_miss(struct mu_enforcer *e, const char *uid)
@@ -403,34 +456,100 @@ bool mu_enforcer_reserve(struct mu_enforcer *e,
     return out->nbinds > 0;
 }
 
-bool mu_enforcer_plain(const struct mu_cluster *c, const struct mu_task *t,
-                       const char *node)
+/* mu_enforcer_plain, the scheduling gates aside. */
+static bool plain_on(const struct mu_cluster *c, const struct mu_task *t,
+                     const char *node)
 {
     const struct mu_cnode *n = mu_cluster_node(c, node);
 
-    return !t->pod.kube_only && !t->dd && !t->pod.ngates && n &&
+    return !t->pod.kube_only && !t->dd && n &&
            mu_nodecheck(&t->pod, &n->spec, true, true) == MU_NODECHECK_OK;
 }
 
-/* Hands binds[0..n-1], one release batch, to bind_gang when every member
- * is plain and was not gated; true when taken. */
-static bool bind_at_release(struct mu_enforcer *e, struct mu_task *const *t,
-                            size_t n, const char *release)
+bool mu_enforcer_plain(const struct mu_cluster *c, const struct mu_task *t,
+                       const char *node)
 {
+    return !t->pod.ngates && plain_on(c, t, node);
+}
+
+/* Only muster's own gate stands between t and a bind on node. */
+static bool plain_but_gate(const struct mu_cluster *c,
+                           const struct mu_task *t, const char *node)
+{
+    return t->pod.muster_gate && t->pod.ngates == 1 && plain_on(c, t, node);
+}
+
+bool mu_enforcer_bindable(const struct mu_cluster *c, const struct mu_task *t,
+                          const struct mu_resv *r)
+{
+    return r && (mu_enforcer_plain(c, t, r->node) ||
+                 (r->ungated && plain_but_gate(c, t, r->node)));
+}
+
+/* How batch t[0..n-1] of release may be bound by muster: not at all
+ * (kube-scheduler binds it), at once (every member plain), or once the
+ * gated members' patches land (*ngated of them; the rest plain). */
+enum at_release { AT_NONE, AT_NOW, AT_UNGATED };
+
+static enum at_release at_release(const struct mu_enforcer *e,
+                                  struct mu_task *const *t, size_t n,
+                                  const char *release, int *ngated)
+{
+    *ngated = 0;
     for (size_t i = 0; i < n; i++) {
         const struct mu_resv *r = mu_map_get(&e->resv, t[i]->key);
 
-        /* a pod muster gated is not plain (ngates): it is ungated and
-         * pinned by a write, and kube-scheduler binds it */
-        if (!r || strcmp(r->release, release) ||
-            !mu_enforcer_plain(e->ctl->cluster, t[i], r->node))
-            return false;
+        if (!r || strcmp(r->release, release))
+            return AT_NONE;
+        if (mu_enforcer_plain(e->ctl->cluster, t[i], r->node))
+            continue;
+        if (!plain_but_gate(e->ctl->cluster, t[i], r->node))
+            return AT_NONE;
+        (*ngated)++;
     }
+    return *ngated ? AT_UNGATED : AT_NOW;
+}
+
+/* Hands batch t[0..n-1] to bind_gang, its members marked direct; true
+ * when taken. */
+static bool hand_over(struct mu_enforcer *e, struct mu_task *const *t,
+                      size_t n, const char *release)
+{
     if (e->bind_gang(e->bind_gang_ctx, release, t, (int)n) < 0)
         return false;
     for (size_t i = 0; i < n; i++)
         ((struct mu_resv *)mu_map_get(&e->resv, t[i]->key))->direct = true;
     return true;
+}
+
+/* Sends the release patches of batch t[0..n-1]'s ngated gated members and
+ * keeps the batch in e->ungating until they land (release_done); the
+ * others are left unwoken (direct), to be bound with them. */
+static void ungate_then_bind(struct mu_enforcer *e, struct mu_task *const *t,
+                             size_t n, const char *release, int ngated)
+{
+    struct ungating *u = mu_xcalloc(1, sizeof(*u));
+
+    u->n = (int)n;
+    u->left = ngated;
+    u->keys = mu_xcalloc(n, sizeof(*u->keys));
+    for (size_t i = 0; i < n; i++) {
+        u->keys[i] = mu_xstrdup(t[i]->key);
+        ((struct mu_resv *)mu_map_get(&e->resv, t[i]->key))->direct = true;
+    }
+    ungating_free(mu_map_put(&e->ungating, release, u)); /* none before */
+    for (size_t i = 0; i < n; i++) {
+        const struct mu_resv *r = mu_map_get(&e->resv, t[i]->key);
+
+        /* no done call comes for a patch the writer refused */
+        if (t[i]->pod.ngates &&
+            !release_pod(e, t[i], r->node, release, r->batch, release)) {
+            u->left--;
+            u->failed = true;
+        }
+    }
+    if (!u->left) /* every one refused: the batch expires */
+        ungating_free(mu_map_del(&e->ungating, release));
 }
 
 void mu_enforcer_release_pods(struct mu_enforcer *e,
@@ -445,10 +564,20 @@ void mu_enforcer_release_pods(struct mu_enforcer *e,
         /* one batch: the binds of one job, in a row (mu_enforcer_reserve) */
         while (k < out->nbinds && out->binds[k]->job == out->binds[i]->job)
             k++;
-        if (r0 && e->bind_gang &&
-            bind_at_release(e, out->binds + i, k - i, r0->release)) {
-            i = k;
-            continue;
+        if (r0 && e->bind_gang) {
+            int ngated;
+            enum at_release a = at_release(e, out->binds + i, k - i,
+                                           r0->release, &ngated);
+
+            if (a == AT_UNGATED)
+                ungate_then_bind(e, out->binds + i, k - i, r0->release,
+                                 ngated);
+            if (a == AT_UNGATED ||
+                (a == AT_NOW &&
+                 hand_over(e, out->binds + i, k - i, r0->release))) {
+                i = k;
+                continue;
+            }
         }
         for (; i < k; i++) {
             struct mu_task *t = out->binds[i];
@@ -458,6 +587,62 @@ void mu_enforcer_release_pods(struct mu_enforcer *e,
                 release_pod(e, t, t->node->spec.meta.name, r->release,
                             r->batch, r->release);
         }
+    }
+}
+
+bool mu_enforcer_has_ungated(const struct mu_enforcer *e)
+{
+    return e->nready > 0;
+}
+
+/* Binds ready batch u of release (its members' gates lifted), or leaves
+ * it to kube-scheduler; nothing when the release is over or not whole. */
+static void bind_ready(struct mu_enforcer *e, const char *release,
+                       const struct ungating *u)
+{
+    const struct mu_cluster *c = e->ctl->cluster;
+    struct mu_task **t = mu_xcalloc((size_t)u->n, sizeof(*t));
+    bool bindable = true;
+    int i;
+
+    for (i = 0; i < u->n; i++) {
+        const struct mu_resv *r = mu_map_get(&e->resv, u->keys[i]);
+
+        t[i] = mu_map_get(&c->task_by_key, u->keys[i]);
+        if (!t[i] || !r || strcmp(r->release, release) || t[i]->pod.node_name)
+            goto out; /* bound, gone or released again: not ours now */
+        bindable &= mu_enforcer_bindable(c, t[i], r);
+    }
+    if (bindable && e->bind_gang(e->bind_gang_ctx, release, t, u->n) == 0)
+        goto out;
+    for (i = 0; i < u->n; i++) { /* kube-scheduler's, as any release */
+        struct mu_resv *r = mu_map_get(&e->resv, u->keys[i]);
+
+        r->direct = false;
+        if (!r->ungated) /* plain, never gated: woken */
+            release_pod(e, t[i], r->node, release, r->batch, release);
+    }
+out:
+    free(t);
+}
+
+void mu_enforcer_bind_ungated(struct mu_enforcer *e)
+{
+    size_t it = 0;
+    const char *k;
+    void *v;
+
+    while (e->nready && mu_map_next(&e->ungating, &it, &k, &v)) {
+        struct ungating *u = v;
+        char *release;
+
+        if (!u->ready)
+            continue;
+        release = mu_xstrdup(k);
+        e->nready--;
+        bind_ready(e, release, u);
+        ungating_free(mu_map_del(&e->ungating, release));
+        free(release);
     }
 }
 

@@ -45,7 +45,10 @@ struct mu_resv {
     bool pinned;    /* released from muster's gate with a node affinity */
     int wakes;      /* wake-ups sent again after /filter misses */
     int renewals;   /* times its batch timed out and was kept (renew) */
-    bool direct;    /* handed to bind_gang at its release (not woken) */
+    bool direct;    /* bound at its release by bind_gang (not woken):
+                       handed over, or its gate being lifted first */
+    bool ungated;   /* muster's gate: its release patch landed (the
+                       watch may not show it yet) */
     int64_t since_ns;
 };
 
@@ -89,8 +92,8 @@ struct mu_enforcer {
     struct mu_recent recent;  /* the last releases and evictions (/ui) */
     /* Binds a released batch without kube-scheduler (muster serve
      * --gang-bind release: extender/relbind.h): t[0..n-1] are its members,
-     * each plain (mu_enforcer_plain, so not gated), reserved in the
-     * ledger. 0 when taken: the outcome comes back as a bind report
+     * each bindable (mu_enforcer_bindable: plain, or its gate lifted),
+     * reserved in the ledger. 0 when taken: the outcome comes back as a bind report
      * (mu_enforcer_bind_report), unless the release is over before its
      * turn (expired, failed, a member gone). An error: the batch is
      * woken instead. NULL: every batch is woken. Set
@@ -99,6 +102,11 @@ struct mu_enforcer {
     int (*bind_gang)(void *ctx, const char *release,
                      struct mu_task *const *t, int n);
     void *bind_gang_ctx;
+    /* releases of gated pods whose patches are out, to be bound once
+     * they landed (mu_enforcer_bind_ungated): release -> its record; at
+     * most one per release in the ledger */
+    struct mu_map ungating;
+    size_t nready; /* of those, the ones whose every patch landed */
 };
 
 void mu_enforcer_init(struct mu_enforcer *e, const struct mu_ctl *ctl,
@@ -142,11 +150,39 @@ void mu_enforcer_pod_gone(struct mu_enforcer *e, const char *key,
 bool mu_enforcer_plain(const struct mu_cluster *c, const struct mu_task *t,
                        const char *node);
 
+/*
+ * Pod t, reserved as r, may be bound by muster now: plain, or plain but
+ * for muster's own gate when its release patch has landed (r->ungated:
+ * the apiserver has it ungated, the cache may not yet). What the view
+ * publishes as plain (view.h).
+ */
+bool mu_enforcer_bindable(const struct mu_cluster *c, const struct mu_task *t,
+                          const struct mu_resv *r);
+
 void mu_enforcer_evict(struct mu_enforcer *e, const struct mu_cycle_out *out);
 bool mu_enforcer_reserve(struct mu_enforcer *e,
                          const struct mu_cycle_out *out);
 void mu_enforcer_release_pods(struct mu_enforcer *e,
                               const struct mu_cycle_out *out);
+/*
+ * A batch of muster's own gated pods (a vcjob's) is bound at its release
+ * too (with bind_gang set), once its gates are lifted: when every member
+ * is plain, or plain but for muster's gate (its only one), release_pods
+ * sends the gated members' release patches as before (ungate and pin) and
+ * keeps the batch in e->ungating; when the last patch has landed the
+ * batch is ready (mu_enforcer_has_ungated). The owner then publishes a
+ * view (which shows the members plain: mu_enforcer_bindable) and calls
+ * mu_enforcer_bind_ungated, which hands each ready batch to bind_gang
+ * and forgets it. kube-scheduler sees the pods ungated at the same time
+ * and meets the same batch at /bind, whichever comes first. A patch that
+ * fails leaves the batch to expire (as before); a ready batch that
+ * bind_gang refuses, or whose members changed since (bound, gone, another
+ * release, no longer bindable), is left to kube-scheduler: its gated
+ * members are ungated and pinned already, the others are woken.
+ * Scheduler thread.
+ */
+bool mu_enforcer_has_ungated(const struct mu_enforcer *e);
+void mu_enforcer_bind_ungated(struct mu_enforcer *e);
 
 /*
  * Takeover (a new leader, once, on its synced cache before its first

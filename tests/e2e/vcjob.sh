@@ -90,6 +90,18 @@ kubectl apply -f "$ROOT/examples/queues.yaml" >/dev/null
 "$HERE/nodes.sh" "$D" 1 4 small >/dev/null 2>&1
 kubectl apply -f "$ROOT/examples/pytorch-8gpu-vcjob.yaml" >/dev/null
 check "book's vcjob: all nine pods run on 12 GPUs" wait_for 60 pods_running pytorch-dist-8gpu- 9
+# its pods are muster's, gated: once the release patches land, muster binds
+# the gang itself (--gang-bind release) instead of waiting on kube-scheduler
+# for each pod; kube-scheduler meeting the batch at /bind first counts stale
+at_release() { # RESULT...: the sum of muster_gangs_bound_at_release_total
+    local m
+    m=$(curl -sf "http://127.0.0.1:$METRICS/metrics") || return 1
+    for r in "$@"; do
+        awk -v k="muster_gangs_bound_at_release_total{result=\"$r\"}" '$1 == k { print $2 }' <<<"$m"
+    done | awk '{ v += $1 } END { print v + 0 }'
+}
+check "the book's gated gang went to the release binder (bound or met at /bind), none failed" \
+    bash -c "$(declare -f at_release); METRICS=$METRICS; test \"\$(at_release bound stale)\" -ge 1 && test \"\$(at_release failed)\" = 0"
 check "kubectl get vcjob: STATUS Running, MINAVAILABLE 9, RUNNINGS 9" \
     wait_for 20 bash -c "kubectl get vcjob pytorch-dist-8gpu | grep -Eq '^pytorch-dist-8gpu +Running +9 +9 '"
 check "kubectl get vcjob shows Volcano's columns (QUEUE with -o wide)" \

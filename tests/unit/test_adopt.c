@@ -585,12 +585,11 @@ START_TEST(release_hands_a_plain_batch_to_bind_gang_unwoken)
 }
 END_TEST
 
-/* bind_gang refusing (its queue full) or a member muster gated: the batch
- * is released the other way, each pod woken or ungated by a write. */
-START_TEST(release_wakes_a_batch_bind_gang_refuses_or_with_a_gated_pod)
+/* bind_gang refusing (its queue full): the batch is released the other
+ * way, each pod woken by a write. */
+START_TEST(release_wakes_a_batch_bind_gang_refuses)
 {
     static const char *const woken[] = {"w-0", "w-1"};
-    static const char *const gated[] = {"gp-0", "gp-1"};
 
     add_node("n1");
     add_node("n2");
@@ -609,15 +608,99 @@ START_TEST(release_wakes_a_batch_bind_gang_refuses_or_with_a_gated_pod)
     ck_assert_str_eq(kf_req(&th.srv, 0)->path,
                      "/api/v1/namespaces/a/pods/w-0/status");
     ck_assert_ptr_nonnull(strstr(kf_req(&th.srv, 0)->body, "nominatedNodeName"));
+    ck_assert(!mu_enforcer_has_ungated(&enf));
+}
+END_TEST
 
-    gang_rc = 0;
-    add_pod("gp-0", NULL, 0, NULL, NULL, false, false);
+/* Nodes n1..nodes, pods gp-0 and gp-1 gated by muster, fake_bind_gang. */
+static void gated_pair(int nodes)
+{
+    for (int i = 1; i <= nodes; i++) {
+        char node[8];
+
+        snprintf(node, sizeof(node), "n%d", i);
+        add_node(node);
+    }
+    add_pod("gp-0", NULL, 0, NULL, NULL, true, false);
     add_pod("gp-1", NULL, 0, NULL, NULL, true, false);
+    enf.bind_gang = fake_bind_gang;
+    enf.bind_gang_ctx = &enf;
+}
+
+/* A batch of pods muster gated (a vcjob's): their release patches go out
+ * (ungate and pin), the plain member is not woken, and once every patch
+ * has landed the batch goes to bind_gang whole, the gated members
+ * bindable while the cache still shows their gate. */
+START_TEST(release_binds_a_gated_batch_once_its_patches_landed)
+{
+    static const char *const names[] = {"gp-0", "gp-1", "p-2"};
+
+    gated_pair(3);
+    add_pod("p-2", NULL, 0, NULL, NULL, false, false);
     kf_reply_body(&th.srv, 200, "{}");
     kf_reply_body(&th.srv, 200, "{}");
-    release_these(gated, 2);
-    ck_assert_int_eq(gang_calls, 1); /* not offered */
+    release_these(names, 3);
+    ck_assert_uint_eq(kf_count(&th.srv), 2);
+    ck_assert_str_eq(kf_req(&th.srv, 0)->path,
+                     "/api/v1/namespaces/a/pods/gp-0");
+    ck_assert_str_eq(kf_req(&th.srv, 1)->path,
+                     "/api/v1/namespaces/a/pods/gp-1");
+    ck_assert_ptr_nonnull(strstr(kf_req(&th.srv, 0)->body, "schedulingGates"));
+    ck_assert_int_eq(gang_calls, 0); /* not before the view shows them */
+    ck_assert(mu_enforcer_has_ungated(&enf));
+    ck_assert(mu_enforcer_resv(&enf, "a/gp-0")->ungated);
+    ck_assert(mu_enforcer_resv(&enf, "a/p-2")->direct);
+    ck_assert(mu_enforcer_bindable(&th.cluster,
+                                   mu_cluster_task(&th.cluster, "a", "gp-1"),
+                                   mu_enforcer_resv(&enf, "a/gp-1")));
+    /* a /filter miss of the plain member wakes nothing meanwhile */
+    mu_enforcer_filter_miss(&enf, "u-p-2");
+    th_settle(2, 5000);
+    ck_assert_uint_eq(kf_count(&th.srv), 2);
+    mu_enforcer_bind_ungated(&enf);
+    ck_assert_int_eq(gang_calls, 1);
+    ck_assert_int_eq(gang_n, 3);
+    ck_assert_str_eq(mu_enforcer_resv(&enf, "a/gp-0")->release, gang_release);
+    ck_assert(!mu_enforcer_has_ungated(&enf));
+    mu_enforcer_bind_ungated(&enf); /* once only */
+    ck_assert_int_eq(gang_calls, 1);
+}
+END_TEST
+
+/* A gated batch whose patch fails is not bound by muster (it expires, as
+ * before); one bind_gang refuses is left to kube-scheduler, its plain
+ * member woken then. */
+START_TEST(release_leaves_a_gated_batch_whose_patch_fails_or_is_refused)
+{
+    static const char *const failing[] = {"gp-0", "gp-1"};
+    static const char *const refused[] = {"gq-0", "q-1"};
+
+    gated_pair(2);
+    kf_reply_body(&th.srv, 200, "{}");
+    kf_reply_body(&th.srv, 500, "{\"message\":\"etcd is down\"}");
+    release_these(failing, 2);
+    ck_assert_uint_eq(kf_count(&th.srv), 2);
+    ck_assert(!mu_enforcer_has_ungated(&enf));
+    ck_assert(mu_enforcer_resv(&enf, "a/gp-0")->ungated);
+    ck_assert(!mu_enforcer_resv(&enf, "a/gp-1")->ungated);
+    ck_assert_int_eq(mu_enforcer_resv(&enf, "a/gp-1")->since_ns, 0);
+    mu_enforcer_bind_ungated(&enf);
+    ck_assert_int_eq(gang_calls, 0);
+
+    add_pod("gq-0", NULL, 0, NULL, NULL, true, false);
+    add_pod("q-1", NULL, 0, NULL, NULL, false, false);
+    gang_rc = -EAGAIN;
+    kf_reply_body(&th.srv, 200, "{}");
+    kf_reply_body(&th.srv, 200, "{}");
+    release_these(refused, 2);
+    ck_assert_uint_eq(kf_count(&th.srv), 3); /* gq-0's patch only */
+    mu_enforcer_bind_ungated(&enf);
+    ck_assert_int_eq(gang_calls, 1);
+    ck_assert(!mu_enforcer_resv(&enf, "a/q-1")->direct);
+    th_settle(2, 5000);
     ck_assert_uint_eq(kf_count(&th.srv), 4);
+    ck_assert_str_eq(kf_req(&th.srv, 3)->path,
+                     "/api/v1/namespaces/a/pods/q-1/status");
 }
 END_TEST
 
@@ -642,8 +725,10 @@ int main(void)
                    recover_deletes_a_controlled_pod_pinned_to_a_gone_node_once);
     tcase_add_test(tc, failed_batch_tells_its_podgroup_why);
     tcase_add_test(tc, release_hands_a_plain_batch_to_bind_gang_unwoken);
-    tcase_add_test(tc,
-                   release_wakes_a_batch_bind_gang_refuses_or_with_a_gated_pod);
+    tcase_add_test(tc, release_wakes_a_batch_bind_gang_refuses);
+    tcase_add_test(tc, release_binds_a_gated_batch_once_its_patches_landed);
+    tcase_add_test(
+        tc, release_leaves_a_gated_batch_whose_patch_fails_or_is_refused);
     tcase_add_test(tc, recover_reads_a_409_back_and_knows_its_own_pod);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
