@@ -42,7 +42,9 @@ struct mu_view_pod {
                        check or prepare beyond the reserved node (no
                        volume claims, resource claims, pod (anti-)affinity,
                        topology spread or host ports, mu_pod.kube_only):
-                       muster may bind it itself (mu_view_set_plain) */
+                       muster may bind it itself (mu_view_set_plain),
+                       once muster's own gate, if it has one, is lifted
+                       by its release (a bind before gets a 409) */
 };
 
 /* The members of one release batch, in the order they were added (their

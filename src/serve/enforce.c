@@ -486,6 +486,14 @@ bool mu_enforcer_bindable(const struct mu_cluster *c, const struct mu_task *t,
                  (r->ungated && plain_but_gate(c, t, r->node)));
 }
 
+bool mu_enforcer_plain_at_bind(const struct mu_cluster *c,
+                               const struct mu_task *t,
+                               const struct mu_resv *r)
+{
+    return r && (mu_enforcer_plain(c, t, r->node) ||
+                 plain_but_gate(c, t, r->node));
+}
+
 /* How batch t[0..n-1] of release may be bound by muster: not at all
  * (kube-scheduler binds it), at once (every member plain), or once the
  * gated members' patches land (*ngated of them; the rest plain). */

@@ -153,11 +153,21 @@ bool mu_enforcer_plain(const struct mu_cluster *c, const struct mu_task *t,
 /*
  * Pod t, reserved as r, may be bound by muster now: plain, or plain but
  * for muster's own gate when its release patch has landed (r->ungated:
- * the apiserver has it ungated, the cache may not yet). What the view
- * publishes as plain (view.h).
+ * the apiserver has it ungated, the cache may not yet).
  */
 bool mu_enforcer_bindable(const struct mu_cluster *c, const struct mu_task *t,
                           const struct mu_resv *r);
+/*
+ * What the view publishes as plain (view.h): reserved as r, and plain or
+ * plain but for muster's own gate, whose release patch is sent with the
+ * reservation. kube-scheduler brings a pod to /bind only once its gates
+ * are gone, so a member there is ungated; its gang-mates' patches are on
+ * their way, and the barrier tries their binds again (a gated pod's bind
+ * gets a 409) for MU_BARRIER_RETRY_MS (extender.h).
+ */
+bool mu_enforcer_plain_at_bind(const struct mu_cluster *c,
+                               const struct mu_task *t,
+                               const struct mu_resv *r);
 
 void mu_enforcer_evict(struct mu_enforcer *e, const struct mu_cycle_out *out);
 bool mu_enforcer_reserve(struct mu_enforcer *e,
@@ -170,10 +180,11 @@ void mu_enforcer_release_pods(struct mu_enforcer *e,
  * is plain, or plain but for muster's gate (its only one), release_pods
  * sends the gated members' release patches as before (ungate and pin) and
  * keeps the batch in e->ungating; when the last patch has landed the
- * batch is ready (mu_enforcer_has_ungated). The owner then publishes a
- * view (which shows the members plain: mu_enforcer_bindable) and calls
- * mu_enforcer_bind_ungated, which hands each ready batch to bind_gang
- * and forgets it. kube-scheduler sees the pods ungated at the same time
+ * batch is ready (mu_enforcer_has_ungated). The owner then calls
+ * mu_enforcer_bind_ungated (after the writer's done calls), which hands
+ * each ready batch to bind_gang and forgets it; the view published with
+ * the reservation shows its members plain already
+ * (mu_enforcer_plain_at_bind). kube-scheduler sees the pods ungated at the same time
  * and meets the same batch at /bind, whichever comes first. A patch that
  * fails leaves the batch to expire (as before); a ready batch that
  * bind_gang refuses, or whose members changed since (bound, gone, another

@@ -680,7 +680,7 @@ static void publish(struct mu_serve *sv)
          * the whole gang at its first member (extender/internal.h) */
         mu_view_set_plain(v, t->pod.meta.uid,
                           sv->o->gang_bind != MU_GANG_BIND_ALL &&
-                              mu_enforcer_bindable(c, t, r));
+                              mu_enforcer_plain_at_bind(c, t, r));
     }
     mu_view_publish(&sv->views, v);
 }
@@ -947,6 +947,8 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
                 size_t failed;
 
                 mu_writer_drain(sv.writer, &failed);
+                /* gated batches whose gates are lifted now (enforce.h) */
+                mu_enforcer_bind_ungated(&sv.enf);
                 dirty |= failed > 0;
                 dirty |= commands_done(&sv);
             } else {
@@ -1002,12 +1004,6 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
             burst_end = 0;
         }
         mu_jobctl_sync(sv.jobctl, false);
-        /* gated batches whose gates are lifted: the view shows them
-         * plain before the release binder reads it (enforce.h) */
-        if (mu_enforcer_has_ungated(&sv.enf)) {
-            publish(&sv);
-            mu_enforcer_bind_ungated(&sv.enf);
-        }
         if (dirty && mu_now_ns() < burst_end)
             continue;
         if (dirty || mu_now_ns() >= next_tick) {

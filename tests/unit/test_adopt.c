@@ -646,7 +646,7 @@ START_TEST(release_binds_a_gated_batch_once_its_patches_landed)
     ck_assert_str_eq(kf_req(&th.srv, 1)->path,
                      "/api/v1/namespaces/a/pods/gp-1");
     ck_assert_ptr_nonnull(strstr(kf_req(&th.srv, 0)->body, "schedulingGates"));
-    ck_assert_int_eq(gang_calls, 0); /* not before the view shows them */
+    ck_assert_int_eq(gang_calls, 0); /* not before bind_ungated */
     ck_assert(mu_enforcer_has_ungated(&enf));
     ck_assert(mu_enforcer_resv(&enf, "a/gp-0")->ungated);
     ck_assert(mu_enforcer_resv(&enf, "a/p-2")->direct);
@@ -664,6 +664,69 @@ START_TEST(release_binds_a_gated_batch_once_its_patches_landed)
     ck_assert(!mu_enforcer_has_ungated(&enf));
     mu_enforcer_bind_ungated(&enf); /* once only */
     ck_assert_int_eq(gang_calls, 1);
+}
+END_TEST
+
+/* The view calls a reserved pod gated by muster alone plain from its
+ * release on (kube-scheduler brings it to /bind only once ungated); muster
+ * binds it itself only once its patch has landed; a pod with another
+ * gate, or not reserved, is neither. */
+START_TEST(gated_pods_are_plain_at_bind_and_bindable_once_ungated)
+{
+    static const char *const names[] = {"gp-0", "gp-1"};
+    const struct mu_task *t0, *t2;
+
+    gated_pair(3);
+    add_pod("other-gate", NULL, 0, NULL, NULL, false, false);
+    t0 = mu_cluster_task(&th.cluster, "a", "gp-0");
+    t2 = mu_cluster_task(&th.cluster, "a", "other-gate");
+    ck_assert(!mu_enforcer_plain_at_bind(&th.cluster, t0, NULL));
+    kf_reply_body(&th.srv, 200, "{}");
+    kf_reply_body(&th.srv, 200, "{}");
+    enf.bind_gang = NULL; /* --gang-bind first: released the other way */
+    mu_cluster_link(&th.cluster);
+    {
+        struct mu_task *binds[2];
+        struct mu_cycle_out out;
+
+        for (int i = 0; i < 2; i++) {
+            char node[8];
+
+            snprintf(node, sizeof(node), "n%d", i + 1);
+            binds[i] = mu_cluster_task(&th.cluster, "a", names[i]);
+            mu_task_place(&th.cluster, binds[i],
+                          mu_cluster_node(&th.cluster, node), MU_TASK_BINDING);
+        }
+        memset(&out, 0, sizeof(out));
+        out.binds = binds;
+        out.nbinds = 2;
+        ck_assert(mu_enforcer_reserve(&enf, &out));
+        ck_assert(mu_enforcer_plain_at_bind(&th.cluster, t0,
+                                            mu_enforcer_resv(&enf, "a/gp-0")));
+        ck_assert(!mu_enforcer_bindable(&th.cluster, t0,
+                                        mu_enforcer_resv(&enf, "a/gp-0")));
+        mu_enforcer_release_pods(&enf, &out);
+        th_settle(2, 5000);
+    }
+    ck_assert(mu_enforcer_bindable(&th.cluster, t0,
+                                   mu_enforcer_resv(&enf, "a/gp-0")));
+    ck_assert(!mu_enforcer_has_ungated(&enf)); /* no bind_gang: none kept */
+    /* a second gate (someone else's) is kube-scheduler's to wait on */
+    {
+        char n3[] = "n3";
+        struct mu_resv r = {.node = n3};
+        struct mu_task *t = (struct mu_task *)t2;
+        size_t ng = t->pod.ngates;
+        bool mg = t->pod.muster_gate;
+
+        t->pod.ngates = 2;
+        t->pod.muster_gate = true;
+        ck_assert(!mu_enforcer_plain_at_bind(&th.cluster, t, &r));
+        t->pod.ngates = 1;
+        ck_assert(mu_enforcer_plain_at_bind(&th.cluster, t, &r));
+        t->pod.ngates = ng;
+        t->pod.muster_gate = mg;
+    }
 }
 END_TEST
 
@@ -729,6 +792,7 @@ int main(void)
     tcase_add_test(tc, release_binds_a_gated_batch_once_its_patches_landed);
     tcase_add_test(
         tc, release_leaves_a_gated_batch_whose_patch_fails_or_is_refused);
+    tcase_add_test(tc, gated_pods_are_plain_at_bind_and_bindable_once_ungated);
     tcase_add_test(tc, recover_reads_a_409_back_and_knows_its_own_pod);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
