@@ -319,10 +319,9 @@ static bool release_pod(struct mu_enforcer *e, struct mu_task *t,
                         const char *node, const char *release, int batch,
                         const char *wake)
 {
-    bool sent = true;
-
     struct mu_release *c = mu_xcalloc(1, sizeof(*c));
     char *path = pod_path(t), *status = NULL;
+    bool sent = true;
     struct mu_write w = {.method = "PATCH",
                          .path = path,
                          .flags = MU_WRITE_URGENT, /* a gang waits on it */
