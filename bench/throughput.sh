@@ -78,7 +78,8 @@
 #   --restart-pending P  after the runs: muster started on a cluster whose
 #                     nodes all run (the largest --groups, created bound) with
 #                     P pods pending in gangs of SIZE and room for them on P/8
-#                     new nodes: time to ready, first and last new bind, RSS
+#                     new nodes: time to ready (and kube-scheduler's /readyz
+#                     beside it), first and last new bind, RSS
 # Env: MUSTER_BENCH_V (component log verbosity, default 1),
 #      MUSTER_BENCH_RUN_TIMEOUT (seconds per run, default 120 + pods/10),
 #      MUSTER_CACHE, plus the harness's knobs (tests/e2e/cluster.sh).
@@ -1421,10 +1422,16 @@ if [ "$RESTART_PENDING" -gt 0 ] && want muster; then
         for _ in $(seq 1 600); do [ -s "$RD/ready" ] && break; kill -0 $wpid 2>/dev/null || break; sleep 0.1; done
         rss_sampler "$RD/rss.txt" &
         rsspid=$!
-        t0=$EPOCHREALTIME mready=""
+        t0=$EPOCHREALTIME mready="" ksready=""
         start_muster "$RD/muster.log"
         start_kube_scheduler "$D/sched-muster.yaml" "$RD/kube-scheduler.log"
+        # the limit beside it: kube-scheduler's /readyz turns 200 once its
+        # own informers have taken the same objects (sched-handler-sync)
+        ( wait_http 300 "https://127.0.0.1:$SPORT/readyz" -k &&
+            awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN{printf "%.2f", a-b}' >"$RD/ks-ready" ) &
+        kspid=$!
         wait_http 300 "http://127.0.0.1:$MPORT/readyz" && mready=$(awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN{printf "%.2f", a-b}')
+        wait "$kspid" && ksready=$(cat "$RD/ks-ready")
         wait $wpid || { FAILED=1; log "restart: not every pending pod bound ($(cat "$RD/watch.log"))"; }
         kill "$rsspid" 2>/dev/null; wait "$rsspid" 2>/dev/null
         rss_hwm "$RD/rss.txt"
@@ -1432,10 +1439,12 @@ if [ "$RESTART_PENDING" -gt 0 ] && want muster; then
         res=$(bp analyze --binds "$RD/binds.txt" --t0 "$t0" --contender muster-restart --run 1 \
             --expect "$(( RG * SIZE ))" --size "$SIZE" --groups "$RG" |
             jq -c --argjson rss "$(rss_json "$RD/rss.txt")" --arg mr "$mready" --argjson bound "$(( GB * SIZE ))" \
-                '. + {rss_peak_mib: $rss, bound_before: $bound} + (if $mr == "" then {} else {muster_ready_s: ($mr|tonumber)} end)')
+                --arg kr "$ksready" \
+                '. + {rss_peak_mib: $rss, bound_before: $bound} + (if $mr == "" then {} else {muster_ready_s: ($mr|tonumber)} end)
+                   + (if $kr == "" then {} else {kube_scheduler_ready_s: ($kr|tonumber)} end)')
         echo "$res" >>"$R/restart.jsonl"
         echo "$res"
-        log "restart: $(jq -r '"ready at \(.muster_ready_s // "?") s, first new bind at \(.first_bind_s // 0 | .*100|floor/100) s, last at \(.last_bind_s // 0 | .*10|floor/10) s, \(.bound)/\(.expect) bound, muster peak RSS \(.rss_peak_mib.muster // "?") MiB"' <<<"$res")"
+        log "restart: $(jq -r '"ready at \(.muster_ready_s // "?") s (kube-scheduler at \(.kube_scheduler_ready_s // "?") s), first new bind at \(.first_bind_s // 0 | .*100|floor/100) s, last at \(.last_bind_s // 0 | .*10|floor/10) s, \(.bound)/\(.expect) bound, muster peak RSS \(.rss_peak_mib.muster // "?") MiB"' <<<"$res")"
     else
         FAILED=1
         log "restart: setting up failed: $(tail -2 "$RD"/*.log | tr '\n' ' ')"
