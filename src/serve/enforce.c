@@ -490,7 +490,8 @@ bool mu_enforcer_plain_at_bind(const struct mu_cluster *c,
                                const struct mu_resv *r)
 {
     return r && (mu_enforcer_plain(c, t, r->node) ||
-                 plain_but_gate(c, t, r->node));
+                 (r->batch <= MU_GATED_AT_RELEASE_MAX &&
+                  plain_but_gate(c, t, r->node)));
 }
 
 /* How batch t[0..n-1] of release may be bound by muster: not at all
@@ -510,7 +511,8 @@ static enum at_release at_release(const struct mu_enforcer *e,
             return AT_NONE;
         if (mu_enforcer_plain(e->ctl->cluster, t[i], r->node))
             continue;
-        if (!plain_but_gate(e->ctl->cluster, t[i], r->node))
+        if (n > MU_GATED_AT_RELEASE_MAX ||
+            !plain_but_gate(e->ctl->cluster, t[i], r->node))
             return AT_NONE;
         (*ngated)++;
     }

@@ -168,6 +168,13 @@ bool mu_enforcer_bindable(const struct mu_cluster *c, const struct mu_task *t,
 bool mu_enforcer_plain_at_bind(const struct mu_cluster *c,
                                const struct mu_task *t,
                                const struct mu_resv *r);
+/* Gated batches larger than this are bound the way they were before
+ * (every member waits at /bind for the others): their patches go out on
+ * MU_WRITER_THREADS workers, and past 8 rounds of them the last could
+ * land after the barrier stops trying binds (MU_BARRIER_RETRY_MS), which
+ * would undo the gang, and again at each release. Neither
+ * mu_enforcer_plain_at_bind nor the release binder takes them. */
+#define MU_GATED_AT_RELEASE_MAX 256
 
 void mu_enforcer_evict(struct mu_enforcer *e, const struct mu_cycle_out *out);
 bool mu_enforcer_reserve(struct mu_enforcer *e,

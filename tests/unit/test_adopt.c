@@ -724,6 +724,10 @@ START_TEST(gated_pods_are_plain_at_bind_and_bindable_once_ungated)
         ck_assert(!mu_enforcer_plain_at_bind(&th.cluster, t, &r));
         t->pod.ngates = 1;
         ck_assert(mu_enforcer_plain_at_bind(&th.cluster, t, &r));
+        /* a batch too big for its patches to land within the barrier's
+         * bind window waits at /bind whole, as before */
+        r.batch = MU_GATED_AT_RELEASE_MAX + 1;
+        ck_assert(!mu_enforcer_plain_at_bind(&th.cluster, t, &r));
         t->pod.ngates = ng;
         t->pod.muster_gate = mg;
     }
