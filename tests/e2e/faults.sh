@@ -92,7 +92,12 @@ tap_up faults
 
 bare_pod() { # NAME GROUP GATED(0/1)
     local gate=""
-    [ "$3" = 1 ] && gate="  schedulingGates: [{name: muster.io/gang}]"
+    # a gated pod here also has a (soft) topology spread: only kube-scheduler
+    # checks that, so muster leaves its bind to kube-scheduler (paused below
+    # to hold a release between its patches and its binds), instead of
+    # binding the gang itself once ungated (--gang-bind release)
+    [ "$3" = 1 ] && gate="  schedulingGates: [{name: muster.io/gang}]
+  topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway, labelSelector: {matchLabels: {spread: $2}}}]"
     cat <<YAML
 apiVersion: v1
 kind: Pod

@@ -94,7 +94,7 @@ check "the leader answers /bind (200, an Error for an unknown pod is its busines
 # --- 40 gangs of 4, the leader killed after 16 of them -----------------------
 # 176 GPUs: the 40 gangs of 4, and 4 more for the second failover
 "$HERE/nodes.sh" "$D" 22 8 lg >/dev/null 2>&1
-gang() { # INDEX
+gang() { # INDEX [EXTRA-POD-SPEC-LINE]
     cat <<YAML
 apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
@@ -108,6 +108,7 @@ spec:
       replicas: 4
       template:
         spec:
+          ${2:-}
           containers:
             - name: c
               image: busybox
@@ -165,7 +166,12 @@ check "and the leader stays" equals replica-b holder
 # replica-a2 must finish those releases from what the pods say.
 read -r VSPID _ <"$D/pids/kube-scheduler-volcano.pid"
 kill -STOP "$VSPID"
-for i in 40 41 42 43; do gang $i; done | kubectl apply -f - >/dev/null
+# (a soft topology spread: only kube-scheduler checks it, so muster leaves
+# these binds to kube-scheduler instead of binding the gangs itself once
+# ungated, --gang-bind release)
+for i in 40 41 42 43; do
+    gang $i "topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway, labelSelector: {matchLabels: {spread: lg}}}]"
+done | kubectl apply -f - >/dev/null
 released_unbound() { # pods of lg-40..43 released by muster, not bound
     kubectl get pods -o json 2>/dev/null | python3 -c '
 import json, sys
