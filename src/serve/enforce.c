@@ -412,6 +412,18 @@ static void delete_pod(struct mu_enforcer *e, const struct mu_task *t,
         mu_ctl_log(e->ctl, "delete %s not sent: stopping", path);
 }
 
+/* delete_pod for a pod that has no node: it also leaves every plan (status
+ * Unknown) until its DELETED event removes it, or a later event of the pod
+ * (a delete that did not go through) shows it as it is. Planned again
+ * before its delete lands, it would be released, and bound, only to be
+ * deleted under its gang. */
+static void delete_unbound(struct mu_enforcer *e, struct mu_task *t,
+                           const char *path)
+{
+    mu_task_set_status(e->ctl->cluster, t, MU_TASK_UNKNOWN);
+    delete_pod(e, t, path);
+}
+
 static void add_resv(struct mu_enforcer *e, struct mu_task *t, const char *node,
                      const char *release, int batch, bool pinned)
 {
@@ -710,7 +722,7 @@ static void fail_release(struct mu_enforcer *e, const char *release)
             mu_ctl_log(e->ctl, "pod %s was pinned to %s by a release that "
                                "did not complete; deleting it", r->key,
                        r->node);
-            delete_pod(e, t, path);
+            delete_unbound(e, t, path);
             free(path);
         }
         resv_free(mu_map_del(&e->resv, r->key));
@@ -828,7 +840,7 @@ void mu_enforcer_adopt(struct mu_enforcer *e)
             mu_ctl_log(e->ctl, "pod %s was pinned to %s by a release that "
                                "did not complete; deleting it", t->key,
                        node);
-            delete_pod(e, t, path);
+            delete_unbound(e, t, path);
             free(path);
         }
         a->said = true;
@@ -1157,7 +1169,7 @@ void mu_enforcer_recover(struct mu_enforcer *e)
             mu_ctl_log(e->ctl, "pod %s is pinned to %s, which %s; deleting "
                                "it (its controller makes it again)",
                        t->key, node, n ? "is unschedulable" : "is gone");
-            delete_pod(e, t, path);
+            delete_unbound(e, t, path);
             free(path);
             /* once: the delete is on its way; the entry goes with the pod
              * (mu_enforcer_pod_gone) */

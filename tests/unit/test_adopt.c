@@ -259,6 +259,18 @@ START_TEST(failed_batch_deletes_only_its_pinned_pods_with_a_controller)
                                             "gpu-2 by a release that did not "
                                             "complete; it has no controller "
                                             "to make it again: kept, pinned"));
+    /* the pod being deleted leaves the plans (a cycle before its delete
+     * lands would release it again, and bind it only for the delete to
+     * take it from under its gang); the kept one stays to be planned */
+    ck_assert_int_eq(mu_cluster_task(&th.cluster, "a", "g-0")->status,
+                     MU_TASK_UNKNOWN);
+    ck_assert_int_eq(mu_cluster_task(&th.cluster, "a", "bare-g-1")->status,
+                     MU_TASK_PENDING);
+    /* a later event of the pod (its delete did not go through) shows it
+     * as the API has it */
+    add_pod("g-0", "a/g#5", 2, "gpu-1", NULL, false, true);
+    ck_assert_int_eq(mu_cluster_task(&th.cluster, "a", "g-0")->status,
+                     MU_TASK_PENDING);
 }
 END_TEST
 
