@@ -111,6 +111,12 @@ void mu_jobctl_pod(struct mu_jobctl *jc, enum mu_watch_type type,
     mu_jc_pod_event(jc, type, obj);
 }
 
+void mu_jobctl_pod_undone(struct mu_jobctl *jc, const char *ns,
+                          const char *name, const char *uid)
+{
+    mu_jc_pod_undone(jc, ns, name, uid);
+}
+
 static void sync_job(struct mu_jobctl *jc, struct vjob *j)
 {
     const struct mu_job *cj;

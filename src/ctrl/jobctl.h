@@ -78,6 +78,17 @@ void mu_jobctl_job(struct mu_jobctl *jc, enum mu_watch_type type,
 void mu_jobctl_pod(struct mu_jobctl *jc, enum mu_watch_type type,
                    const json_t *obj);
 
+/* muster itself is about to delete pod ns/name of uid to undo a gang bind
+ * that did not complete (the barrier's undo, extender.h mu_unbind_fn),
+ * before the DELETE is sent. Its deletion, when the watch shows it, is
+ * then no eviction: the pod is made again without a RestartJob or a retry
+ * counted, as a pod that never got a node is (Volcano's job controller
+ * never sees its scheduler undo a bind; a vcjob with maxRetry 1 must not
+ * fail for one). Unknown pods, and a name whose pod has another uid, are
+ * ignored. O(Jobs); undos are rare. */
+void mu_jobctl_pod_undone(struct mu_jobctl *jc, const char *ns,
+                          const char *name, const char *uid);
+
 /* After a relist of Jobs (pods false) or pods (true): what `listed` (keys
  * "ns/name", values ignored) no longer has is forgotten; pods with no
  * event, since what happened to them while the watch was down is unknown. */

@@ -42,6 +42,8 @@ struct jpod {
     bool terminating;
     bool bound;
     bool killed;            /* this controller deleted it */
+    bool undone;            /* muster deletes it to undo a gang bind
+                               (mu_jobctl_pod_undone): no eviction */
     bool gone;              /* known deleted; dropped at the next sync */
     bool task_failed;       /* its TaskFailed event fired */
     int64_t created;        /* creationTimestamp, s since the epoch */
@@ -115,6 +117,9 @@ struct vjob *mu_jc_job_get(struct mu_jobctl *jc, const char *ns,
 /* Frees a Job (removed from jc->jobs first) with its pods. NULL: no-op. */
 void mu_jc_job_free(struct vjob *j);
 /* The pod index's part of mu_jobctl_pod (jobctl.h). */
+/* mu_jobctl_pod_undone (jobctl.h). */
+void mu_jc_pod_undone(struct mu_jobctl *jc, const char *ns,
+                      const char *name, const char *uid);
 void mu_jc_pod_event(struct mu_jobctl *jc, enum mu_watch_type type,
                      const json_t *obj);
 /* Queues a lifecycle event for the next sync (task, pod may be NULL). */

@@ -301,6 +301,24 @@ static const char *controller_uid(const json_t *md)
     return NULL;
 }
 
+void mu_jc_pod_undone(struct mu_jobctl *jc, const char *ns,
+                      const char *name, const char *uid)
+{
+    size_t it = 0;
+    void *v;
+
+    while (uid && mu_map_next(&jc->jobs, &it, NULL, &v)) {
+        struct vjob *j = v;
+        struct jpod *p;
+
+        if (mu_strcmp0(j->ns, ns) || !(p = mu_map_get(&j->pods, name)) ||
+            mu_strcmp0(p->uid, uid))
+            continue;
+        p->undone = true;
+        return;
+    }
+}
+
 void mu_jc_pod_event(struct mu_jobctl *jc, enum mu_watch_type type,
                      const json_t *obj)
 {
@@ -322,8 +340,10 @@ void mu_jc_pod_event(struct mu_jobctl *jc, enum mu_watch_type type,
         p = mu_map_del(&j->pods, name);
         mu_map_del(&j->made, name);
         /* an eviction is the loss of a pod that had a node and was still
-         * to finish; one that never got a node is simply made again */
-        if (p && j->def && ours(j, p) && !p->killed && p->bound &&
+         * to finish, deleted by neither this controller nor muster's undo
+         * of a gang bind; one that never got a node is simply made again */
+        if (p && j->def && ours(j, p) && !p->killed && !p->undone &&
+            p->bound &&
             p->version == j->st.version &&
             (p->phase == MU_POD_PENDING || p->phase == MU_POD_RUNNING))
             mu_jc_push_event(j, MU_JEV_POD_EVICTED, p->task, p->name, -1);
@@ -343,6 +363,7 @@ void mu_jc_pod_event(struct mu_jobctl *jc, enum mu_watch_type type,
         free(p->owner);
         p->owner = mu_xstrdup_or_null(controller_uid(md));
         p->killed = false;
+        p->undone = false;
         p->gone = false;
         p->task_failed = false;
     }

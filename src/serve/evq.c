@@ -54,6 +54,7 @@ static bool admit(struct mu_evq *q, const struct mu_ev *ev)
         return true;
     case MU_SRC_BIND_REPORT:
     case MU_SRC_LEASE:
+    case MU_SRC_UNDO:
         return true;
     default:
         while (q->nwatch >= q->cap && !q->closed)

@@ -21,6 +21,11 @@
  *     at the pod misses again and reports it again).
  *   - Leadership changes (MU_SRC_LEASE): never block, always queued; at
  *     most two per process (gained, lost).
+ *   - Undos (MU_SRC_UNDO): never block, always queued; pushed by the
+ *     barrier before each DELETE of a member it undoes, so the scheduler
+ *     thread takes it before that pod's DELETED watch event (this queue is
+ *     one list, oldest first). One per member of a batch that failed part
+ *     bound: bounded by the barrier's batches, as bind reports are.
  * So a producer on a thread the scheduler thread waits for (a writer
  * worker, while the scheduler thread blocks in mu_writer_submit) never
  * blocks here, and the scheduler thread, which only takes, never waits
@@ -55,16 +60,19 @@ enum mu_src {
     MU_SRC_WRITE_DONE,                  /* writes completed (writer.h) */
     MU_SRC_FILTER_MISS, /* /filter missed a reserved node (extender.h) */
     MU_SRC_LEASE,       /* leadership gained or lost (kube/lease.h) */
+    MU_SRC_UNDO,        /* the barrier deletes a pod to undo a bind */
 };
 
 struct mu_ev {
     enum mu_src src;
     enum mu_watch_type type; /* for watch sources */
-    json_t *obj;             /* owned; NULL for LIST_BEGIN/END */
+    json_t *obj;             /* owned; NULL for LIST_BEGIN/END; undo:
+                                {"namespace", "name"} of the pod */
     char *release;           /* bind report: batch id (owned) */
     bool ok;                 /* bind report */
     bool timed_out;          /* bind report: not all members came */
-    char *detail;            /* bind report (owned); filter miss: pod uid */
+    char *detail;            /* bind report (owned); filter miss, undo:
+                                pod uid */
     struct mu_ev *next;
 };
 

@@ -203,6 +203,7 @@ static int unbind_fn(void *ctx, const char *ns, const char *name,
 {
     struct mu_serve *sv = ctx;
     struct mu_kube *k;
+    struct mu_ev *ev;
     char *path;
     json_t *opts;
     int r;
@@ -210,6 +211,12 @@ static int unbind_fn(void *ctx, const char *ns, const char *name,
     if (!leading_fn(sv))
         return mu_err_set(err, -EPERM, "not the leader: %s/%s not undone",
                           ns, name);
+    /* told first, so its deletion is no eviction to its vcjob (jobctl.h) */
+    ev = mu_xcalloc(1, sizeof(*ev));
+    ev->src = MU_SRC_UNDO;
+    ev->obj = json_pack("{s:s,s:s}", "namespace", ns, "name", name);
+    ev->detail = mu_xstrdup_or_null(uid);
+    mu_evq_push(&sv->q, ev);
     k = mu_kube_pool_get(sv->bind_pool, err);
     path = mu_api_path(MU_API_POD, ns, name, NULL);
     /* only the pod that was bound, never another of the same name */
@@ -936,6 +943,12 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
                     mu_enforcer_bind_report(&sv.enf, e->release, e->ok,
                                             e->detail);
                 dirty = true;
+            } else if (e->src == MU_SRC_UNDO) {
+                mu_jobctl_pod_undone(
+                    sv.jobctl,
+                    json_string_value(json_object_get(e->obj, "namespace")),
+                    json_string_value(json_object_get(e->obj, "name")),
+                    e->detail);
             } else if (e->src == MU_SRC_LEASE) {
                 dirty = true; /* leadership changed: look now */
             } else if (e->src == MU_SRC_FILTER_MISS && e->ok) {

@@ -301,6 +301,61 @@ START_TEST(test_jobctl_failed_pod_restarts_the_job)
 }
 END_TEST
 
+/* A pod that muster deletes to undo a gang bind (the barrier's undo) is
+ * made again: no PodEvicted, no RestartJob, no retry counted. A pod of the
+ * same name with another uid is not covered by the undo. */
+START_TEST(test_jobctl_undone_pod_is_made_again_not_evicted)
+{
+    size_t first;
+    json_t *b;
+
+    start_job("\"maxRetry\":1,\"policies\":[{\"event\":\"PodEvicted\","
+              "\"action\":\"RestartJob\"}],");
+    replies(1, 200, "{}");
+    pod(MU_WATCH_ADDED, "j", 0, "Running", -1);
+    pod(MU_WATCH_ADDED, "j", 1, "Running", -1);
+    mu_jobctl_sync(jc, false);
+    settle();
+    expect(1, "PATCH " JOBS "/j/status");
+
+    mu_jobctl_pod_undone(jc, NS, "j-w-0", "pod-0");
+    replies(2, 201, "{}");
+    pod(MU_WATCH_DELETED, "j", 0, "Running", -1);
+    mu_jobctl_sync(jc, false);
+    settle();
+    first = expect(2, "POST " POD_COLL, "PATCH " JOBS "/j/status");
+    b = body(first);
+    ck_assert_str_eq(str(b, "metadata.name"), "j-w-0");
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         at(b, "metadata.annotations"),
+                         "volcano.sh/job-version")),
+                     "0");
+    json_decref(b);
+    /* one pod running, the job as it was: no retry, no new version */
+    b = body(first + 1);
+    ck_assert_int_eq(num(b, "status.running"), 1);
+    ck_assert_ptr_null(at(b, "status.retryCount"));
+    ck_assert_ptr_null(at(b, "status.version"));
+    ck_assert_ptr_null(at(b, "status.state"));
+    json_decref(b);
+
+    /* an undo of another uid under the name: the loss is an eviction, and
+     * with maxRetry 1 the job fails of it */
+    mu_jobctl_pod_undone(jc, NS, "j-w-1", "pod-7");
+    replies(5, 200, "{}");
+    pod(MU_WATCH_DELETED, "j", 1, "Running", -1);
+    mu_jobctl_sync(jc, false);
+    settle();
+    first = expect(4, "POST " EVENTS, "DELETE " PG_COLL "/j-j-uid",
+                   "PATCH " JOBS "/j/status", "DELETE " PG_COLL "/j-j-uid");
+    b = body(first + 2);
+    ck_assert_str_eq(str(b, "status.state.phase"), "Failed");
+    ck_assert_str_eq(str(b, "status.state.reason"), "MaxRetryReached");
+    ck_assert_int_eq(num(b, "status.retryCount"), 1);
+    json_decref(b);
+}
+END_TEST
+
 #define DONE_STATUS                                                         \
     "{\"state\":{\"phase\":\"Completed\",\"lastTransitionTime\":"           \
     "\"2020-01-01T00:00:00Z\"},\"conditions\":[{\"status\":\"Completed\","  \
@@ -567,6 +622,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_jobctl_new_job_makes_podgroup_gated_pods_and_status);
     tcase_add_test(tc, test_jobctl_failed_pod_restarts_the_job);
+    tcase_add_test(tc, test_jobctl_undone_pod_is_made_again_not_evicted);
     tcase_add_test(tc, test_jobctl_ttl_deletes_the_job_once);
     tcase_add_test(tc, test_jobctl_ttl_delete_of_another_job_is_not_retried);
     tcase_add_test(tc, test_jobctl_pending_status_carries_the_podgroup_message);
