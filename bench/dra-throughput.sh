@@ -60,7 +60,7 @@ for v in "$NODES" "$SIZE" "$RUNS" ${GROUPS_LIST//,/ }; do
 done
 
 D=$(mktemp -d)
-PORT=$((20000 + RANDOM % 20000))
+PORT=$(pick_port) # below the ephemeral range: see free_port, tests/e2e/tap.sh
 MPID=""
 cleanup() {
     [ -n "$MPID" ] && kill "$MPID" 2>/dev/null

@@ -63,9 +63,13 @@ wait_for() {
     "$@"
 }
 
+# A port for a listener muster restarts on: below the ephemeral range
+# (lib.sh pick_port). An ephemeral one can be lost while muster is down:
+# kube-scheduler, retrying the extender, may connect from that very port to
+# itself (a TCP self-connect) and hold it, and the restart then fails with
+# "Address already in use" (seen in bench/dra-throughput.sh --backlog).
 free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
-        echo $((20000 + RANDOM % 20000))
+    pick_port
 }
 
 # muster as manifests/ runs it: the extender over mTLS on $PORT (the
