@@ -224,6 +224,19 @@ static void start_job(const char *extra)
     json_decref(b);
 }
 
+/* start_job, then both pods Running: the Running status is sent; returns
+ * its request's index. */
+static size_t start_running(const char *extra)
+{
+    start_job(extra);
+    replies(1, 200, "{}");
+    pod(MU_WATCH_ADDED, "j", 0, "Running", -1);
+    pod(MU_WATCH_ADDED, "j", 1, "Running", -1);
+    mu_jobctl_sync(jc, false);
+    settle();
+    return expect(1, "PATCH " JOBS "/j/status");
+}
+
 START_TEST(test_jobctl_new_job_makes_podgroup_gated_pods_and_status)
 {
     start_job("");
@@ -240,14 +253,8 @@ START_TEST(test_jobctl_failed_pod_restarts_the_job)
     size_t first;
     json_t *b;
 
-    start_job("\"maxRetry\":3,\"policies\":[{\"event\":\"PodFailed\","
-              "\"action\":\"RestartJob\"}],");
-    replies(1, 200, "{}");
-    pod(MU_WATCH_ADDED, "j", 0, "Running", -1);
-    pod(MU_WATCH_ADDED, "j", 1, "Running", -1);
-    mu_jobctl_sync(jc, false);
-    settle();
-    first = expect(1, "PATCH " JOBS "/j/status");
+    first = start_running("\"maxRetry\":3,\"policies\":[{\"event\":"
+                          "\"PodFailed\",\"action\":\"RestartJob\"}],");
     b = body(first);
     ck_assert_str_eq(str(b, "status.state.phase"), "Running");
     ck_assert_int_eq(num(b, "status.running"), 2);
@@ -309,14 +316,8 @@ START_TEST(test_jobctl_undone_pod_is_made_again_not_evicted)
     size_t first;
     json_t *b;
 
-    start_job("\"maxRetry\":1,\"policies\":[{\"event\":\"PodEvicted\","
-              "\"action\":\"RestartJob\"}],");
-    replies(1, 200, "{}");
-    pod(MU_WATCH_ADDED, "j", 0, "Running", -1);
-    pod(MU_WATCH_ADDED, "j", 1, "Running", -1);
-    mu_jobctl_sync(jc, false);
-    settle();
-    expect(1, "PATCH " JOBS "/j/status");
+    start_running("\"maxRetry\":1,\"policies\":[{\"event\":\"PodEvicted\","
+                  "\"action\":\"RestartJob\"}],");
 
     mu_jobctl_pod_undone(jc, NS, "j-w-0", "pod-0");
     replies(2, 201, "{}");
