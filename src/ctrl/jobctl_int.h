@@ -116,10 +116,10 @@ struct vjob *mu_jc_job_get(struct mu_jobctl *jc, const char *ns,
                            const char *name);
 /* Frees a Job (removed from jc->jobs first) with its pods. NULL: no-op. */
 void mu_jc_job_free(struct vjob *j);
-/* The pod index's part of mu_jobctl_pod (jobctl.h). */
 /* mu_jobctl_pod_undone (jobctl.h). */
 void mu_jc_pod_undone(struct mu_jobctl *jc, const char *ns,
                       const char *name, const char *uid);
+/* The pod index's part of mu_jobctl_pod (jobctl.h). */
 void mu_jc_pod_event(struct mu_jobctl *jc, enum mu_watch_type type,
                      const json_t *obj);
 /* Queues a lifecycle event for the next sync (task, pod may be NULL). */
