@@ -521,8 +521,10 @@ static enum mu_task_status status_of_pod(const struct mu_pod *p)
     case MU_POD_RUNNING:
         return p->meta.deleting ? MU_TASK_RELEASING : MU_TASK_RUNNING;
     case MU_POD_PENDING:
+        /* an unbound pod being deleted (held by a finalizer, or deleted by
+         * muster itself) can never be bound: the apiserver refuses it */
         if (p->meta.deleting)
-            return p->node_name ? MU_TASK_RELEASING : MU_TASK_PENDING;
+            return p->node_name ? MU_TASK_RELEASING : MU_TASK_UNKNOWN;
         return p->node_name ? MU_TASK_BOUND : MU_TASK_PENDING;
     case MU_POD_SUCCEEDED:
         return MU_TASK_SUCCEEDED;

@@ -149,6 +149,35 @@ START_TEST(test_job_added_after_its_pods_adopts_them)
 }
 END_TEST
 
+/* A pending pod being deleted (deletionTimestamp set, a finalizer holds
+ * it) is no member to place: the apiserver refuses to bind it. */
+START_TEST(test_unbound_pod_being_deleted_is_not_pending)
+{
+    struct mu_job *j = add_group("g", 2);
+    const char *txt =
+        "{\"metadata\":{\"name\":\"d\",\"deletionTimestamp\":"
+        "\"2026-01-01T00:00:00Z\",\"finalizers\":[\"x/y\"],"
+        "\"annotations\":{\"scheduling.k8s.io/group-name\":\"g\"}},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":"
+        "{\"limits\":{\"nvidia.com/gpu\":1}}}]},\"status\":{\"phase\":"
+        "\"Pending\"}}";
+    json_t *o = json_loads(txt, 0, NULL);
+    struct mu_pod p;
+    struct mu_task *t;
+
+    ck_assert_ptr_nonnull(o);
+    ck_assert_int_eq(mu_pod_decode(o, &c.rn, &p, NULL), 0);
+    t = mu_cluster_add_task(&c, &p, NULL);
+    json_decref(o);
+    ck_assert_ptr_nonnull(t);
+    add_pod("q", "g", 1, NULL, "Pending");
+    mu_cluster_link(&c);
+    ck_assert_int_eq(t->status, MU_TASK_UNKNOWN);
+    ck_assert_int_eq(j->count[MU_TASK_PENDING], 1);
+    ck_assert_int_eq(j->count[MU_TASK_UNKNOWN], 1);
+}
+END_TEST
+
 START_TEST(test_finished_pod_leaves_its_node)
 {
     struct mu_job *j = add_group("g", 1);
@@ -552,6 +581,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_cluster_keeps_nodes_sorted_and_totals);
     tcase_add_test(tc, test_cluster_refuses_duplicate_names);
+    tcase_add_test(tc, test_unbound_pod_being_deleted_is_not_pending);
     tcase_add_test(tc, test_running_pod_is_accounted_on_its_node_and_queue);
     tcase_add_test(tc, test_job_added_after_its_pods_adopts_them);
     tcase_add_test(tc, test_finished_pod_leaves_its_node);
