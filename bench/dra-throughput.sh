@@ -31,7 +31,8 @@
 #   --runs R         runs per kind and backlog (default 2)
 #   --muster PATH    muster binary (default build/src/muster)
 #   --backlog        PodGroups and pods made before muster starts
-#   --keep           keep the run directory
+#   --keep           keep the run directory, with kube-scheduler's
+#                    FailedScheduling events (failed-scheduling.json)
 # Exit: 0 when every run completed; 1 when one timed out; 2 usage.
 set -u -o pipefail
 
@@ -64,6 +65,10 @@ PORT=$(pick_port) # below the ephemeral range: see free_port, tests/e2e/tap.sh
 MPID=""
 cleanup() {
     [ -n "$MPID" ] && kill "$MPID" 2>/dev/null
+    # why kube-scheduler turned pods away (a node muster nominated that its
+    # DynamicResources refused, ...): the events go with the cluster
+    [ "$KEEP" = 1 ] && kubectl get events -A --field-selector reason=FailedScheduling \
+        -o json >"$D/failed-scheduling.json" 2>/dev/null
     "$E2E/cluster.sh" down "$D" >/dev/null 2>&1
     if [ "$KEEP" = 1 ]; then echo "# kept $D" >&2; else rm -rf "$D"; fi
 }
