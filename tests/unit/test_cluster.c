@@ -24,6 +24,21 @@ static void add_node(const char *name, int gpus)
     free(txt);
 }
 
+/* The pod of JSON text txt, decoded and added. */
+static struct mu_task *add_pod_json(const char *txt)
+{
+    json_t *j = json_loads(txt, 0, NULL);
+    struct mu_pod p;
+    struct mu_task *t;
+
+    ck_assert_ptr_nonnull(j);
+    ck_assert_int_eq(mu_pod_decode(j, &c.rn, &p, NULL), 0);
+    t = mu_cluster_add_task(&c, &p, NULL);
+    ck_assert_ptr_nonnull(t);
+    json_decref(j);
+    return t;
+}
+
 static struct mu_task *add_pod(const char *name, const char *group, int gpus,
                                const char *node, const char *phase)
 {
@@ -34,15 +49,8 @@ static struct mu_task *add_pod(const char *name, const char *group, int gpus,
         "{\"nvidia.com/gpu\":%d,\"cpu\":\"1\"}}}]},\"status\":{\"phase\":"
         "\"%s\"}}", name, group, node ? "\"nodeName\":\"" : "",
         node ? node : "", node ? "\"," : "", gpus, phase);
-    json_t *j = json_loads(txt, 0, NULL);
-    struct mu_pod p;
-    struct mu_task *t;
+    struct mu_task *t = add_pod_json(txt);
 
-    ck_assert_ptr_nonnull(j);
-    ck_assert_int_eq(mu_pod_decode(j, &c.rn, &p, NULL), 0);
-    t = mu_cluster_add_task(&c, &p, NULL);
-    ck_assert_ptr_nonnull(t);
-    json_decref(j);
     free(txt);
     return t;
 }
@@ -161,15 +169,8 @@ START_TEST(test_unbound_pod_being_deleted_is_not_pending)
         "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":"
         "{\"limits\":{\"nvidia.com/gpu\":1}}}]},\"status\":{\"phase\":"
         "\"Pending\"}}";
-    json_t *o = json_loads(txt, 0, NULL);
-    struct mu_pod p;
-    struct mu_task *t;
+    struct mu_task *t = add_pod_json(txt);
 
-    ck_assert_ptr_nonnull(o);
-    ck_assert_int_eq(mu_pod_decode(o, &c.rn, &p, NULL), 0);
-    t = mu_cluster_add_task(&c, &p, NULL);
-    json_decref(o);
-    ck_assert_ptr_nonnull(t);
     add_pod("q", "g", 1, NULL, "Pending");
     mu_cluster_link(&c);
     ck_assert_int_eq(t->status, MU_TASK_UNKNOWN);
