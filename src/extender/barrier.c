@@ -50,6 +50,7 @@ struct member {
     char *msg;       /* why, when rc != 0 */
     bool unbound;    /* rc != 0 and the pod was read back unbound */
     char *elsewhere; /* rc != 0 and the pod was read back bound there */
+    int64_t bound_ns; /* when its bind was answered ok (rc == 0) */
 };
 
 struct batch {
@@ -227,6 +228,22 @@ static void stop_waiting(struct mu_barrier *b, struct batch *bt)
     bt->counted = 0;
 }
 
+/* The span of a batch bound whole (every member's rc 0): from its first
+ * member's bind answered to its last, as muster saw the replies. A batch
+ * of one has none. */
+static void observe_span(struct mu_hist *h, const struct batch *bt)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+
+    if (!bt->m || bt->size < 2)
+        return;
+    for (int i = 0; i < bt->size; i++) {
+        lo = MU_MIN(lo, bt->m[i].bound_ns);
+        hi = MU_MAX(hi, bt->m[i].bound_ns);
+    }
+    mu_hist_observe_ns(h, hi - lo);
+}
+
 /* Records the outcome, wakes the members, queues the tombstone (lock
  * held). detail is taken. */
 static void finish(struct mu_barrier *b, struct batch *bt, bool ok, int code,
@@ -236,6 +253,8 @@ static void finish(struct mu_barrier *b, struct batch *bt, bool ok, int code,
 
     if (st)
         mu_hist_observe_ns(&st->barrier_hist, (now - bt->born_ms) * 1000000);
+    if (st && ok)
+        observe_span(&st->span_hist, bt);
     stop_waiting(b, bt);
     bt->state = DONE;
     bt->ok = ok;
@@ -326,6 +345,7 @@ static void bind_one(struct mu_barrier *b, struct member *m, int64_t until,
         if (!m->rc) {
             set_msg(m, NULL);
             m->unbound = false;
+            m->bound_ns = mu_now_ns();
             return;
         }
         set_msg(m, mu_xstrdup(e.msg[0] ? e.msg
@@ -341,6 +361,7 @@ static void bind_one(struct mu_barrier *b, struct member *m, int64_t until,
             !strcmp(seen.node, m->node)) {
             m->rc = 0; /* it went through: the reply was lost */
             set_msg(m, NULL);
+            m->bound_ns = mu_now_ns();
             return;
         }
         if (!crc && seen.state == MU_BIND_SEEN_BOUND) {

@@ -300,6 +300,10 @@ struct mu_ext_stats {
     /* each release batch, from its first member's arrival at /bind to its
      * outcome (bound, failed or timed out); mu_hist_init by the owner */
     struct mu_hist barrier_hist;
+    /* each release batch of two or more bound whole, from its first
+     * member's bind answered ok to its last (the gang's span as muster
+     * sees it); mu_hist_init by the owner */
+    struct mu_hist span_hist;
 };
 
 #endif

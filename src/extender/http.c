@@ -451,6 +451,12 @@ static char *metrics_text(struct mu_ext_server *s)
            "outcome (bound, failed or timed out), seconds.");
     mu_hist_write(&st->barrier_hist, "muster_extender_bind_barrier_seconds",
                   NULL, &sb);
+    metric(&sb, "muster_extender_gang_bind_span_seconds", "histogram",
+           "Time from the first to the last member of a release batch "
+           "bound whole (two or more members) having its bind answered, "
+           "seconds.");
+    mu_hist_write(&st->span_hist, "muster_extender_gang_bind_span_seconds",
+                  NULL, &sb);
     metric(&sb, "muster_extender_gangs_bound_at_first_member_total",
            "counter",
            "Release batches bound whole when their first member reached "
@@ -866,6 +872,7 @@ int mu_ext_server_start(const struct mu_ext_server_opts *o,
     }
     s = mu_xcalloc(1, sizeof(*s));
     mu_hist_init(&s->stats.barrier_hist, mu_hist_barrier, mu_hist_barrier_n);
+    mu_hist_init(&s->stats.span_hist, mu_hist_barrier, mu_hist_barrier_n);
     s->views = o->views;
     s->barrier = o->barrier;
     s->metrics = o->metrics;

@@ -547,8 +547,9 @@ YAML
     done
 }
 RELEASE_STALE='muster_gangs_bound_at_release_total{result="stale"}'
+SPAN_N=muster_extender_gang_bind_span_seconds_count
 BEFORE=$(metric_of "$FIRST_OK") REL_BEFORE=$(metric_of "$RELEASE_OK")
-STALE_BEFORE=$(metric_of "$RELEASE_STALE")
+STALE_BEFORE=$(metric_of "$RELEASE_STALE") SPAN_BEFORE=$(metric_of "$SPAN_N")
 gb_gang gb-plain 4 "" | kubectl apply -f - >/dev/null
 check "a gang of 4 plain pods runs whole" wait_for 60 equals 4 pods_bound gb-plain-
 unwoken() { # PREFIX N: N pods bound, none with a wake-up annotation
@@ -568,6 +569,8 @@ at_release() {
         { [ "$rel" = "$REL_BEFORE" ] && [ "$first" = $((BEFORE + 1)) ] && [ "$stale" = $((STALE_BEFORE + 1)) ]; }
 }
 check "muster bound it whole at once, at its release (+1 on $RELEASE_OK)" wait_for 10 at_release
+span_seen() { [ "$(metric_of "$SPAN_N")" = $((SPAN_BEFORE + 1)) ]; }
+check "its span (first to last member bound) is on /metrics (+1 on $SPAN_N)" span_seen
 REL_AFTER=$(metric_of "$RELEASE_OK") BEFORE=$(metric_of "$FIRST_OK")
 gb_gang gb-anti 2 '  affinity: {podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, podAffinityTerm: {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {gang: gb-anti}}}}]}}' |
     kubectl apply -f - >/dev/null

@@ -38,6 +38,8 @@ struct fake {
     char bound[512][2][64]; /* uid, node of every pod bound */
     int n_bound;
     int bind_delay_ms;
+    const char *slow_uid; /* bind of this uid takes slow_ms more */
+    int slow_ms;
     int in_bind, max_in_bind; /* concurrent binds seen */
     int n_reports, n_reports_ok, n_reports_timed_out;
     char last_release[128];
@@ -111,6 +113,8 @@ static int fake_bind(void *ctx, const char *ns, const char *name,
     pthread_mutex_unlock(&fk.mu);
     if (fk.bind_delay_ms)
         sleep_ms(fk.bind_delay_ms);
+    if (fk.slow_uid && !strcmp(uid, fk.slow_uid))
+        sleep_ms(fk.slow_ms);
     pthread_mutex_lock(&fk.mu);
     fk.in_bind--;
     pthread_mutex_unlock(&fk.mu);
@@ -1053,6 +1057,54 @@ START_TEST(test_gang_bind_binds_every_plain_member_at_the_first_arrival)
 }
 END_TEST
 
+static unsigned long long hist_total(struct mu_hist *h)
+{
+    unsigned long long total = 0;
+
+    for (int i = 0; i <= h->n; i++)
+        total += atomic_load(&h->count[i]);
+    return total;
+}
+
+/* A gang bound whole records its span (first member's bind answered to
+ * the last's): one slow member makes it at least that much longer. A gang
+ * that fails records none. */
+START_TEST(test_gang_bind_records_the_span_of_a_gang_bound_whole)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_barrier *b = barrier(60000);
+    struct mu_ext_stats st;
+    struct member m;
+
+    memset(&st, 0, sizeof(st));
+    mu_hist_init(&st.span_hist, mu_hist_barrier, mu_hist_barrier_n);
+    mu_barrier_set_stats(b, &st);
+    add_plain_gang(v, "g", 4, true);
+    add_plain_gang(v, "h", 2, true);
+    fk.slow_uid = "g-3";
+    fk.slow_ms = (int)scaled(300);
+    bind_member(&m, b, v, "g", 0);
+    ck_assert_str_eq(m.error, "");
+    ck_assert_int_eq(count('b'), 4);
+    ck_assert_uint_eq(atomic_load(&st.gangs_first_ok), 1);
+    /* one observation, of at least half the slow member's delay (the
+     * other three are answered at once) */
+    ck_assert_uint_eq(hist_total(&st.span_hist), 1);
+    ck_assert_uint_ge(atomic_load(&st.span_hist.sum_ns),
+                      (unsigned long long)scaled(150) * 1000000ull);
+    /* h fails: no span */
+    fk.slow_uid = NULL;
+    fk.fail_uid = "h-1";
+    bind_member(&m, b, v, "h", 0);
+    ck_assert_str_ne(m.error, "");
+    ck_assert_int_eq(fk.n_reports, 2);
+    ck_assert_int_eq(fk.n_reports_ok, 1);
+    ck_assert_uint_eq(hist_total(&st.span_hist), 1);
+    mu_barrier_free(b);
+    mu_view_put(v);
+}
+END_TEST
+
 START_TEST(test_gang_bind_a_member_arriving_during_the_binds_waits_for_them)
 {
     struct mu_view *v = mu_view_new(1, true);
@@ -1478,6 +1530,7 @@ int main(void)
         tc, test_barrier_gives_up_after_its_tries_and_keeps_the_bare_pods);
     tcase_add_test(
         tc, test_gang_bind_binds_every_plain_member_at_the_first_arrival);
+    tcase_add_test(tc, test_gang_bind_records_the_span_of_a_gang_bound_whole);
     tcase_add_test(
         tc, test_gang_bind_a_member_arriving_during_the_binds_waits_for_them);
     tcase_add_test(
