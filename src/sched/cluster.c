@@ -479,10 +479,14 @@ static void claim_users_edit(struct mu_cluster *c, struct mu_task *t, bool add)
     }
 }
 
-/* Resolves t's claims, its queue-side request and its shape. */
+/* Resolves t's claims, its queue-side request and its shape; t is under
+ * MU_CLUSTER_SLICE_USERS in claim_users while its demand's quota moves
+ * with the slices. */
 static void task_demand(struct mu_cluster *c, struct mu_task *t)
 {
     if (t->dd) {
+        if (t->dd->by_slices)
+            wait_del(&c->claim_users, MU_CLUSTER_SLICE_USERS, t);
         mu_devdemand_release(t->dd);
         if (!t->pod.nclaims)
             free(t->dd);
@@ -496,6 +500,8 @@ static void task_demand(struct mu_cluster *c, struct mu_task *t)
         t->dd = t->pod.nclaims ? (struct mu_devdemand *)(t + 1)
                                : mu_xcalloc(1, sizeof(*t->dd));
         mu_devdemand_resolve(&c->dev, &t->pod, &c->rn, t->dd);
+        if (t->dd->by_slices)
+            wait_add(&c->claim_users, MU_CLUSTER_SLICE_USERS, t);
         t->dd->qreq = t->pod.req;
         mu_res_add(&t->dd->qreq, &t->dd->quota);
         t->qreq = &t->dd->qreq;
@@ -601,6 +607,8 @@ void mu_cluster_remove_task(struct mu_cluster *c, struct mu_task *t)
     if (t->job)
         job_detach_task(t->job, t);
     claim_users_edit(c, t, false);
+    if (t->dd && t->dd->by_slices)
+        wait_del(&c->claim_users, MU_CLUSTER_SLICE_USERS, t);
     ptr_remove((void **)c->tasks, &c->ntasks, t);
     mu_map_del(&c->task_by_key, t->key);
     task_free(t);

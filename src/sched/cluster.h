@@ -258,6 +258,10 @@ struct mu_cqueue {
     struct mu_res tree_allocated; /* its own and every queue's below it */
 };
 
+/* The claim_users key of tasks whose quota moves with the slices (no
+ * "ns/name" key starts with '*'). */
+#define MU_CLUSTER_SLICE_USERS "*slices"
+
 struct mu_tlist {
     size_t n, cap;
     struct mu_task **v;
@@ -285,9 +289,14 @@ struct mu_cluster {
     struct mu_res total;       /* sum of node allocatable and devq */
     struct mu_devices dev;     /* DRA devices and claims (devices.h) */
     uint64_t dev_gen;          /* dev.gen the tasks' demands were made at */
+    uint64_t dev_slice_gen;    /* dev.slice_gen of the last
+                                  mu_cluster_dra_settle */
     /* Tasks by the claims and templates they name ("ns/claim" and
      * "ns/template@" -> struct mu_tlist *, owned): a claim's or template's
-     * change re-resolves its users only. */
+     * change re-resolves its users only. Under MU_CLUSTER_SLICE_USERS: the
+     * tasks whose quota counts an All request by what the slices offer
+     * (struct mu_devdemand.by_slices), re-resolved by mu_cluster_dra_settle
+     * (cluster_dra.h) after slices changed. */
     struct mu_map claim_users;
     uint64_t node_gen;         /* bumped when nodes change (caches key on it) */
     uint64_t node_set_gen;     /* bumped when a node is added or removed or

@@ -51,6 +51,33 @@ static void claim_users(struct mu_cluster *c, const char *ns, const char *name,
         mu_cluster_redemand_task(c, l->v[i]);
 }
 
+/* Resolves again the tasks whose quota counts an All request by what the
+ * slices offer (their list changes as they are resolved: a copy). */
+static void slice_users(struct mu_cluster *c)
+{
+    const struct mu_tlist *l = mu_map_get(&c->claim_users,
+                                          MU_CLUSTER_SLICE_USERS);
+    struct mu_task **v;
+    size_t n;
+
+    if (!l || !l->n)
+        return;
+    n = l->n;
+    v = mu_xcalloc(n, sizeof(*v));
+    memcpy(v, l->v, n * sizeof(*v));
+    for (size_t i = 0; i < n; i++)
+        mu_cluster_redemand_task(c, v[i]);
+    free(v);
+}
+
+void mu_cluster_dra_settle(struct mu_cluster *c)
+{
+    if (c->dev_slice_gen == c->dev.slice_gen)
+        return;
+    c->dev_slice_gen = c->dev.slice_gen;
+    slice_users(c);
+}
+
 void mu_cluster_put_slice(struct mu_cluster *c, struct mu_slice *s)
 {
     mu_devices_put_slice(&c->dev, s);

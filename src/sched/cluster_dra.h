@@ -34,5 +34,10 @@ void mu_cluster_set_devmaps(struct mu_cluster *c, const struct mu_devmap *m,
 
 /* What the calls above end with; for callers that edit c->dev directly. */
 void mu_cluster_dra_sync(struct mu_cluster *c);
+/* What a cycle does first: the tasks whose quota counts an All request by
+ * what the slices offer (MU_CLUSTER_SLICE_USERS) are resolved again, once
+ * for any number of slice changes since the last call (a start streams
+ * thousands of slices: resolving at each would cost slices x tasks). */
+void mu_cluster_dra_settle(struct mu_cluster *c);
 
 #endif

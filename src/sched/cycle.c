@@ -1,4 +1,5 @@
 #include "sched/cycle.h"
+#include "sched/cluster_dra.h"
 #include "sched/topology.h"
 
 #include "sched/actions/actions.h"
@@ -368,6 +369,7 @@ int mu_cycle_run(struct mu_cluster *c, struct mu_conf *conf, int64_t now_ms,
         was[i] = c->jobs[i]->phase;
     if (c->topo)
         mu_topo_sync(c->topo, c, conf);
+    mu_cluster_dra_settle(c);
     mu_ssn_open(&s, c, conf, now_ms);
     mu_place_init(&p, &s);
     for (int i = 0; i < conf->nactions; i++)

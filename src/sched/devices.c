@@ -178,6 +178,7 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
     char *old_pool = NULL;
 
     d->hold_gen++;
+    d->slice_gen++;
     mu_map_init(&held);
     if (old) {
         slice_unlink(d, old, &held);
@@ -238,6 +239,7 @@ void mu_devices_del_slice(struct mu_devices *d, const char *name)
     if (!s)
         return;
     d->hold_gen++;
+    d->slice_gen++;
     slice_unlink(d, s, NULL);
     pool = mu_xstrdup(s->pool_key);
     mu_map_del(&d->slices, name);

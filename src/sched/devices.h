@@ -27,8 +27,12 @@
  *
  * Quotas: a class maps to a resource name (struct mu_devmap: the config's
  * deviceClassMappings, else the class's extendedResourceName); a demand's
- * quota is, per mapped name, the devices its ExactCount requests ask (the
- * first option of a firstAvailable request). The cluster adds it to the
+ * quota is, per mapped name, the devices of its claims from templates (a
+ * claim named by resourceClaimName may be shared: not charged): for an
+ * allocated claim, the devices its allocation names, each under the class
+ * of the request or firstAvailable choice that took it; else each
+ * request's first option, ExactCount by its count and All by the most
+ * usable devices it selects on one node. The cluster adds it to the
  * task's queue-side request (mu_task.qreq) and the matching devices to its
  * total, so capability, deserved and guarantee on `nvidia.com/gpu` count
  * DRA GPUs and device-plugin GPUs alike.
@@ -133,6 +137,7 @@ struct mu_devices {
     char **changed;
     struct mu_map changed_set; /* the same names -> 1 */
     uint64_t hold_gen;         /* moves with every hold taken or dropped */
+    uint64_t slice_gen;        /* moves with every slice put or deleted */
     /* mu_devices_free_count's last answers (a cycle asks the same for
      * every waiting gang of one template): a cache the const reader
      * fills, so behind a pointer; owned */
@@ -179,6 +184,10 @@ struct mu_devdemand {
     struct mu_res qreq;        /* the pod's request plus quota (the
                                   cluster fills it: mu_task.qreq) */
     char *sig;                 /* what placement depends on, for shapes */
+    bool by_slices;            /* its quota counts an All request by the
+                                  devices the slices offer on one node:
+                                  resolve it again when slices changed
+                                  (mu_cluster_dra_settle) */
     bool shared;               /* names a claim by resourceClaimName: pods
                                   that share it share its node, so their
                                   picks are checked one by one */

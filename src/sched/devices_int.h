@@ -16,9 +16,20 @@ struct devcount {
     int64_t total, nodes, best;
 };
 
+/* The most devices an All option selects on one node (devplace.c); like
+ * devcount, keyed on hold_gen too, which every slice, claim and template
+ * put or deleted moves (an option's address may be reused after). */
+struct devmost {
+    const void *opt;
+    uint64_t gen, hold_gen;
+    int64_t most;
+};
+
 struct mu_devcounts {
     struct devcount e[MU_DEV_COUNT_CACHE];
     unsigned next;
+    struct devmost m[MU_DEV_COUNT_CACHE];
+    unsigned next_most;
 };
 
 /* Holds (devholds.c): dev held by c, moved from any other holder; taken

@@ -22,9 +22,52 @@ static const char *class_quota(const struct mu_devices *d, const char *name)
     return c ? c->ext_resource : NULL;
 }
 
-/* Checks spec against the inventory; adds its quota. */
+static int64_t all_most(const struct mu_devices *d, const struct mu_devopt *o);
+
+/* Adds n devices of class class_name to out's quota, when the class maps
+ * to a quota name. */
+static void charge(struct mu_devices *d, const char *what,
+                   const char *class_name, int64_t n,
+                   struct mu_resnames *rn, struct mu_devdemand *out)
+{
+    const char *q = class_quota(d, class_name);
+    int dim;
+
+    if (!q || n <= 0)
+        return;
+    dim = mu_resnames_index(rn, q, true);
+    if (dim < 0) {
+        if (!out->why)
+            out->why = mu_xasprintf("%s: too many resource names for %s",
+                                    what, q);
+        return;
+    }
+    mu_res_put(&out->quota, dim, out->quota.v[dim] + n);
+}
+
+/* The option of spec that allocation result `request` names: "req" for
+ * an exactly request, "req/sub" for a firstAvailable choice (the names
+ * its options carry, api/dra.h); NULL. */
+static const struct mu_devopt *result_opt(const struct mu_claimspec *spec,
+                                          const char *request)
+{
+    for (size_t i = 0; i < spec->nreqs; i++)
+        for (size_t k = 0; k < spec->reqs[i].nopts; k++)
+            if (spec->reqs[i].opts[k].name &&
+                !strcmp(spec->reqs[i].opts[k].name, request))
+                return &spec->reqs[i].opts[k];
+    return NULL;
+}
+
+/* Checks spec against the inventory; adds its quota when charge: an
+ * allocated claim (alloc) by the devices its allocation names, each
+ * under the class of the request or firstAvailable choice it came from;
+ * else each request by its first option, ExactCount by its count, All by
+ * the most devices it selects on one node (out->by_slices: that moves
+ * with the slices). */
 static void demand_spec(struct mu_devices *d, const char *what,
-                        const struct mu_claimspec *spec, bool charge,
+                        const struct mu_claimspec *spec,
+                        const struct mu_claim *alloc, bool charge_it,
                         struct mu_resnames *rn, struct mu_devdemand *out)
 {
     if (spec->bad && !out->why)
@@ -36,8 +79,6 @@ static void demand_spec(struct mu_devices *d, const char *what,
             const struct mu_devopt *o = &r->opts[k];
             const struct mu_devclass *c = mu_map_get(&d->classes,
                                                      o->class_name);
-            const char *q;
-            int dim;
 
             if (!c && !out->why)
                 out->why = mu_xasprintf("%s: device class %s not found",
@@ -45,18 +86,32 @@ static void demand_spec(struct mu_devices *d, const char *what,
             if (c && c->sel.bad && !out->why)
                 out->why = mu_xasprintf("DeviceClass %s: %s", o->class_name,
                                         c->sel.bad);
-            if (!charge || k || o->mode != MU_ALLOC_EXACT ||
-                !(q = class_quota(d, o->class_name)))
-                continue;
-            dim = mu_resnames_index(rn, q, true);
-            if (dim < 0) {
-                if (!out->why)
-                    out->why = mu_xasprintf("%s: too many resource names "
-                                            "for %s", what, q);
-                continue;
-            }
-            mu_res_put(&out->quota, dim,
-                       out->quota.v[dim] + o->count);
+        }
+    }
+    if (!charge_it)
+        return;
+    if (alloc && alloc->allocated && alloc->nresults) {
+        for (size_t i = 0; i < alloc->nresults; i++) {
+            const struct mu_devopt *o =
+                alloc->results[i].request
+                    ? result_opt(spec, alloc->results[i].request)
+                    : NULL;
+
+            if (o)
+                charge(d, what, o->class_name, 1, rn, out);
+        }
+        return;
+    }
+    for (size_t i = 0; i < spec->nreqs; i++) {
+        const struct mu_devopt *o = &spec->reqs[i].opts[0];
+
+        if (!spec->reqs[i].nopts || !class_quota(d, o->class_name))
+            continue;
+        if (o->mode == MU_ALLOC_EXACT) {
+            charge(d, what, o->class_name, o->count, rn, out);
+        } else {
+            out->by_slices = true;
+            charge(d, what, o->class_name, all_most(d, o), rn, out);
         }
     }
 }
@@ -163,7 +218,8 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
             out->c[out->n++].claim_key = key;
             /* a claim named by resourceClaimName may be shared by any
              * number of pods: it is not charged to each of them */
-            demand_spec(d, what, c->spec, pc->tmpl != NULL, rn, out);
+            demand_spec(d, what, c->spec, &c->api, pc->tmpl != NULL, rn,
+                        out);
             out->shared |= !pc->tmpl;
             free(what);
             if (c->api_alloc)
@@ -183,7 +239,7 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
 
                 p->spec = &t->spec;
                 out->c[out->n++].priv = p;
-                demand_spec(d, what, p->spec, true, rn, out);
+                demand_spec(d, what, p->spec, NULL, true, rn, out);
                 free(what);
                 mu_sb_addf(&sig, "t:%s;", pc->tmpl);
             } else if (!out->why) {
@@ -317,6 +373,41 @@ static bool pick_opt(const struct mu_devices *d, const struct mu_devnode *nd,
 fail:
     p->n = mark;
     return false;
+}
+
+/* The most usable devices option o selects on one node (an All request
+ * takes every one of them on the node it lands on); remembered per option
+ * (the pods of one template share it) while the inventory stays. */
+static int64_t all_most(const struct mu_devices *d, const struct mu_devopt *o)
+{
+    const struct mu_devclass *c = opt_class(d, o);
+    struct devmost *e;
+    int64_t best = 0;
+    size_t it = 0;
+    const char *k;
+    void *v;
+
+    for (size_t i = 0; i < MU_DEV_COUNT_CACHE; i++) {
+        e = &d->counts->m[i];
+        if (e->opt == o && e->gen == d->gen && e->hold_gen == d->hold_gen)
+            return e->most;
+    }
+    while (c && mu_map_next(&d->nodes, &it, &k, &v)) {
+        const struct mu_devnode *nd = v;
+        int64_t n = 0;
+
+        for (size_t i = 0; i < nd->n; i++)
+            for (size_t j = 0; j < nd->v[i]->s.ndevs; j++)
+                n += nd->v[i]->devs[j].usable &&
+                     serves(d, c, o, &nd->v[i]->devs[j]);
+        best = MU_MAX(best, n);
+    }
+    e = &d->counts->m[d->counts->next_most++ % MU_DEV_COUNT_CACHE];
+    e->opt = o;
+    e->gen = d->gen;
+    e->hold_gen = d->hold_gen;
+    e->most = best;
+    return best;
 }
 
 /* Picks for every request of claim c on node nd (each its first option

@@ -573,6 +573,76 @@ START_TEST(test_shared_claim_is_not_charged_per_pod)
 }
 END_TEST
 
+#define ALL_REQ                                                          \
+    "[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":\"gpu\","       \
+    "\"allocationMode\":\"All\"}}]"
+#define FA_REQ                                                           \
+    "[{\"name\":\"g\",\"firstAvailable\":[{\"name\":\"four\","          \
+    "\"deviceClassName\":\"gpu\",\"count\":4},{\"name\":\"mig\","        \
+    "\"deviceClassName\":\"mig\"}]}]"
+
+/* The quota of an All request: the most devices it selects on one node
+ * while pending (moving with the slices), the devices its allocation
+ * names once allocated. A firstAvailable request: its first choice while
+ * pending, the class of the choice allocated after. */
+START_TEST(test_quota_of_all_and_first_available_follows_the_allocation)
+{
+    struct mu_task *all, *fa;
+    int gpu, mig;
+
+    class_("mig", "\"device.attributes[\\\"gpu.x\\\"].model == \\\"A100\\\"\"",
+           "nvidia.com/mig-1g");
+    slice("s1", "n1", "p1", 0, 1, 2, "A100");
+    slice("s2", "n2", "p2", 0, 1, 4, "H100");
+    template_("all", ALL_REQ);
+    template_("fa", FA_REQ);
+    all = pod("all", TMPL("all"), "{}");
+    fa = pod("fa", TMPL("fa"), "{}");
+    gpu = mu_resnames_index(&c.rn, "nvidia.com/gpu", false);
+    mig = mu_resnames_index(&c.rn, "nvidia.com/mig-1g", false);
+    ck_assert_int_ge(gpu, 0);
+    ck_assert_int_ge(mig, 0);
+    ck_assert(all->dd->by_slices);
+    ck_assert_int_eq(all->qreq->v[gpu], 4);
+    ck_assert_int_eq(fa->qreq->v[gpu], 4);
+    ck_assert_int_eq(fa->qreq->v[mig], 0);
+    /* a node with more devices comes and goes */
+    node("n3");
+    slice("s3", "n3", "p3", 0, 1, 6, "H100");
+    ck_assert_int_eq(all->qreq->v[gpu], 4); /* until the next cycle */
+    mu_cluster_dra_settle(&c);
+    ck_assert_int_eq(all->qreq->v[gpu], 6);
+    mu_cluster_del_slice(&c, "s3");
+    mu_cluster_dra_settle(&c);
+    ck_assert_int_eq(all->qreq->v[gpu], 4);
+    /* allocated on n1: its two devices */
+    mu_cluster_remove_task(&c, all);
+    all = pod("all", TMPL("all"), "{\"resourceClaimStatuses\":[{\"name\":"
+                                  "\"gpu\",\"resourceClaimName\":\"all-g\"}]}");
+    claim("all-g", ALL_REQ,
+          "{\"allocation\":{\"devices\":{\"results\":["
+          "{\"request\":\"g\",\"driver\":\"gpu.x\",\"pool\":\"p1\","
+          "\"device\":\"s1-0\"},{\"request\":\"g\",\"driver\":\"gpu.x\","
+          "\"pool\":\"p1\",\"device\":\"s1-1\"}]}}}");
+    ck_assert(!all->dd->by_slices);
+    ck_assert_int_eq(all->qreq->v[gpu], 2);
+    slice("s4", "n3", "p4", 0, 1, 8, "H100");
+    mu_cluster_dra_settle(&c);
+    ck_assert_int_eq(all->qreq->v[gpu], 2);
+    /* the firstAvailable claim allocated its second choice (one device
+     * of class mig): charged as such */
+    mu_cluster_remove_task(&c, fa);
+    fa = pod("fa", TMPL("fa"), "{\"resourceClaimStatuses\":[{\"name\":"
+                                "\"gpu\",\"resourceClaimName\":\"fa-g\"}]}");
+    claim("fa-g", FA_REQ,
+          "{\"allocation\":{\"devices\":{\"results\":["
+          "{\"request\":\"g/mig\",\"driver\":\"gpu.x\",\"pool\":\"p1\","
+          "\"device\":\"s1-0\"}]}}}");
+    ck_assert_int_eq(fa->qreq->v[gpu], 0);
+    ck_assert_int_eq(fa->qreq->v[mig], 1);
+}
+END_TEST
+
 START_TEST(test_status_without_a_claim_name_needs_none)
 {
     struct mu_pod p;
@@ -676,6 +746,8 @@ int main(void)
     tcase_add_test(tc, test_slice_made_again_gives_the_api_claim_its_device);
     tcase_add_test(tc, test_overlapping_classes_count_a_device_once);
     tcase_add_test(tc, test_shared_claim_is_not_charged_per_pod);
+    tcase_add_test(
+        tc, test_quota_of_all_and_first_available_follows_the_allocation);
     tcase_add_test(tc, test_status_without_a_claim_name_needs_none);
     tcase_add_test(tc, test_extended_resource_served_by_a_class);
     tcase_add_test(tc, test_pipelined_tasks_do_not_share_a_future_device);
