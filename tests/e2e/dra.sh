@@ -21,7 +21,10 @@
 #    the victim gang's claims are freed and the reclaimer's allocated;
 #  - kill -9 of muster just after it released a claim gang: after the
 #    restart the gang runs whole and no device is left allocated to a pod
-#    that does not run.
+#    that does not run;
+#  - a claim of allocationMode All counts in its queue's capability as the
+#    most devices it could take on one node until it is allocated, then as
+#    the devices its allocation names.
 #
 # Usage: tests/e2e/dra.sh MUSTER_BINARY
 # Env: MUSTER_E2E_KEEP=1 keeps the run directory (path printed on stderr).
@@ -255,5 +258,43 @@ if released && [ -n "$MPID" ]; then
 else
     not_ok "muster released the claim gang before the kill" "$(tail -5 "$D/muster.log")"
 fi
+
+# ---- e: an All claim counts in quotas -----------------------------------------
+# team-a (capability 4) runs one 1-device gang; a pod whose claim asks All
+# the devices of its node counts as the most devices it could take on one
+# node (4) until its claim is allocated, then as what the allocation names.
+kubectl delete vcjob --all --wait=false >/dev/null
+check "every job gone once more" \
+    wait_for 120 bash -c "test \$(kubectl get pods --no-headers 2>/dev/null | wc -l) = 0 && test \$(kubectl get resourceclaims --no-headers 2>/dev/null | wc -l) = 0"
+claimjob ea-1 team-a 1
+check "team-a runs a gang of one device" wait_for 60 equals 1 running ea-1-
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: all-gpus, namespace: default}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.example.com, allocationMode: All}
+YAML
+gpu_vcjob claim ea-all team-a 1 | sed 's/resourceClaimTemplateName: one-gpu/resourceClaimTemplateName: all-gpus/' |
+    kubectl apply -f - >/dev/null
+check "a pod asking All the devices of a node waits: 1 running + 4 is past team-a's 4" \
+    wait_for 30 pg_says ea-all "queue team-a"
+sleep 3
+check "and is not bound meanwhile" equals 0 bound ea-all-
+kubectl delete vcjob ea-1 --wait=false >/dev/null
+check "the 1-device gang gone, the All pod runs" wait_for 90 equals 1 running ea-all-
+all_charged() { # team-a's allocated GPUs = the devices the All claim holds
+    local n
+    n=$(kubectl get resourceclaims -o json | python3 -c '
+import json, sys
+print(sum(len((((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results", []))
+          for c in json.load(sys.stdin)["items"] if c["metadata"]["name"].startswith("ea-all-")))')
+    [ "$n" -ge 1 ] && [ "$(gpus team-a)" = "$n" ] || { echo "claim holds $n, team-a allocated $(gpus team-a)"; return 1; }
+}
+check "team-a is charged the devices its allocation names" wait_for 30 all_charged
 
 tap_end

@@ -36,7 +36,9 @@ static void node_room(const struct mu_cluster *c, const struct mu_cnode *n,
             has = true;
         }
         if (mu_res_has(&n->devq, d)) {
-            v += n->devq.v[d] - n->devused.v[d];
+            /* an unallocated All claim is charged the most it could take
+             * on any node: never below none left */
+            v += MU_MAX(0, n->devq.v[d] - n->devused.v[d]);
             has = true;
         }
         if (has)
