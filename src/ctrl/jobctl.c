@@ -112,9 +112,9 @@ void mu_jobctl_pod(struct mu_jobctl *jc, enum mu_watch_type type,
 }
 
 void mu_jobctl_pod_undone(struct mu_jobctl *jc, const char *ns,
-                          const char *name, const char *uid)
+                          const char *name, const char *uid, bool on)
 {
-    mu_jc_pod_undone(jc, ns, name, uid);
+    mu_jc_pod_undone(jc, ns, name, uid, on);
 }
 
 static void sync_job(struct mu_jobctl *jc, struct vjob *j)

@@ -85,9 +85,12 @@ void mu_jobctl_pod(struct mu_jobctl *jc, enum mu_watch_type type,
  * counted, as a pod that never got a node is (Volcano's job controller
  * never sees its scheduler undo a bind; a vcjob with maxRetry 1 must not
  * fail for one). Unknown pods, and a name whose pod has another uid, are
- * ignored. O(Jobs); undos are rare. */
+ * ignored. on false takes the mark back: the DELETE was refused in a way
+ * that deletes nothing (a 4xx other than 404 and 409, or never sent), so
+ * the pod stays bound and a later loss of it is an eviction again.
+ * O(Jobs); undos are rare. */
 void mu_jobctl_pod_undone(struct mu_jobctl *jc, const char *ns,
-                          const char *name, const char *uid);
+                          const char *name, const char *uid, bool on);
 
 /* After a relist of Jobs (pods false) or pods (true): what `listed` (keys
  * "ns/name", values ignored) no longer has is forgotten; pods with no

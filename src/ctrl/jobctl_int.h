@@ -118,7 +118,7 @@ struct vjob *mu_jc_job_get(struct mu_jobctl *jc, const char *ns,
 void mu_jc_job_free(struct vjob *j);
 /* mu_jobctl_pod_undone (jobctl.h). */
 void mu_jc_pod_undone(struct mu_jobctl *jc, const char *ns,
-                      const char *name, const char *uid);
+                      const char *name, const char *uid, bool on);
 /* The pod index's part of mu_jobctl_pod (jobctl.h). */
 void mu_jc_pod_event(struct mu_jobctl *jc, enum mu_watch_type type,
                      const json_t *obj);

@@ -302,7 +302,7 @@ static const char *controller_uid(const json_t *md)
 }
 
 void mu_jc_pod_undone(struct mu_jobctl *jc, const char *ns,
-                      const char *name, const char *uid)
+                      const char *name, const char *uid, bool on)
 {
     size_t it = 0;
     void *v;
@@ -314,7 +314,7 @@ void mu_jc_pod_undone(struct mu_jobctl *jc, const char *ns,
         if (mu_strcmp0(j->ns, ns) || !(p = mu_map_get(&j->pods, name)) ||
             mu_strcmp0(p->uid, uid))
             continue;
-        p->undone = true;
+        p->undone = on;
         return;
     }
 }

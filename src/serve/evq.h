@@ -24,8 +24,9 @@
  *   - Undos (MU_SRC_UNDO): never block, always queued; pushed by the
  *     barrier before each DELETE of a member it undoes, so the scheduler
  *     thread takes it before that pod's DELETED watch event (this queue is
- *     one list, oldest first). One per member of a batch that failed part
- *     bound: bounded by the barrier's batches, as bind reports are.
+ *     one list, oldest first), and again after a DELETE that deleted
+ *     nothing. At most two per member of a batch that failed part bound:
+ *     bounded by the barrier's batches, as bind reports are.
  * So a producer on a thread the scheduler thread waits for (a writer
  * worker, while the scheduler thread blocks in mu_writer_submit) never
  * blocks here, and the scheduler thread, which only takes, never waits
@@ -60,7 +61,8 @@ enum mu_src {
     MU_SRC_WRITE_DONE,                  /* writes completed (writer.h) */
     MU_SRC_FILTER_MISS, /* /filter missed a reserved node (extender.h) */
     MU_SRC_LEASE,       /* leadership gained or lost (kube/lease.h) */
-    MU_SRC_UNDO,        /* the barrier deletes a pod to undo a bind */
+    MU_SRC_UNDO,        /* the barrier deletes a pod to undo a bind (ok),
+                           or its DELETE deleted nothing (!ok) */
 };
 
 struct mu_ev {
@@ -69,7 +71,8 @@ struct mu_ev {
     json_t *obj;             /* owned; NULL for LIST_BEGIN/END; undo:
                                 {"namespace", "name"} of the pod */
     char *release;           /* bind report: batch id (owned) */
-    bool ok;                 /* bind report */
+    bool ok;                 /* bind report; undo: begun (true) or its
+                                DELETE deleted nothing (false) */
     bool timed_out;          /* bind report: not all members came */
     char *detail;            /* bind report (owned); filter miss, undo:
                                 pod uid */

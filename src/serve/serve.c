@@ -198,12 +198,33 @@ static int bind_fn(void *ctx, const char *ns, const char *name,
     return r;
 }
 
+/* Tells the scheduler thread that pod ns/name of uid is being undone (on),
+ * or that its DELETE deleted nothing after all (off). */
+static void push_undo(struct mu_serve *sv, const char *ns, const char *name,
+                      const char *uid, bool on)
+{
+    struct mu_ev *ev = mu_xcalloc(1, sizeof(*ev));
+
+    ev->src = MU_SRC_UNDO;
+    ev->ok = on;
+    ev->obj = json_pack("{s:s,s:s}", "namespace", ns, "name", name);
+    ev->detail = mu_xstrdup_or_null(uid);
+    mu_evq_push(&sv->q, ev);
+}
+
+/* A DELETE that surely deleted nothing: never sent, or refused before it
+ * was done (400, 401, 403, 405, 422, 429). */
+static bool deleted_nothing(int r)
+{
+    return r == -ENOMEM || r == -EINVAL || r == -EACCES || r == -EPERM ||
+           r == -EOPNOTSUPP || r == -EAGAIN;
+}
+
 static int unbind_fn(void *ctx, const char *ns, const char *name,
                      const char *uid, struct mu_err *err)
 {
     struct mu_serve *sv = ctx;
     struct mu_kube *k;
-    struct mu_ev *ev;
     char *path;
     json_t *opts;
     int r;
@@ -212,11 +233,7 @@ static int unbind_fn(void *ctx, const char *ns, const char *name,
         return mu_err_set(err, -EPERM, "not the leader: %s/%s not undone",
                           ns, name);
     /* told first, so its deletion is no eviction to its vcjob (jobctl.h) */
-    ev = mu_xcalloc(1, sizeof(*ev));
-    ev->src = MU_SRC_UNDO;
-    ev->obj = json_pack("{s:s,s:s}", "namespace", ns, "name", name);
-    ev->detail = mu_xstrdup_or_null(uid);
-    mu_evq_push(&sv->q, ev);
+    push_undo(sv, ns, name, uid, true);
     k = mu_kube_pool_get(sv->bind_pool, err);
     path = mu_api_path(MU_API_POD, ns, name, NULL);
     /* only the pod that was bound, never another of the same name */
@@ -226,6 +243,8 @@ static int unbind_fn(void *ctx, const char *ns, const char *name,
 
     if (r == -ENOENT || r == -EBUSY) /* gone, or the name is another's */
         r = 0;
+    if (deleted_nothing(r)) /* still there, still bound */
+        push_undo(sv, ns, name, uid, false);
     mu_kube_pool_put(sv->bind_pool, k);
     json_decref(opts);
     free(path);
@@ -948,7 +967,7 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
                     sv.jobctl,
                     json_string_value(json_object_get(e->obj, "namespace")),
                     json_string_value(json_object_get(e->obj, "name")),
-                    e->detail);
+                    e->detail, e->ok);
             } else if (e->src == MU_SRC_LEASE) {
                 dirty = true; /* leadership changed: look now */
             } else if (e->src == MU_SRC_FILTER_MISS && e->ok) {

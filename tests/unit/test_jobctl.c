@@ -377,7 +377,7 @@ START_TEST(test_jobctl_undone_pod_is_made_again_not_evicted)
     start_running("\"maxRetry\":1,\"policies\":[{\"event\":\"PodEvicted\","
                   "\"action\":\"RestartJob\"}],");
 
-    mu_jobctl_pod_undone(jc, NS, "j-w-0", "pod-0");
+    mu_jobctl_pod_undone(jc, NS, "j-w-0", "pod-0", true);
     replies(2, 201, "{}");
     pod(MU_WATCH_DELETED, "j", 0, "Running", -1);
     mu_jobctl_sync(jc, false);
@@ -400,7 +400,7 @@ START_TEST(test_jobctl_undone_pod_is_made_again_not_evicted)
 
     /* an undo of another uid under the name: the loss is an eviction, and
      * with maxRetry 1 the job fails of it */
-    mu_jobctl_pod_undone(jc, NS, "j-w-1", "pod-7");
+    mu_jobctl_pod_undone(jc, NS, "j-w-1", "pod-7", true);
     replies(5, 200, "{}");
     pod(MU_WATCH_DELETED, "j", 1, "Running", -1);
     mu_jobctl_sync(jc, false);
@@ -409,6 +409,32 @@ START_TEST(test_jobctl_undone_pod_is_made_again_not_evicted)
     b = status_patches(first + 2, 1);
     ck_assert_str_eq(str(b, "status.state.phase"), "Failed");
     ck_assert_str_eq(str(b, "status.state.reason"), "MaxRetryReached");
+    ck_assert_int_eq(num(b, "status.retryCount"), 1);
+    json_decref(b);
+}
+END_TEST
+
+/* An undo whose DELETE deleted nothing is taken back: the pod's later
+ * loss is an eviction again (RestartJob). */
+START_TEST(test_jobctl_undo_taken_back_leaves_an_eviction)
+{
+    size_t first;
+    json_t *b;
+
+    start_running("\"maxRetry\":3,\"policies\":[{\"event\":\"PodEvicted\","
+                  "\"action\":\"RestartJob\"}],");
+    mu_jobctl_pod_undone(jc, NS, "j-w-0", "pod-0", true);
+    mu_jobctl_pod_undone(jc, NS, "j-w-0", "pod-0", false);
+    replies(4, 200, "{}");
+    pod(MU_WATCH_DELETED, "j", 0, "Running", -1);
+    mu_jobctl_sync(jc, false);
+    settle();
+    first = expect(4, "POST " EVENTS, "DELETE " POD_COLL "/j-w-1",
+                   "DELETE " PG_COLL "/j-j-uid", "PATCH " JOBS "/j/status");
+    b = body(first);
+    ck_assert_str_eq(str(b, "message"), "Start to execute action RestartJob");
+    json_decref(b);
+    b = body(first + 3);
     ck_assert_int_eq(num(b, "status.retryCount"), 1);
     json_decref(b);
 }
@@ -681,6 +707,7 @@ int main(void)
     tcase_add_test(tc, test_jobctl_new_job_makes_podgroup_gated_pods_and_status);
     tcase_add_test(tc, test_jobctl_failed_pod_restarts_the_job);
     tcase_add_test(tc, test_jobctl_undone_pod_is_made_again_not_evicted);
+    tcase_add_test(tc, test_jobctl_undo_taken_back_leaves_an_eviction);
     tcase_add_test(tc, test_jobctl_ttl_deletes_the_job_once);
     tcase_add_test(tc, test_jobctl_ttl_delete_of_another_job_is_not_retried);
     tcase_add_test(tc, test_jobctl_pending_status_carries_the_podgroup_message);
