@@ -17,7 +17,8 @@
  * guessing. Likewise `bad` holds the first field muster does not plan
  * (spec.devices.constraints, a device taint toleration...). Slices that are
  * not bound to one node (allNodes, nodeSelector, perDeviceNodeSelection)
- * are decoded with node NULL: their devices are not planned.
+ * are decoded with node NULL: their devices are not planned (why-pending
+ * counts them apart, sched/devices.h mu_devices_free_count).
  *
  * Ownership and errors as in object.h: a decoded struct owns everything in
  * it and is released with its _release(); a decode failure is -EINVAL with

@@ -91,8 +91,7 @@ static void fit_text(const struct mu_cluster *c, const struct mu_fit_hist *h,
 static void devices_text(const struct mu_cluster *c, const struct mu_task *t,
                          int pods, struct mu_sb *sb)
 {
-    int64_t total, nodes, best, per;
-    const char *cls;
+    struct mu_devfree f;
 
     if (!t || !t->dd)
         return;
@@ -100,18 +99,22 @@ static void devices_text(const struct mu_cluster *c, const struct mu_task *t,
         mu_sb_addf(sb, "; pod %s: %s", t->pod.meta.name, t->dd->why);
         return;
     }
-    mu_devices_free_count(&c->dev, t->dd, &total, &nodes, &best, &per, &cls);
-    if (!cls)
+    mu_devices_free_count(&c->dev, t->dd, &f);
+    if (!f.class_name)
         return;
     mu_sb_addf(sb, "; needs %lld device%s of class %s (%lld per pod); ",
-               (long long)(per * pods), per * pods == 1 ? "" : "s", cls,
-               (long long)per);
-    if (!total)
+               (long long)(f.per * pods), f.per * pods == 1 ? "" : "s",
+               f.class_name, (long long)f.per);
+    if (!f.total)
         mu_sb_add(sb, "none free");
     else
         mu_sb_addf(sb, "free: %lld on %lld node%s, at most %lld on one node",
-                   (long long)total, (long long)nodes, nodes == 1 ? "" : "s",
-                   (long long)best);
+                   (long long)f.total, (long long)f.nodes,
+                   f.nodes == 1 ? "" : "s", (long long)f.best);
+    if (f.unbound)
+        mu_sb_addf(sb, " (and %lld in ResourceSlices not bound to one node, "
+                       "which muster does not plan)",
+                   (long long)f.unbound);
 }
 
 static void nodes_text(const struct mu_cluster *c, const struct mu_job *j,

@@ -243,13 +243,21 @@ void mu_devices_leaving(struct mu_devices *d, struct mu_devdemand *dm,
 void mu_devices_node_quota(struct mu_devices *d, const char *node,
                            struct mu_resnames *rn, struct mu_res *out);
 
-/* For why-pending: the first option of the first request of dm that is
- * not held yet (its class in *class_name, NULL when there is none; its
- * count in *per, 1 for All), the usable free devices it matches over all
- * nodes, on how many nodes, and the most on one node. */
+/* For why-pending: the first option of the first request of a demand
+ * that is not held yet, and the usable free devices it matches. */
+struct mu_devfree {
+    const char *class_name; /* the option's class; NULL when there is none
+                               (the rest is then 0) */
+    int64_t per;            /* its count per pod, 1 for All */
+    int64_t total;          /* free over all nodes */
+    int64_t nodes;          /* on how many nodes */
+    int64_t best;           /* the most on one node */
+    int64_t unbound;        /* free in slices not bound to one node
+                               (allNodes, nodeSelector, per device), which
+                               muster does not plan */
+};
 void mu_devices_free_count(const struct mu_devices *d,
-                           const struct mu_devdemand *dm, int64_t *total,
-                           int64_t *nodes, int64_t *best, int64_t *per,
-                           const char **class_name);
+                           const struct mu_devdemand *dm,
+                           struct mu_devfree *out);
 
 #endif

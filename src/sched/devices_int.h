@@ -13,7 +13,7 @@
 struct devcount {
     const void *opt;
     uint64_t hold_gen, gen;
-    int64_t total, nodes, best;
+    int64_t total, nodes, best, unbound;
 };
 
 /* The most devices an All option selects on one node (devplace.c); like

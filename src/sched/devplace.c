@@ -606,20 +606,33 @@ void mu_devices_node_quota(struct mu_devices *d, const char *node,
     free(m);
 }
 
+/* Usable free devices option o of class c selects in slice s. */
+static int64_t free_on(const struct mu_devices *d, const struct mu_devclass *c,
+                       const struct mu_devopt *o, const struct mu_devslice *s)
+{
+    int64_t n = 0;
+
+    for (size_t j = 0; j < s->s.ndevs; j++) {
+        const struct mu_cdev *dev = &s->devs[j];
+
+        n += dev->usable && !dev->holder && serves(d, c, o, dev);
+    }
+    return n;
+}
+
 void mu_devices_free_count(const struct mu_devices *d,
-                           const struct mu_devdemand *dm, int64_t *total,
-                           int64_t *nodes, int64_t *best, int64_t *per,
-                           const char **class_name)
+                           const struct mu_devdemand *dm,
+                           struct mu_devfree *out)
 {
     const struct mu_devopt *o = NULL;
     const struct mu_devclass *c;
+    struct devcount *e;
     size_t it = 0;
     const char *k;
     void *v;
 
-    *total = *nodes = *best = 0;
-    *per = 1;
-    *class_name = NULL;
+    memset(out, 0, sizeof(*out));
+    out->per = 1;
     for (size_t i = 0; i < dm->n && !o; i++) {
         const struct mu_dclaim *cl = entry_claim(d, dm, i);
 
@@ -628,15 +641,15 @@ void mu_devices_free_count(const struct mu_devices *d,
     }
     if (!o || !(c = mu_map_get(&d->classes, o->class_name)))
         return;
-    *class_name = o->class_name;
-    *per = o->mode == MU_ALLOC_EXACT ? o->count : 1;
+    out->class_name = o->class_name;
+    out->per = o->mode == MU_ALLOC_EXACT ? o->count : 1;
     for (size_t i = 0; i < MU_DEV_COUNT_CACHE; i++) {
-        const struct devcount *e = &d->counts->e[i];
-
+        e = &d->counts->e[i];
         if (e->opt == o && e->hold_gen == d->hold_gen && e->gen == d->gen) {
-            *total = e->total;
-            *nodes = e->nodes;
-            *best = e->best;
+            out->total = e->total;
+            out->nodes = e->nodes;
+            out->best = e->best;
+            out->unbound = e->unbound;
             return;
         }
     }
@@ -645,26 +658,21 @@ void mu_devices_free_count(const struct mu_devices *d,
         int64_t n = 0;
 
         for (size_t i = 0; i < nd->n; i++)
-            for (size_t j = 0; j < nd->v[i]->s.ndevs; j++) {
-                const struct mu_cdev *dev = &nd->v[i]->devs[j];
-
-                if (dev->usable && !dev->holder && serves(d, c, o, dev))
-                    n++;
-            }
-        *total += n;
-        *nodes += n > 0;
-        if (n > *best)
-            *best = n;
+            n += free_on(d, c, o, nd->v[i]);
+        out->total += n;
+        out->nodes += n > 0;
+        out->best = MU_MAX(out->best, n);
     }
-    {
-        struct devcount *e =
-            &d->counts->e[d->counts->next++ % MU_DEV_COUNT_CACHE];
-
-        e->opt = o;
-        e->hold_gen = d->hold_gen;
-        e->gen = d->gen;
-        e->total = *total;
-        e->nodes = *nodes;
-        e->best = *best;
-    }
+    it = 0;
+    while (mu_map_next(&d->slices, &it, &k, &v))
+        if (!((const struct mu_devslice *)v)->s.node)
+            out->unbound += free_on(d, c, o, v);
+    e = &d->counts->e[d->counts->next++ % MU_DEV_COUNT_CACHE];
+    e->opt = o;
+    e->hold_gen = d->hold_gen;
+    e->gen = d->gen;
+    e->total = out->total;
+    e->nodes = out->nodes;
+    e->best = out->best;
+    e->unbound = out->unbound;
 }

@@ -159,8 +159,7 @@ static void clause(struct mu_sb *sb, const char *fmt, ...)
 static void devices_clause(const struct mu_cluster *c, const struct mu_task *t,
                            int need, struct mu_sb *sb)
 {
-    int64_t total, nodes, best, per;
-    const char *cls;
+    struct mu_devfree f;
 
     if (!t->dd)
         return;
@@ -168,15 +167,25 @@ static void devices_clause(const struct mu_cluster *c, const struct mu_task *t,
         clause(sb, "its claims cannot be planned: %s", t->dd->why);
         return;
     }
-    mu_devices_free_count(&c->dev, t->dd, &total, &nodes, &best, &per, &cls);
-    if (!cls || (total >= per * need && best >= per))
+    mu_devices_free_count(&c->dev, t->dd, &f);
+    if (!f.class_name || (f.total >= f.per * need && f.best >= f.per))
         return;
-    clause(sb,
-           "devices of class %s: %lld needed (%lld per pod), %lld free on "
-           "%lld node(s), at most %lld on one node (add devices, or wait for "
-           "claims to be freed)",
-           cls, (long long)(per * need), (long long)per, (long long)total,
-           (long long)nodes, (long long)best);
+    if (f.unbound)
+        clause(sb,
+               "devices of class %s: %lld needed (%lld per pod), %lld free on "
+               "%lld node(s), at most %lld on one node; %lld more are in "
+               "ResourceSlices not bound to one node (allNodes, nodeSelector), "
+               "which muster does not plan yet",
+               f.class_name, (long long)(f.per * need), (long long)f.per,
+               (long long)f.total, (long long)f.nodes, (long long)f.best,
+               (long long)f.unbound);
+    else
+        clause(sb,
+               "devices of class %s: %lld needed (%lld per pod), %lld free on "
+               "%lld node(s), at most %lld on one node (add devices, or wait "
+               "for claims to be freed)",
+               f.class_name, (long long)(f.per * need), (long long)f.per,
+               (long long)f.total, (long long)f.nodes, (long long)f.best);
 }
 
 /* What would let j start: its queue's capability, its queue's share, room

@@ -643,6 +643,38 @@ START_TEST(test_quota_of_all_and_first_available_follows_the_allocation)
 }
 END_TEST
 
+/* Devices in a slice not bound to one node are not planned, and
+ * why-pending counts them apart. */
+START_TEST(test_free_count_names_devices_of_slices_not_bound_to_a_node)
+{
+    json_t *j = js("{\"metadata\":{\"name\":\"net\"},\"spec\":{\"driver\":"
+                   "\"gpu.x\",\"allNodes\":true,\"pool\":{\"name\":\"net\","
+                   "\"generation\":0,\"resourceSliceCount\":1},\"devices\":["
+                   "{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"}]}}");
+    struct mu_devfree f;
+    struct mu_slice s;
+    struct mu_task *t;
+    struct mu_err err;
+
+    ck_assert_msg(mu_slice_decode(j, &s, &err) == 0, "%s", err.msg);
+    ck_assert_ptr_null(s.node);
+    mu_cluster_put_slice(&c, &s);
+    json_decref(j);
+    slice("s1", "n1", "p1", 0, 1, 1, "H100");
+    template_("one", ONE);
+    t = pod("p", TMPL("one"), "{}");
+    ck_assert(fits(t, "n1"));
+    ck_assert(!fits(t, "n2")); /* the network devices are not planned */
+    mu_devices_free_count(&c.dev, t->dd, &f);
+    ck_assert_str_eq(f.class_name, "gpu");
+    ck_assert_int_eq(f.per, 1);
+    ck_assert_int_eq(f.total, 1);
+    ck_assert_int_eq(f.nodes, 1);
+    ck_assert_int_eq(f.best, 1);
+    ck_assert_int_eq(f.unbound, 3);
+}
+END_TEST
+
 START_TEST(test_status_without_a_claim_name_needs_none)
 {
     struct mu_pod p;
@@ -748,6 +780,8 @@ int main(void)
     tcase_add_test(tc, test_shared_claim_is_not_charged_per_pod);
     tcase_add_test(
         tc, test_quota_of_all_and_first_available_follows_the_allocation);
+    tcase_add_test(
+        tc, test_free_count_names_devices_of_slices_not_bound_to_a_node);
     tcase_add_test(tc, test_status_without_a_claim_name_needs_none);
     tcase_add_test(tc, test_extended_resource_served_by_a_class);
     tcase_add_test(tc, test_pipelined_tasks_do_not_share_a_future_device);
