@@ -126,6 +126,7 @@ void mu_slice_release(struct mu_slice *s)
     free(s->driver);
     free(s->pool);
     free(s->node);
+    mu_affinity_release(&s->node_sel);
     memset(s, 0, sizeof(*s));
 }
 
@@ -216,7 +217,7 @@ static int dev_decode(const char *driver, const json_t *v, const char *base,
 int mu_slice_decode(const json_t *j, struct mu_slice *out, struct mu_err *err)
 {
     char p[MU_JSON_PATH_LEN];
-    const json_t *spec, *status, *pool, *devs, *v;
+    const json_t *spec, *status, *pool, *devs, *v, *sel = NULL;
     size_t i;
     int rc;
 
@@ -242,6 +243,15 @@ int mu_slice_decode(const json_t *j, struct mu_slice *out, struct mu_err *err)
                     0);
     if (!rc)
         rc = mu_json_member_dup(spec, "spec", "nodeName", &out->node, err);
+    if (!rc)
+        rc = mu_json_member_bool(spec, "spec", "allNodes", &out->all_nodes,
+                                 err);
+    if (!rc)
+        rc = mu_json_member(spec, "spec", "nodeSelector", JSON_OBJECT, &sel,
+                            err);
+    if (!rc && sel)
+        rc = mu_nodeselector_decode(sel, "spec.nodeSelector", &out->node_sel,
+                                    err);
     if (!rc)
         rc = mu_json_member(spec, "spec", "devices", JSON_ARRAY, &devs, err);
     if (!rc && json_array_size(devs) > MU_DRA_MAX_DEVICES)

@@ -16,9 +16,11 @@
  * isGreaterThan") and placement refuses the claim saying so, never
  * guessing. Likewise `bad` holds the first field muster does not plan
  * (spec.devices.constraints, a device taint toleration...). Slices that are
- * not bound to one node (allNodes, nodeSelector, perDeviceNodeSelection)
- * are decoded with node NULL: their devices are not planned (why-pending
- * counts them apart, sched/devices.h mu_devices_free_count).
+ * not bound to one node are decoded with node NULL: allNodes and
+ * nodeSelector slices with the nodes that reach their devices (all_nodes,
+ * node_sel); a perDeviceNodeSelection slice with neither, its devices not
+ * planned (why-pending counts them apart, sched/devices.h
+ * mu_devices_free_count).
  *
  * Ownership and errors as in object.h: a decoded struct owns everything in
  * it and is released with its _release(); a decode failure is -EINVAL with
@@ -78,6 +80,9 @@ struct mu_slice {
     int64_t generation;
     int64_t slice_count;      /* spec.pool.resourceSliceCount */
     char *node;               /* spec.nodeName; NULL when not node-local */
+    bool all_nodes;           /* spec.allNodes: reachable from every node */
+    struct mu_affinity node_sel; /* spec.nodeSelector: from the nodes it
+                                    selects (nterms > 0) */
     size_t ndevs;
     struct mu_dev *devs;
 };

@@ -282,9 +282,7 @@ int mu_affinity_decode(const json_t *spec, struct mu_affinity *out,
 {
     static const char base[] = "spec.affinity.nodeAffinity."
                                "requiredDuringSchedulingIgnoredDuringExecution";
-    const json_t *aff, *na, *req, *terms, *el;
-    char p[MU_JSON_PATH_LEN];
-    size_t i;
+    const json_t *aff, *na, *req;
     int rc = mu_json_member(spec, "spec", "affinity", JSON_OBJECT, &aff, err);
 
     if (!rc)
@@ -294,9 +292,20 @@ int mu_affinity_decode(const json_t *spec, struct mu_affinity *out,
         rc = mu_json_member(na, "spec.affinity.nodeAffinity",
                             "requiredDuringSchedulingIgnoredDuringExecution",
                             JSON_OBJECT, &req, err);
-    if (!rc)
-        rc = mu_json_member(req, base, "nodeSelectorTerms", JSON_ARRAY, &terms,
+    if (rc || !req)
+        return rc;
+    return mu_nodeselector_decode(req, base, out, err);
+}
+
+int mu_nodeselector_decode(const json_t *sel, const char *base,
+                           struct mu_affinity *out, struct mu_err *err)
+{
+    const json_t *terms, *el;
+    char p[MU_JSON_PATH_LEN];
+    size_t i;
+    int rc = mu_json_member(sel, base, "nodeSelectorTerms", JSON_ARRAY, &terms,
                             err);
+
     if (rc || !terms)
         return rc;
     out->terms = mu_xcalloc(json_array_size(terms), sizeof(*out->terms));

@@ -107,6 +107,11 @@ bool mu_affinity_matches(const struct mu_affinity *a,
  * (spec may be NULL); matchFields accepts only metadata.name. */
 int mu_affinity_decode(const json_t *spec, struct mu_affinity *out,
                        struct mu_err *err);
+/* A core/v1 NodeSelector object at path base (its nodeSelectorTerms, as
+ * above). Beware: to the API a NodeSelector of no terms selects no node,
+ * while mu_affinity_matches takes nterms == 0 as "no affinity". */
+int mu_nodeselector_decode(const json_t *sel, const char *base,
+                           struct mu_affinity *out, struct mu_err *err);
 /* Frees the terms and empties a. */
 void mu_affinity_release(struct mu_affinity *a);
 

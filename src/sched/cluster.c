@@ -235,6 +235,32 @@ void mu_cluster_touch_node(struct mu_cluster *c, struct mu_cnode *n)
     touch(c, n);
 }
 
+void mu_cluster_dev_reach(struct mu_cluster *c)
+{
+    struct mu_devices *d = &c->dev;
+    bool all = d->reach_gen != c->dev_reach_gen;
+
+    if (!all && d->reach_holds == c->dev_reach_holds)
+        return;
+    c->dev_reach_holds = d->reach_holds;
+    if (all) {
+        c->dev_reach_gen = d->reach_gen;
+        mu_res_sub(&c->total, &c->dev_unbound_q);
+        mu_devices_unbound_quota(d, &c->rn, &c->dev_unbound_q);
+        mu_res_add(&c->total, &c->dev_unbound_q);
+    }
+    for (size_t i = 0; i < c->nnodes; i++) {
+        struct mu_cnode *n = c->nodes[i];
+        bool had = n->devs->nreach > 0;
+
+        if (all)
+            mu_devices_node_reach(d, n->spec.meta.name,
+                                  &n->spec.meta.labels);
+        if (had || n->devs->nreach > 0)
+            touch(c, n);
+    }
+}
+
 static void node_link_task(struct mu_cnode *n, struct mu_task *t)
 {
     mu_xgrow((void **)&n->tasks, &n->cap_tasks, n->ntasks + 1,
@@ -286,6 +312,7 @@ struct mu_cnode *mu_cluster_add_node(struct mu_cluster *c, struct mu_node *n,
     mu_map_put(&c->node_by_name, cn->spec.meta.name, cn);
     mu_res_add(&c->total, &cn->spec.allocatable);
     cn->devs = mu_devices_node(&c->dev, cn->spec.meta.name);
+    mu_devices_node_reach(&c->dev, cn->spec.meta.name, &cn->spec.meta.labels);
     mu_devices_node_quota(&c->dev, cn->spec.meta.name, &c->rn, &cn->devq);
     mu_res_add(&c->total, &cn->devq);
     c->node_gen++;
@@ -694,6 +721,9 @@ struct mu_cnode *mu_cluster_update_node(struct mu_cluster *c, struct mu_node *n)
     memset(n, 0, sizeof(*n));
     if (!same)
         c->node_gen++;
+    if (c->dev.unbound.n)
+        mu_devices_node_reach(&c->dev, cn->spec.meta.name,
+                              &cn->spec.meta.labels);
     return cn;
 }
 
@@ -923,6 +953,8 @@ void mu_task_place(struct mu_cluster *c, struct mu_task *t, struct mu_cnode *n,
         if (st == MU_TASK_RELEASING)
             mu_devices_leaving(&c->dev, t->dd, true);
     }
+    if (t->dd)
+        mu_cluster_dev_reach(c);
     t->status = st;
 }
 
@@ -975,6 +1007,8 @@ void mu_task_set_status(struct mu_cluster *c, struct mu_task *t,
         else if (st == MU_TASK_RELEASING)
             mu_res_add(&n->releasing, &t->pod.req);
     }
+    if (t->dd && n)
+        mu_cluster_dev_reach(c);
     now_alloc = mu_status_allocated(st) && t->node;
     if (t->job) {
         t->job->count[old]--;

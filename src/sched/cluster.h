@@ -289,6 +289,9 @@ struct mu_cluster {
     struct mu_res total;       /* sum of node allocatable and devq */
     struct mu_devices dev;     /* DRA devices and claims (devices.h) */
     uint64_t dev_gen;          /* dev.gen the tasks' demands were made at */
+    uint64_t dev_reach_gen;    /* dev.reach_gen and dev.reach_holds the */
+    uint64_t dev_reach_holds;  /* nodes' reach lists were last brought to */
+    struct mu_res dev_unbound_q; /* the unbound slices' devices in total */
     uint64_t dev_slice_gen;    /* dev.slice_gen of the last
                                   mu_cluster_dra_settle */
     /* Tasks by the claims and templates they name ("ns/claim" and
@@ -422,6 +425,11 @@ static inline int64_t mu_node_future_idle(const struct mu_cnode *n, int d)
 /* Moves n's generation and logs it dirty (its resources or devices
  * changed outside mu_task_place and friends). */
 void mu_cluster_touch_node(struct mu_cluster *c, struct mu_cnode *n);
+/* After the inventory's slices not bound to one node changed
+ * (dev.reach_gen: each node's reach list is made again, and their devices
+ * counted in the total once) or one of their devices was held, freed or
+ * promised (dev.reach_holds): every node that reaches one is touched. */
+void mu_cluster_dev_reach(struct mu_cluster *c);
 /* Resolves t's claims again (the inventory changed): a placed task is
  * taken off its node and put back with the same status, so every sum
  * follows the new demand. */

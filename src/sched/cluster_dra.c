@@ -37,6 +37,7 @@ void mu_cluster_dra_sync(struct mu_cluster *c)
         }
     }
     mu_devices_clear_changed(d);
+    mu_cluster_dev_reach(c);
 }
 
 /* Resolves the users of claim ns/name (template: ns/name@) again. */

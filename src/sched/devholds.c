@@ -27,8 +27,20 @@ void mu_dev_hold_add(struct mu_dclaim *c, struct mu_cdev *dev)
     mu_xgrow((void **)&c->held, &c->cap_held, c->nheld + 1,
              sizeof(*c->held));
     c->held[c->nheld++] = dev;
-    c->node = dev->slice->node;
+    if (dev->slice->node) /* a device not bound to one node leaves it */
+        c->node = dev->slice->node;
     dev->holder = c;
+}
+
+bool mu_dev_claim_unbound(const struct mu_dclaim *c)
+{
+    for (size_t i = 0; i < c->nheld; i++)
+        if (!c->held[i]->slice->node)
+            return true;
+    for (size_t i = 0; i < c->npiped; i++)
+        if (!c->piped[i]->slice->node)
+            return true;
+    return false;
 }
 
 void mu_dev_holds_clear(struct mu_dclaim *c)

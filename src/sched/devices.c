@@ -75,6 +75,13 @@ static struct mu_devnode *list_at(struct mu_map *m, const char *key)
     return l;
 }
 
+/* Whether s is reached from other nodes than none: allNodes, or a
+ * nodeSelector (per-device node selection is not planned). */
+static bool unbound(const struct mu_slice *s)
+{
+    return !s->node && (s->all_nodes || s->node_sel.nterms > 0);
+}
+
 /* A pool's devices are usable when every slice of its newest generation
  * is there. */
 static void pool_update(struct mu_devices *d, const char *key)
@@ -100,6 +107,8 @@ static void pool_update(struct mu_devices *d, const char *key)
             if (s->devs[k].usable != ok) {
                 s->devs[k].usable = ok;
                 note_node(d, s->s.node);
+                if (!s->s.node)
+                    d->reach_gen++;
             }
     }
 }
@@ -156,6 +165,24 @@ static void slice_unlink(struct mu_devices *d, struct mu_devslice *s,
     }
     if (s->s.node)
         list_del(list_at(&d->nodes, s->s.node), s);
+    if (unbound(&s->s)) { /* no node's reach list may keep it */
+        size_t it = 0;
+        void *v;
+
+        list_del(&d->unbound, s);
+        while (mu_map_next(&d->nodes, &it, NULL, &v)) {
+            struct mu_devnode *nd = v;
+
+            for (size_t i = 0; i < nd->nreach; i++)
+                if (nd->reach[i] == s) {
+                    memmove(&nd->reach[i], &nd->reach[i + 1],
+                            (nd->nreach - i - 1) * sizeof(*nd->reach));
+                    nd->nreach--;
+                    break;
+                }
+        }
+        d->reach_gen++;
+    }
     list_del(list_at(&d->pools, s->pool_key), s);
     note_node(d, s->s.node);
 }
@@ -223,6 +250,10 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
     mu_map_put(&d->slices, s->s.meta.name, s);
     if (s->s.node)
         list_add(list_at(&d->nodes, s->s.node), s);
+    if (unbound(&s->s)) {
+        list_add(&d->unbound, s);
+        d->reach_gen++;
+    }
     list_add(list_at(&d->pools, s->pool_key), s);
     note_node(d, s->s.node);
     pool_update(d, s->pool_key);
@@ -331,6 +362,7 @@ void mu_devices_set_maps(struct mu_devices *d, const struct mu_devmap *m,
 static void hold_api(struct mu_devices *d, struct mu_dclaim *c)
 {
     note_node(d, c->node);
+    d->reach_holds += mu_dev_claim_unbound(c);
     mu_dev_holds_clear(c);
     mu_dev_want_clear(d, c);
     c->want = mu_xcalloc(c->api.nresults + 1, sizeof(*c->want));
@@ -344,10 +376,13 @@ static void hold_api(struct mu_devices *d, struct mu_dclaim *c)
         mu_map_put(&d->wanted, key, c);
         if (!dev)
             continue;
+        if (!dev->slice->node)
+            d->reach_holds++;
         mu_dev_hold_add(c, dev);
         if (v && v != c && !v->api_alloc && v->users > 0) {
             const char *node = dev->slice->node;
 
+            d->reach_holds += mu_dev_claim_unbound(v);
             mu_dev_holds_clear(v);
             if (node)
                 mu_dev_plan_claim(d, v, mu_map_get(&d->nodes, node));
@@ -381,6 +416,7 @@ void mu_devices_put_claim(struct mu_devices *d, struct mu_claim *in)
     } else if (was) {
         /* deallocated: what muster plans for it now is the users' */
         note_node(d, c->node);
+        d->reach_holds += mu_dev_claim_unbound(c);
         mu_dev_holds_clear(c);
         mu_dev_want_clear(d, c);
     }
@@ -397,6 +433,7 @@ void mu_devices_del_claim(struct mu_devices *d, const char *ns,
         return;
     d->hold_gen++;
     note_node(d, c->node);
+    d->reach_holds += mu_dev_claim_unbound(c);
     mu_dev_claim_free(d, c);
 }
 
@@ -410,6 +447,7 @@ static void free_lists(struct mu_map *m)
 
     while (mu_map_next(m, &it, &k, &v)) {
         free(((struct mu_devnode *)v)->v);
+        free(((struct mu_devnode *)v)->reach);
         free(v);
     }
     mu_map_release(m);
@@ -443,6 +481,7 @@ void mu_devices_release(struct mu_devices *d)
     mu_map_release(&d->devs);
     free_lists(&d->nodes);
     free_lists(&d->pools);
+    free(d->unbound.v);
     mu_devices_set_maps(d, NULL, 0);
     free(d->maps);
     mu_devices_clear_changed(d);
@@ -456,4 +495,22 @@ void mu_devices_release(struct mu_devices *d)
 struct mu_devnode *mu_devices_node(struct mu_devices *d, const char *name)
 {
     return list_at(&d->nodes, name);
+}
+
+void mu_devices_node_reach(struct mu_devices *d, const char *name,
+                           const struct mu_kvs *labels)
+{
+    struct mu_devnode *nd = list_at(&d->nodes, name);
+
+    nd->nreach = 0;
+    for (size_t i = 0; i < d->unbound.n; i++) {
+        struct mu_devslice *s = d->unbound.v[i];
+
+        if (!s->s.all_nodes &&
+            !mu_affinity_matches(&s->s.node_sel, labels, name))
+            continue;
+        mu_xgrow((void **)&nd->reach, &nd->cap_reach, nd->nreach + 1,
+                 sizeof(*nd->reach));
+        nd->reach[nd->nreach++] = s;
+    }
 }

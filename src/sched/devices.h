@@ -51,6 +51,7 @@
 #include <stdint.h>
 
 #include "api/dra.h"
+#include "api/match.h"
 #include "api/resource.h"
 #include "common/map.h"
 #include "common/mu.h"
@@ -104,10 +105,17 @@ struct mu_devslice {
 };
 
 /* The slices of one node (or of one pool), sorted by slice name: device
- * order is slice order, then position. */
+ * order is slice order, then position. A node's entry also lists the
+ * slices not bound to one node that it reaches (allNodes, or a
+ * nodeSelector that selects it: mu_devices_node_reach), by name, after
+ * its own: their devices serve a pod on this node as well as on the
+ * others that reach them, and a device is held by one claim however many
+ * nodes reach it. */
 struct mu_devnode {
     size_t n, cap;
     struct mu_devslice **v;
+    size_t nreach, cap_reach;
+    struct mu_devslice **reach;
 };
 
 struct mu_devices {
@@ -118,6 +126,13 @@ struct mu_devices {
     struct mu_map claims;      /* "ns/name" -> struct mu_dclaim * */
     struct mu_map templates;   /* "ns/name" -> struct mu_claimtemplate * */
     struct mu_map pools;       /* "driver/pool" -> struct mu_devnode * */
+    struct mu_devnode unbound; /* the slices of allNodes or a nodeSelector */
+    uint64_t reach_gen;        /* moves when unbound's slices come, go or
+                                  change usability: every node's reach list
+                                  and the cluster's total may differ */
+    uint64_t reach_holds;      /* moves when a device of theirs is held,
+                                  freed, promised or starts leaving: every
+                                  node that reaches it sees it change */
     size_t nmaps;
     struct mu_devmap *maps;    /* from the config, first match wins */
     int next_classes;          /* classes with an extendedResourceName */
@@ -211,6 +226,15 @@ void mu_devdemand_release(struct mu_devdemand *dm);
 /* The slices of node `name`, made empty when it has none yet: the entry
  * lives as long as the inventory, so a cluster node keeps the pointer. */
 struct mu_devnode *mu_devices_node(struct mu_devices *d, const char *name);
+/* Lists in node `name`'s entry the unbound slices a node of that name and
+ * labels reaches. The cluster calls it when a node comes or its labels
+ * change, and for every node when reach_gen moved. */
+void mu_devices_node_reach(struct mu_devices *d, const char *name,
+                           const struct mu_kvs *labels);
+/* Per mapped resource name, the usable devices of the unbound slices
+ * (added to the cluster's total once, not per node that reaches them). */
+void mu_devices_unbound_quota(struct mu_devices *d, struct mu_resnames *rn,
+                              struct mu_res *out);
 
 /* Whether the node's free devices (future: also those held by claims
  * whose every user is releasing) cover the demand. nd from

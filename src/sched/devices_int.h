@@ -37,6 +37,9 @@ struct mu_devcounts {
 void mu_dev_hold_add(struct mu_dclaim *c, struct mu_cdev *dev);
 void mu_dev_hold_drop(struct mu_dclaim *c, struct mu_cdev *dev);
 void mu_dev_holds_clear(struct mu_dclaim *c);
+/* Whether c holds or is promised a device of a slice not bound to one
+ * node (every node that reaches it sees the change when that moves). */
+bool mu_dev_claim_unbound(const struct mu_dclaim *c);
 void mu_dev_pipe_drop(struct mu_dclaim *c, struct mu_cdev *dev);
 void mu_dev_pipes_clear(struct mu_dclaim *c);
 /* Forgets the device keys c waits for (d->wanted). */

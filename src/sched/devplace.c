@@ -23,6 +23,8 @@ static const char *class_quota(const struct mu_devices *d, const char *name)
 }
 
 static int64_t all_most(const struct mu_devices *d, const struct mu_devopt *o);
+static void quota_of(struct mu_devices *d, const struct mu_devnode *nd,
+                     struct mu_resnames *rn, struct mu_res *out);
 
 /* Adds n devices of class class_name to out's quota, when the class maps
  * to a quota name. */
@@ -116,6 +118,16 @@ static void demand_spec(struct mu_devices *d, const char *what,
     }
 }
 
+/* Where allocated claim c may be used, for a shape's signature: its
+ * node, or (it holds devices not bound to one node) the claim itself. */
+static void sig_at(struct mu_sb *sig, const struct mu_dclaim *c)
+{
+    if (c->node || !c->nheld)
+        mu_sb_addf(sig, "at:%s;", c->node ? c->node : "");
+    else
+        mu_sb_addf(sig, "at:~%s;", c->key ? c->key : "");
+}
+
 /* The class serving extended resource name (KEP-5004): the newest that
  * names it in extendedResourceName, then the first by name; NULL. */
 static const struct mu_devclass *ext_class(const struct mu_devices *d,
@@ -164,8 +176,11 @@ static void demand_ext(struct mu_devices *d, const struct mu_pod *pod,
             const struct mu_dclaim *c = mu_map_get(&d->claims, key);
 
             out->c[out->n++].claim_key = key;
-            mu_sb_addf(sig, "x%d:at:%s;", dim,
-                       c->api_alloc && c->node ? c->node : "");
+            mu_sb_addf(sig, "x%d:", dim);
+            if (c->api_alloc)
+                sig_at(sig, c);
+            else
+                mu_sb_add(sig, "at:;");
             continue;
         }
         free(key);
@@ -223,7 +238,7 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
             out->shared |= !pc->tmpl;
             free(what);
             if (c->api_alloc)
-                mu_sb_addf(&sig, "at:%s;", c->node ? c->node : "");
+                sig_at(&sig, c);
             else
                 mu_sb_addf(&sig, "%s:%s;", pc->tmpl ? "t" : "c",
                            pc->tmpl ? pc->tmpl : key);
@@ -339,6 +354,35 @@ static const struct mu_devclass *opt_class(const struct mu_devices *d,
     return m->memo_class;
 }
 
+/* The slices a node entry serves from: its own, then those it reaches. */
+static size_t nd_count(const struct mu_devnode *nd)
+{
+    return nd->n + nd->nreach;
+}
+
+static struct mu_devslice *nd_slice(const struct mu_devnode *nd, size_t i)
+{
+    return i < nd->n ? nd->v[i] : nd->reach[i - nd->n];
+}
+
+/* Whether node entry nd (of node `node`) reaches every device c holds. */
+static bool reaches_held(const struct mu_dclaim *c,
+                         const struct mu_devnode *nd, const char *node)
+{
+    if (!c->nheld || (c->node && strcmp(c->node, node)))
+        return false;
+    for (size_t i = 0; i < c->nheld; i++) {
+        const struct mu_slice *s = c->held[i]->slice;
+        bool ok = s->node != NULL; /* on node: c->node said so */
+
+        for (size_t k = 0; !ok && nd && k < nd->nreach; k++)
+            ok = &nd->reach[k]->s == s;
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
 /* Picks devices of node nd for option o into p (an ExactCount stops at
  * its count); false (p unchanged) when the node cannot serve it. */
 static bool pick_opt(const struct mu_devices *d, const struct mu_devnode *nd,
@@ -350,9 +394,9 @@ static bool pick_opt(const struct mu_devices *d, const struct mu_devnode *nd,
 
     if (!c || !nd)
         return false;
-    for (size_t i = 0; i < nd->n; i++)
-        for (size_t k = 0; k < nd->v[i]->s.ndevs; k++) {
-            struct mu_cdev *dev = &nd->v[i]->devs[k];
+    for (size_t i = 0; i < nd_count(nd); i++)
+        for (size_t k = 0; k < nd_slice(nd, i)->s.ndevs; k++) {
+            struct mu_cdev *dev = &nd_slice(nd, i)->devs[k];
 
             if (!dev->usable || picked(p, dev) || !serves(d, c, o, dev))
                 continue;
@@ -396,10 +440,10 @@ static int64_t all_most(const struct mu_devices *d, const struct mu_devopt *o)
         const struct mu_devnode *nd = v;
         int64_t n = 0;
 
-        for (size_t i = 0; i < nd->n; i++)
-            for (size_t j = 0; j < nd->v[i]->s.ndevs; j++)
-                n += nd->v[i]->devs[j].usable &&
-                     serves(d, c, o, &nd->v[i]->devs[j]);
+        for (size_t i = 0; i < nd_count(nd); i++)
+            for (size_t j = 0; j < nd_slice(nd, i)->s.ndevs; j++)
+                n += nd_slice(nd, i)->devs[j].usable &&
+                     serves(d, c, o, &nd_slice(nd, i)->devs[j]);
         best = MU_MAX(best, n);
     }
     e = &d->counts->m[d->counts->next_most++ % MU_DEV_COUNT_CACHE];
@@ -451,10 +495,9 @@ bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
             ok = false;
         else if (c->api_alloc) /* only where the API put its devices */
             ok = !c->api.nresults ||
-                 (c->nheld == c->api.nresults && c->node &&
-                  !strcmp(c->node, node));
+                 (c->nheld == c->api.nresults && reaches_held(c, nd, node));
         else if (c->nheld)
-            ok = c->node && !strcmp(c->node, node);
+            ok = reaches_held(c, nd, node);
         else
             ok = pick_claim(d, nd, c, future, true, p);
     }
@@ -485,8 +528,10 @@ void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
             (dm->c[i].ext_dim >= 0 && (node_dims >> dm->c[i].ext_dim & 1u)))
             continue;
         /* the API's allocation is the API's: only its users are counted */
-        if (!c->api_alloc && !c->nheld && !c->users)
+        if (!c->api_alloc && !c->nheld && !c->users) {
             mu_dev_plan_claim(d, c, nd);
+            d->reach_holds += mu_dev_claim_unbound(c);
+        }
         c->users++;
         dm->c[i].taken = true;
     }
@@ -512,6 +557,7 @@ void mu_devices_pipe(struct mu_devices *d, struct mu_devdemand *dm,
             p->v[k]->pipe = c;
             c->piped[c->npiped++] = p->v[k];
         }
+        d->reach_holds += mu_dev_claim_unbound(c);
     }
 }
 
@@ -521,8 +567,10 @@ void mu_devices_unpipe(struct mu_devices *d, struct mu_devdemand *dm)
     for (size_t i = 0; i < dm->n; i++) {
         struct mu_dclaim *c = entry_claim(d, dm, i);
 
-        if (c)
+        if (c) {
+            d->reach_holds += mu_dev_claim_unbound(c);
             mu_dev_pipes_clear(c);
+        }
     }
 }
 
@@ -537,8 +585,10 @@ void mu_devices_give(struct mu_devices *d, struct mu_devdemand *dm)
         dm->c[i].taken = false;
         if (!c || c->users <= 0)
             continue;
-        if (--c->users == 0 && !c->api_alloc && c->nheld)
+        if (--c->users == 0 && !c->api_alloc && c->nheld) {
+            d->reach_holds += mu_dev_claim_unbound(c);
             mu_dev_holds_clear(c);
+        }
         if (c->leaving > c->users)
             c->leaving = c->users;
     }
@@ -552,6 +602,7 @@ void mu_devices_leaving(struct mu_devices *d, struct mu_devdemand *dm,
 
         if (!c || !dm->c[i].taken)
             continue;
+        d->reach_holds += mu_dev_claim_unbound(c);
         c->leaving += on ? 1 : -1;
         if (c->leaving < 0)
             c->leaving = 0;
@@ -560,10 +611,22 @@ void mu_devices_leaving(struct mu_devices *d, struct mu_devdemand *dm,
 
 /* ---- counting ---- */
 
+void mu_devices_unbound_quota(struct mu_devices *d, struct mu_resnames *rn,
+                              struct mu_res *out)
+{
+    quota_of(d, &d->unbound, rn, out);
+}
+
 void mu_devices_node_quota(struct mu_devices *d, const char *node,
                            struct mu_resnames *rn, struct mu_res *out)
 {
-    const struct mu_devnode *nd = mu_map_get(&d->nodes, node);
+    quota_of(d, mu_map_get(&d->nodes, node), rn, out);
+}
+
+/* Per mapped resource name, the usable devices of nd's own slices. */
+static void quota_of(struct mu_devices *d, const struct mu_devnode *nd,
+                     struct mu_resnames *rn, struct mu_res *out)
+{
     size_t it = 0, nc = 0, cap = 0;
     const char **names;
     struct {
@@ -655,18 +718,26 @@ void mu_devices_free_count(const struct mu_devices *d,
     }
     while (mu_map_next(&d->nodes, &it, &k, &v)) {
         const struct mu_devnode *nd = v;
-        int64_t n = 0;
+        int64_t own = 0, n;
 
         for (size_t i = 0; i < nd->n; i++)
-            n += free_on(d, c, o, nd->v[i]);
-        out->total += n;
+            own += free_on(d, c, o, nd->v[i]);
+        n = own;
+        for (size_t i = 0; i < nd->nreach; i++)
+            n += free_on(d, c, o, nd->reach[i]);
+        out->total += own; /* those it reaches: once, below */
         out->nodes += n > 0;
         out->best = MU_MAX(out->best, n);
     }
+    for (size_t i = 0; i < d->unbound.n; i++)
+        out->total += free_on(d, c, o, d->unbound.v[i]);
     it = 0;
-    while (mu_map_next(&d->slices, &it, &k, &v))
-        if (!((const struct mu_devslice *)v)->s.node)
-            out->unbound += free_on(d, c, o, v);
+    while (mu_map_next(&d->slices, &it, &k, &v)) {
+        const struct mu_devslice *s = v;
+
+        if (!s->s.node && !s->s.all_nodes && !s->s.node_sel.nterms)
+            out->unbound += free_on(d, c, o, s);
+    }
     e = &d->counts->e[d->counts->next++ % MU_DEV_COUNT_CACHE];
     e->opt = o;
     e->hold_gen = d->hold_gen;

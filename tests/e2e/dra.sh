@@ -24,7 +24,9 @@
 #    that does not run;
 #  - a claim of allocationMode All counts in its queue's capability as the
 #    most devices it could take on one node until it is allocated, then as
-#    the devices its allocation names.
+#    the devices its allocation names;
+#  - devices of a ResourceSlice with allNodes (reachable from every node)
+#    are planned too: a gang of 12 on 9 node devices and 3 such runs whole.
 #
 # Usage: tests/e2e/dra.sh MUSTER_BINARY
 # Env: MUSTER_E2E_KEEP=1 keeps the run directory (path printed on stderr).
@@ -296,5 +298,50 @@ print(sum(len((((c.get("status") or {}).get("allocation") or {}).get("devices") 
     [ "$n" -ge 1 ] && [ "$(gpus team-a)" = "$n" ] || { echo "claim holds $n, team-a allocated $(gpus team-a)"; return 1; }
 }
 check "team-a is charged the devices its allocation names" wait_for 30 all_charged
+
+# ---- f: devices not bound to one node (a ResourceSlice with allNodes) ----------
+# 9 devices on the nodes (4, 1, 4) and 3 in a slice every node reaches: a
+# gang of 12 runs whole only if muster plans the 3 as well.
+kubectl delete vcjob --all --wait=false >/dev/null
+check "every job gone for the last time" \
+    wait_for 120 bash -c "test \$(kubectl get pods --no-headers 2>/dev/null | wc -l) = 0 && test \$(kubectl get resourceclaims --no-headers 2>/dev/null | wc -l) = 0"
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: fabric-gpu}
+spec:
+  driver: gpu.example.com
+  allNodes: true
+  pool: {name: fabric, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, attributes: {model: {string: H100}}}
+  - {name: gpu-1, attributes: {model: {string: H100}}}
+  - {name: gpu-2, attributes: {model: {string: H100}}}
+YAML
+claimjob wide default 12
+check "a gang of 12 on 9 node devices and 3 reachable from every node runs whole" \
+    wait_for 120 equals 12 running wide-
+from_pool() { # PREFIX POOL: claims of PREFIX's pods allocated from POOL
+    kubectl get resourceclaims -o json | python3 -c '
+import json, sys
+n = 0
+for c in json.load(sys.stdin)["items"]:
+    if not c["metadata"]["name"].startswith(sys.argv[1]):
+        continue
+    for r in (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results", []):
+        n += r["pool"] == sys.argv[2]
+print(n)' "$1" "$2"
+}
+check "three of its claims are allocated from the allNodes pool" equals 3 from_pool wide- fabric
+check "no device is held twice" bash -c '
+kubectl get resourceclaims -o json | python3 -c "
+import json, sys
+seen = set()
+for c in json.load(sys.stdin)[\"items\"]:
+    for r in (((c.get(\"status\") or {}).get(\"allocation\") or {}).get(\"devices\") or {}).get(\"results\", []):
+        k = (r[\"pool\"], r[\"device\"])
+        assert k not in seen, k
+        seen.add(k)
+"'
 
 tap_end

@@ -643,35 +643,98 @@ START_TEST(test_quota_of_all_and_first_available_follows_the_allocation)
 }
 END_TEST
 
-/* Devices in a slice not bound to one node are not planned, and
- * why-pending counts them apart. */
-START_TEST(test_free_count_names_devices_of_slices_not_bound_to_a_node)
+/* A slice not bound to one node: `how` is its JSON member(s) standing
+ * for nodeName ("\"allNodes\":true", a nodeSelector...), n devices. */
+static void unbound_slice(const char *name, const char *how, int n)
 {
-    json_t *j = js("{\"metadata\":{\"name\":\"net\"},\"spec\":{\"driver\":"
-                   "\"gpu.x\",\"allNodes\":true,\"pool\":{\"name\":\"net\","
-                   "\"generation\":0,\"resourceSliceCount\":1},\"devices\":["
-                   "{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"}]}}");
-    struct mu_devfree f;
+    char devs[1024] = "";
+    size_t len = 0;
     struct mu_slice s;
-    struct mu_task *t;
     struct mu_err err;
+    json_t *j;
 
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(devs + len, sizeof(devs) - len,
+                                "%s{\"name\":\"%s-%d\"}", i ? "," : "",
+                                name, i);
+    j = js("{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"driver\":\"gpu.x\","
+           "%s,\"pool\":{\"name\":\"%s\",\"generation\":0,"
+           "\"resourceSliceCount\":1},\"devices\":[%s]}}",
+           name, how, name, devs);
     ck_assert_msg(mu_slice_decode(j, &s, &err) == 0, "%s", err.msg);
     ck_assert_ptr_null(s.node);
     mu_cluster_put_slice(&c, &s);
     json_decref(j);
+}
+
+static void labelled_node(const char *name, const char *labels)
+{
+    json_t *j = js("{\"metadata\":{\"name\":\"%s\",\"labels\":%s},"
+                   "\"status\":{\"allocatable\":{\"cpu\":\"8\","
+                   "\"pods\":\"10\"}}}", name, labels);
+    struct mu_node n;
+
+    ck_assert_int_eq(mu_node_decode(j, &c.rn, &n, NULL), 0);
+    ck_assert_ptr_nonnull(mu_cluster_add_node(&c, &n, NULL));
+    json_decref(j);
+}
+
+/* Devices of a slice with allNodes serve a pod on any node, those of a
+ * nodeSelector slice on the nodes it selects; each is held once, and a
+ * hold through one node moves every node that reaches it. They count in
+ * the total once. A perDeviceNodeSelection slice is not planned, and
+ * why-pending counts it apart. */
+START_TEST(test_slices_not_bound_to_a_node)
+{
+    struct mu_task *t[5];
+    struct mu_devfree f;
+    uint64_t gen1;
+    int gpu;
+
+    labelled_node("n3", "{\"rack\":\"a\"}");
     slice("s1", "n1", "p1", 0, 1, 1, "H100");
+    unbound_slice("net", "\"allNodes\":true", 2);
+    unbound_slice("rack", "\"nodeSelector\":{\"nodeSelectorTerms\":[{"
+                          "\"matchExpressions\":[{\"key\":\"rack\","
+                          "\"operator\":\"In\",\"values\":[\"a\"]}]}]}", 1);
+    unbound_slice("per", "\"perDeviceNodeSelection\":true", 4);
     template_("one", ONE);
-    t = pod("p", TMPL("one"), "{}");
-    ck_assert(fits(t, "n1"));
-    ck_assert(!fits(t, "n2")); /* the network devices are not planned */
-    mu_devices_free_count(&c.dev, t->dd, &f);
-    ck_assert_str_eq(f.class_name, "gpu");
-    ck_assert_int_eq(f.per, 1);
-    ck_assert_int_eq(f.total, 1);
-    ck_assert_int_eq(f.nodes, 1);
-    ck_assert_int_eq(f.best, 1);
-    ck_assert_int_eq(f.unbound, 3);
+    gpu = mu_resnames_index(&c.rn, "nvidia.com/gpu", false);
+    ck_assert_int_eq(c.total.v[gpu], 4); /* 1 + 2 + 1, each once */
+    for (int i = 0; i < 5; i++) {
+        char name[8];
+
+        snprintf(name, sizeof(name), "p%d", i);
+        t[i] = pod(name, TMPL("one"), "{}");
+    }
+    ck_assert(fits(t[0], "n1") && fits(t[0], "n2") && fits(t[0], "n3"));
+    mu_devices_free_count(&c.dev, t[0]->dd, &f);
+    ck_assert_int_eq(f.total, 4);
+    ck_assert_int_eq(f.nodes, 3);
+    ck_assert_int_eq(f.best, 3); /* n1: its own and the two of net; n3: net
+                                    and rack */
+    ck_assert_int_eq(f.unbound, 4);
+    /* two pods through n2 take net's two devices: n1 and n3 move too */
+    gen1 = mu_cluster_node(&c, "n1")->gen;
+    mu_task_place(&c, t[0], mu_cluster_node(&c, "n2"), MU_TASK_ALLOCATED);
+    mu_task_place(&c, t[1], mu_cluster_node(&c, "n2"), MU_TASK_ALLOCATED);
+    ck_assert_uint_gt(mu_cluster_node(&c, "n1")->gen, gen1);
+    ck_assert(!fits(t[2], "n2"));
+    ck_assert(fits(t[2], "n1")); /* its own device */
+    ck_assert(fits(t[2], "n3")); /* rack's */
+    mu_task_place(&c, t[2], mu_cluster_node(&c, "n3"), MU_TASK_ALLOCATED);
+    ck_assert(!fits(t[3], "n3"));
+    ck_assert(fits(t[3], "n1"));
+    mu_task_place(&c, t[3], mu_cluster_node(&c, "n1"), MU_TASK_ALLOCATED);
+    ck_assert(!fits(t[4], "n1") && !fits(t[4], "n2") && !fits(t[4], "n3"));
+    /* one leaves n2: its device is free again, for every node */
+    mu_task_unplace(&c, t[0]);
+    ck_assert(fits(t[4], "n1") && fits(t[4], "n2") && fits(t[4], "n3"));
+    /* the allNodes slice goes: its holder keeps nothing, and the total
+     * drops by its two */
+    mu_cluster_del_slice(&c, "net");
+    ck_assert_int_eq(c.total.v[gpu], 2);
+    ck_assert(!fits(t[4], "n2"));
 }
 END_TEST
 
@@ -780,8 +843,7 @@ int main(void)
     tcase_add_test(tc, test_shared_claim_is_not_charged_per_pod);
     tcase_add_test(
         tc, test_quota_of_all_and_first_available_follows_the_allocation);
-    tcase_add_test(
-        tc, test_free_count_names_devices_of_slices_not_bound_to_a_node);
+    tcase_add_test(tc, test_slices_not_bound_to_a_node);
     tcase_add_test(tc, test_status_without_a_claim_name_needs_none);
     tcase_add_test(tc, test_extended_resource_served_by_a_class);
     tcase_add_test(tc, test_pipelined_tasks_do_not_share_a_future_device);
