@@ -10,7 +10,12 @@
  * present (older generations' devices are kept only for the claims that
  * hold them). A device is held by at most one claim: one that the API shows
  * allocated (status.allocation names it), or one that muster plans on a
- * node (a task placed this cycle or binding).
+ * node (a task placed this cycle or binding). A slice not bound to one node
+ * (allNodes, or a nodeSelector) serves every node that reaches it: each
+ * node's entry lists those slices after its own (mu_devices_node_reach),
+ * a hold taken through one node is seen by all of them (reach_holds: the
+ * cluster touches them), and a claim holding only such devices has no node
+ * (it fits wherever all of them are reached).
  *
  * A pod's claims are resolved into a struct mu_devdemand: the claim it
  * names, the claim made for its template (or, until that claim exists, a
