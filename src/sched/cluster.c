@@ -736,6 +736,7 @@ void mu_cluster_remove_node(struct mu_cluster *c, struct mu_cnode *n)
     mu_map_del(&c->node_by_name, n->spec.meta.name);
     mu_res_sub(&c->total, &n->spec.allocatable);
     mu_res_sub(&c->total, &n->devq);
+    mu_devices_node_reach(&c->dev, n->spec.meta.name, NULL); /* gone */
     node_free(n);
     c->node_gen++;
     c->node_set_gen++;

@@ -22,6 +22,8 @@ void mu_cluster_dra_sync(struct mu_cluster *c)
                 mu_cluster_redemand_task(c, c->tasks[i]);
     }
     if (d->quota_stale) {
+        if (d->unbound.n) /* their devices in the total too */
+            d->reach_gen++;
         for (size_t i = 0; i < c->nnodes; i++) {
             node_quota(c, c->nodes[i]);
             mu_cluster_touch_node(c, c->nodes[i]);

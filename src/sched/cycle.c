@@ -112,8 +112,8 @@ static void devices_text(const struct mu_cluster *c, const struct mu_task *t,
                    (long long)f.total, (long long)f.nodes,
                    f.nodes == 1 ? "" : "s", (long long)f.best);
     if (f.unbound)
-        mu_sb_addf(sb, " (and %lld in ResourceSlices not bound to one node, "
-                       "which muster does not plan)",
+        mu_sb_addf(sb, " (and %lld in ResourceSlices with "
+                       "perDeviceNodeSelection, which muster does not plan)",
                    (long long)f.unbound);
 }
 

@@ -15,8 +15,11 @@ void mu_dev_hold_drop(struct mu_dclaim *c, struct mu_cdev *dev)
             c->nheld--;
             break;
         }
-    if (!c->nheld)
-        c->node = NULL;
+    /* the node of a device still held (c->node may point into the
+     * dropped device's slice, which may be about to go) */
+    c->node = NULL;
+    for (size_t i = 0; i < c->nheld && !c->node; i++)
+        c->node = c->held[i]->slice->node;
     dev->holder = NULL;
 }
 

@@ -384,8 +384,11 @@ static void hold_api(struct mu_devices *d, struct mu_dclaim *c)
 
             d->reach_holds += mu_dev_claim_unbound(v);
             mu_dev_holds_clear(v);
-            if (node)
-                mu_dev_plan_claim(d, v, mu_map_get(&d->nodes, node));
+            /* on the node it was planned on (a device not bound to one
+             * node has none of its own) */
+            mu_dev_plan_claim(d, v, node ? mu_map_get(&d->nodes, node)
+                                         : v->plan_nd);
+            d->reach_holds += mu_dev_claim_unbound(v);
             note_node(d, node);
         }
     }
@@ -501,16 +504,24 @@ void mu_devices_node_reach(struct mu_devices *d, const char *name,
                            const struct mu_kvs *labels)
 {
     struct mu_devnode *nd = list_at(&d->nodes, name);
+    size_t n = 0;
+    bool moved = false;
 
-    nd->nreach = 0;
-    for (size_t i = 0; i < d->unbound.n; i++) {
+    for (size_t i = 0; labels && i < d->unbound.n; i++) {
         struct mu_devslice *s = d->unbound.v[i];
 
         if (!s->s.all_nodes &&
             !mu_affinity_matches(&s->s.node_sel, labels, name))
             continue;
-        mu_xgrow((void **)&nd->reach, &nd->cap_reach, nd->nreach + 1,
+        mu_xgrow((void **)&nd->reach, &nd->cap_reach, n + 1,
                  sizeof(*nd->reach));
-        nd->reach[nd->nreach++] = s;
+        moved |= n >= nd->nreach || nd->reach[n] != s;
+        nd->reach[n++] = s;
+    }
+    moved |= n != nd->nreach;
+    nd->nreach = n;
+    if (moved) { /* what an option takes at most, or finds free, moved */
+        d->hold_gen++;
+        d->slice_gen++;
     }
 }

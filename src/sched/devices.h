@@ -96,6 +96,8 @@ struct mu_dclaim {
     size_t nheld, cap_held;
     struct mu_cdev **held;
     const char *node;          /* node of the held devices, or NULL */
+    const struct mu_devnode *plan_nd; /* the node entry muster last
+                                  planned it on (lives as the inventory) */
     size_t npiped, cap_piped;
     struct mu_cdev **piped;    /* devices promised to it (mu_cdev.pipe) */
     int users;                 /* placed tasks that use it */
@@ -232,8 +234,10 @@ void mu_devdemand_release(struct mu_devdemand *dm);
  * lives as long as the inventory, so a cluster node keeps the pointer. */
 struct mu_devnode *mu_devices_node(struct mu_devices *d, const char *name);
 /* Lists in node `name`'s entry the unbound slices a node of that name and
- * labels reaches. The cluster calls it when a node comes or its labels
- * change, and for every node when reach_gen moved. */
+ * labels reaches (labels NULL: none, the node is gone). The cluster calls
+ * it when a node comes, goes or its labels change, and for every node
+ * when reach_gen moved. A list that changes moves hold_gen and slice_gen
+ * (the counts remembered, the All quotas). */
 void mu_devices_node_reach(struct mu_devices *d, const char *name,
                            const struct mu_kvs *labels);
 /* Per mapped resource name, the usable devices of the unbound slices
@@ -281,9 +285,8 @@ struct mu_devfree {
     int64_t total;          /* free over all nodes */
     int64_t nodes;          /* on how many nodes */
     int64_t best;           /* the most on one node */
-    int64_t unbound;        /* free in slices not bound to one node
-                               (allNodes, nodeSelector, per device), which
-                               muster does not plan */
+    int64_t unbound;        /* free in slices with perDeviceNodeSelection,
+                               which muster does not plan */
 };
 void mu_devices_free_count(const struct mu_devices *d,
                            const struct mu_devdemand *dm,

@@ -512,6 +512,7 @@ void mu_dev_plan_claim(const struct mu_devices *d, struct mu_dclaim *c,
     struct picks pk, *p = &pk;
 
     p->n = 0;
+    c->plan_nd = nd;
     pick_claim(d, nd, c, false, false, p);
     for (size_t k = 0; k < p->n; k++)
         mu_dev_hold_add(c, p->v[k]);
@@ -528,11 +529,10 @@ void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
             (dm->c[i].ext_dim >= 0 && (node_dims >> dm->c[i].ext_dim & 1u)))
             continue;
         /* the API's allocation is the API's: only its users are counted */
-        if (!c->api_alloc && !c->nheld && !c->users) {
+        if (!c->api_alloc && !c->nheld && !c->users)
             mu_dev_plan_claim(d, c, nd);
-            d->reach_holds += mu_dev_claim_unbound(c);
-        }
-        c->users++;
+        c->users++; /* moves when its devices are free (leaving, users) */
+        d->reach_holds += mu_dev_claim_unbound(c);
         dm->c[i].taken = true;
     }
 }
@@ -585,10 +585,9 @@ void mu_devices_give(struct mu_devices *d, struct mu_devdemand *dm)
         dm->c[i].taken = false;
         if (!c || c->users <= 0)
             continue;
-        if (--c->users == 0 && !c->api_alloc && c->nheld) {
-            d->reach_holds += mu_dev_claim_unbound(c);
+        d->reach_holds += mu_dev_claim_unbound(c);
+        if (--c->users == 0 && !c->api_alloc && c->nheld)
             mu_dev_holds_clear(c);
-        }
         if (c->leaving > c->users)
             c->leaving = c->users;
     }

@@ -174,8 +174,8 @@ static void devices_clause(const struct mu_cluster *c, const struct mu_task *t,
         clause(sb,
                "devices of class %s: %lld needed (%lld per pod), %lld free on "
                "%lld node(s), at most %lld on one node; %lld more are in "
-               "ResourceSlices not bound to one node (allNodes, nodeSelector), "
-               "which muster does not plan yet",
+               "ResourceSlices with perDeviceNodeSelection, which muster "
+               "does not plan yet",
                f.class_name, (long long)(f.per * need), (long long)f.per,
                (long long)f.total, (long long)f.nodes, (long long)f.best,
                (long long)f.unbound);

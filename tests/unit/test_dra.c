@@ -738,6 +738,66 @@ START_TEST(test_slices_not_bound_to_a_node)
 }
 END_TEST
 
+#define TWO                                                               \
+    "[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu\","        \
+    "\"count\":2}}]"
+
+/* The edges of devices not bound to one node: a claim holding one of
+ * them and one of a node slice that goes; a device the API allocates
+ * away from a claim muster planned; a node that comes and reaches more;
+ * a class that comes after the slices. */
+START_TEST(test_slices_not_bound_to_a_node_edges)
+{
+    struct mu_task *a, *b, *all;
+    int gpu, x;
+
+    slice("s1", "n1", "p1", 0, 1, 1, "H100");
+    unbound_slice("net", "\"allNodes\":true", 2);
+    template_("two", TWO);
+    template_("one", ONE);
+    /* a's claim: n1's device and one of net; n1's slice goes: the claim
+     * keeps net's, usable from every node */
+    a = pod("a", TMPL("two"), "{}");
+    mu_task_place(&c, a, mu_cluster_node(&c, "n1"), MU_TASK_ALLOCATED);
+    mu_cluster_del_slice(&c, "s1");
+    ck_assert(fits(a, "n2"));
+    ck_assert(fits(a, "n1"));
+    mu_task_unplace(&c, a);
+    /* b planned on n2 takes net-0; the API allocates net-0 to claim x:
+     * b's claim is planned again on n2, and nothing is left */
+    b = pod("b", TMPL("one"), "{}");
+    mu_task_place(&c, b, mu_cluster_node(&c, "n2"), MU_TASK_ALLOCATED);
+    claim("x", ONE, "{\"allocation\":{\"devices\":{\"results\":[{"
+                    "\"request\":\"gpu\",\"driver\":\"gpu.x\",\"pool\":"
+                    "\"net\",\"device\":\"net-0\"}]}}}");
+    ck_assert(!fits(pod("c", TMPL("one"), "{}"), "n2"));
+    /* an All pod counts the most one node reaches; a node reaching more
+     * comes: counted at the next cycle */
+    template_("all", ALL_REQ);
+    all = pod("all", TMPL("all"), "{}");
+    gpu = mu_resnames_index(&c.rn, "nvidia.com/gpu", false);
+    ck_assert_int_eq(all->qreq->v[gpu], 2);
+    unbound_slice("rack", "\"nodeSelector\":{\"nodeSelectorTerms\":[{"
+                          "\"matchExpressions\":[{\"key\":\"rack\","
+                          "\"operator\":\"In\",\"values\":[\"a\"]}]}]}", 3);
+    mu_cluster_dra_settle(&c);
+    ck_assert_int_eq(all->qreq->v[gpu], 2); /* no node in rack a yet */
+    labelled_node("n3", "{\"rack\":\"a\"}");
+    mu_cluster_dra_settle(&c);
+    ck_assert_int_eq(all->qreq->v[gpu], 5);
+    mu_cluster_remove_node(&c, mu_cluster_node(&c, "n3"));
+    mu_cluster_dra_settle(&c);
+    ck_assert_int_eq(all->qreq->v[gpu], 2);
+    /* a class that maps another name, after the slices: their devices
+     * count in the total once */
+    class_("gpu2", "\"device.driver == \\\"gpu.x\\\"\"", "example.com/x");
+    x = mu_resnames_index(&c.rn, "example.com/x", false);
+    ck_assert_int_ge(x, 0);
+    ck_assert_int_eq(c.total.v[x], 5); /* net's 2 and rack's 3 */
+    ck_assert_int_eq(c.total.v[gpu], 5);
+}
+END_TEST
+
 START_TEST(test_status_without_a_claim_name_needs_none)
 {
     struct mu_pod p;
@@ -844,6 +904,7 @@ int main(void)
     tcase_add_test(
         tc, test_quota_of_all_and_first_available_follows_the_allocation);
     tcase_add_test(tc, test_slices_not_bound_to_a_node);
+    tcase_add_test(tc, test_slices_not_bound_to_a_node_edges);
     tcase_add_test(tc, test_status_without_a_claim_name_needs_none);
     tcase_add_test(tc, test_extended_resource_served_by_a_class);
     tcase_add_test(tc, test_pipelined_tasks_do_not_share_a_future_device);

@@ -17,6 +17,8 @@ static void node_max(const struct mu_cluster *c, struct mu_res *max)
         struct mu_res r = c->nodes[i]->spec.allocatable;
 
         mu_res_add(&r, &c->nodes[i]->devq);
+        /* and, at most, every device not bound to one node */
+        mu_res_add(&r, &c->dev_unbound_q);
         mu_res_max(max, &r);
     }
 }
@@ -112,6 +114,8 @@ static const struct mu_res *dom_caps(const struct mu_cluster *c,
             mu_res_add(&dc->cap[k], &n->spec.allocatable);
             mu_res_add(&dc->cap[k], &n->devq); /* DRA devices by quota */
         }
+    for (size_t k = 0; k < t->ndom; k++) /* at most, every unbound one */
+        mu_res_add(&dc->cap[k], &c->dev_unbound_q);
     return dc->cap;
 }
 
