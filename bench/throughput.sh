@@ -1293,7 +1293,9 @@ run_one() {
     "$PY" "$D/bench.py" watch --kubeconfig "$KUBECONFIG" --ns bench --expect "$PODS" \
         --timeout "$RUN_TIMEOUT" --out "$RD/binds.txt" --ready "$RD/ready" >"$RD/watch.log" 2>&1 &
     local wpid=$!
-    for _ in $(seq 1 600); do [ -s "$RD/ready" ] && break; kill -0 $wpid 2>/dev/null || break; sleep 0.1; done
+    # its LIST of the backlog first: 60 s, and a second per thousand pods
+    # (200,000 pods took more than a minute to list here)
+    for _ in $(seq 1 $((600 + PODS / 100))); do [ -s "$RD/ready" ] && break; kill -0 $wpid 2>/dev/null || break; sleep 0.1; done
     [ -s "$RD/ready" ] || { cat "$RD/watch.log" >&2; kill $wpid 2>/dev/null; log "watcher did not start"; FAILED=1; return; }
     cpu_snapshot >"$RD/cpu-before.txt"
     apiserver_metrics >"$RD/apiserver-before.txt"
@@ -1419,7 +1421,7 @@ if [ "$RESTART_PENDING" -gt 0 ] && want muster; then
         "$PY" "$D/bench.py" watch --kubeconfig "$KUBECONFIG" --ns bench --expect "$(( RG * SIZE ))" --selector restart=1 \
             --timeout "${MUSTER_BENCH_RUN_TIMEOUT:-$(( 300 + RG * SIZE / 10 ))}" --out "$RD/binds.txt" --ready "$RD/ready" >"$RD/watch.log" 2>&1 &
         wpid=$!
-        for _ in $(seq 1 600); do [ -s "$RD/ready" ] && break; kill -0 $wpid 2>/dev/null || break; sleep 0.1; done
+        for _ in $(seq 1 $((600 + (GB + RG) * SIZE / 100))); do [ -s "$RD/ready" ] && break; kill -0 $wpid 2>/dev/null || break; sleep 0.1; done
         rss_sampler "$RD/rss.txt" &
         rsspid=$!
         t0=$EPOCHREALTIME mready="" ksready=""
