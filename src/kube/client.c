@@ -620,6 +620,12 @@ int mu_kube_http_errno(long status, const json_t *status_obj)
     }
 }
 
+bool mu_kube_not_done(int rc)
+{
+    return rc == -ENOMEM || rc == -EINVAL || rc == -EACCES || rc == -EPERM ||
+           rc == -EOPNOTSUPP || rc == -EAGAIN;
+}
+
 int mu_kube_call(struct mu_kube *k, const char *method, const char *path,
                  const struct mu_kube_param *query, const json_t *body,
                  const char *content_type, json_t **resp, struct mu_err *err)

@@ -52,6 +52,7 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 #include "common/mu.h"
 #include "kube/caps.h"
@@ -185,6 +186,11 @@ int mu_kube_request(struct mu_kube *k, const char *method, const char *path,
  *   504 -> -ETIMEDOUT    other 4xx -> -EPROTO   other 5xx -> -EIO
  */
 int mu_kube_http_errno(long status, const json_t *status_obj);
+/* Whether a call that returned rc surely did nothing on the server: it was
+ * refused before it was carried out (400, 401, 403, 405, 422, 429) or
+ * never sent (-ENOMEM, or -EINVAL for a bad argument). A timeout, a
+ * transport failure or a 5xx may have been carried out: false. */
+bool mu_kube_not_done(int rc);
 
 /*
  * mu_kube_request() with HTTP errors mapped by mu_kube_http_errno(): 0 only

@@ -111,10 +111,10 @@ static void devices_text(const struct mu_cluster *c, const struct mu_task *t,
         mu_sb_addf(sb, "free: %lld on %lld node%s, at most %lld on one node",
                    (long long)f.total, (long long)f.nodes,
                    f.nodes == 1 ? "" : "s", (long long)f.best);
-    if (f.unbound)
+    if (f.unplanned)
         mu_sb_addf(sb, " (and %lld in ResourceSlices with "
                        "perDeviceNodeSelection, which muster does not plan)",
-                   (long long)f.unbound);
+                   (long long)f.unplanned);
 }
 
 static void nodes_text(const struct mu_cluster *c, const struct mu_job *j,

@@ -35,7 +35,7 @@ void mu_dev_hold_add(struct mu_dclaim *c, struct mu_cdev *dev)
     dev->holder = c;
 }
 
-bool mu_dev_claim_unbound(const struct mu_dclaim *c)
+static bool claim_unbound(const struct mu_dclaim *c)
 {
     for (size_t i = 0; i < c->nheld; i++)
         if (!c->held[i]->slice->node)
@@ -44,6 +44,12 @@ bool mu_dev_claim_unbound(const struct mu_dclaim *c)
         if (!c->piped[i]->slice->node)
             return true;
     return false;
+}
+
+void mu_dev_note_reach(struct mu_devices *d, const struct mu_dclaim *c)
+{
+    if (d->unbound.n && claim_unbound(c))
+        d->reach_holds++;
 }
 
 void mu_dev_holds_clear(struct mu_dclaim *c)

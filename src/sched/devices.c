@@ -82,6 +82,12 @@ static bool unbound(const struct mu_slice *s)
     return !s->node && (s->all_nodes || s->node_sel.nterms > 0);
 }
 
+/* A slice muster does not plan: not on one node, not unbound. */
+static bool unplanned(const struct mu_slice *s)
+{
+    return !s->node && !unbound(s);
+}
+
 /* A pool's devices are usable when every slice of its newest generation
  * is there. */
 static void pool_update(struct mu_devices *d, const char *key)
@@ -183,6 +189,8 @@ static void slice_unlink(struct mu_devices *d, struct mu_devslice *s,
         }
         d->reach_gen++;
     }
+    if (unplanned(&s->s))
+        list_del(&d->unplanned, s);
     list_del(list_at(&d->pools, s->pool_key), s);
     note_node(d, s->s.node);
 }
@@ -254,6 +262,8 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
         list_add(&d->unbound, s);
         d->reach_gen++;
     }
+    if (unplanned(&s->s))
+        list_add(&d->unplanned, s);
     list_add(list_at(&d->pools, s->pool_key), s);
     note_node(d, s->s.node);
     pool_update(d, s->pool_key);
@@ -362,7 +372,7 @@ void mu_devices_set_maps(struct mu_devices *d, const struct mu_devmap *m,
 static void hold_api(struct mu_devices *d, struct mu_dclaim *c)
 {
     note_node(d, c->node);
-    d->reach_holds += mu_dev_claim_unbound(c);
+    mu_dev_note_reach(d, c);
     mu_dev_holds_clear(c);
     mu_dev_want_clear(d, c);
     c->want = mu_xcalloc(c->api.nresults + 1, sizeof(*c->want));
@@ -382,13 +392,13 @@ static void hold_api(struct mu_devices *d, struct mu_dclaim *c)
         if (v && v != c && !v->api_alloc && v->users > 0) {
             const char *node = dev->slice->node;
 
-            d->reach_holds += mu_dev_claim_unbound(v);
+            mu_dev_note_reach(d, v);
             mu_dev_holds_clear(v);
             /* on the node it was planned on (a device not bound to one
              * node has none of its own) */
             mu_dev_plan_claim(d, v, node ? mu_map_get(&d->nodes, node)
                                          : v->plan_nd);
-            d->reach_holds += mu_dev_claim_unbound(v);
+            mu_dev_note_reach(d, v);
             note_node(d, node);
         }
     }
@@ -419,7 +429,7 @@ void mu_devices_put_claim(struct mu_devices *d, struct mu_claim *in)
     } else if (was) {
         /* deallocated: what muster plans for it now is the users' */
         note_node(d, c->node);
-        d->reach_holds += mu_dev_claim_unbound(c);
+        mu_dev_note_reach(d, c);
         mu_dev_holds_clear(c);
         mu_dev_want_clear(d, c);
     }
@@ -436,7 +446,7 @@ void mu_devices_del_claim(struct mu_devices *d, const char *ns,
         return;
     d->hold_gen++;
     note_node(d, c->node);
-    d->reach_holds += mu_dev_claim_unbound(c);
+    mu_dev_note_reach(d, c);
     mu_dev_claim_free(d, c);
 }
 
@@ -485,6 +495,7 @@ void mu_devices_release(struct mu_devices *d)
     free_lists(&d->nodes);
     free_lists(&d->pools);
     free(d->unbound.v);
+    free(d->unplanned.v);
     mu_devices_set_maps(d, NULL, 0);
     free(d->maps);
     mu_devices_clear_changed(d);

@@ -134,6 +134,8 @@ struct mu_devices {
     struct mu_map templates;   /* "ns/name" -> struct mu_claimtemplate * */
     struct mu_map pools;       /* "driver/pool" -> struct mu_devnode * */
     struct mu_devnode unbound; /* the slices of allNodes or a nodeSelector */
+    struct mu_devnode unplanned; /* those of perDeviceNodeSelection: not
+                                  planned, counted apart in why-pending */
     uint64_t reach_gen;        /* moves when unbound's slices come, go or
                                   change usability: every node's reach list
                                   and the cluster's total may differ */
@@ -285,7 +287,7 @@ struct mu_devfree {
     int64_t total;          /* free over all nodes */
     int64_t nodes;          /* on how many nodes */
     int64_t best;           /* the most on one node */
-    int64_t unbound;        /* free in slices with perDeviceNodeSelection,
+    int64_t unplanned;      /* free in slices with perDeviceNodeSelection,
                                which muster does not plan */
 };
 void mu_devices_free_count(const struct mu_devices *d,

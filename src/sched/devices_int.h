@@ -13,7 +13,7 @@
 struct devcount {
     const void *opt;
     uint64_t hold_gen, gen;
-    int64_t total, nodes, best, unbound;
+    int64_t total, nodes, best, unplanned;
 };
 
 /* The most devices an All option selects on one node (devplace.c); like
@@ -37,9 +37,10 @@ struct mu_devcounts {
 void mu_dev_hold_add(struct mu_dclaim *c, struct mu_cdev *dev);
 void mu_dev_hold_drop(struct mu_dclaim *c, struct mu_cdev *dev);
 void mu_dev_holds_clear(struct mu_dclaim *c);
-/* Whether c holds or is promised a device of a slice not bound to one
- * node (every node that reaches it sees the change when that moves). */
-bool mu_dev_claim_unbound(const struct mu_dclaim *c);
+/* Moves d->reach_holds when c holds or is promised a device of a slice
+ * not bound to one node: what c does next (take, free, promise, leave)
+ * changes every node that reaches it. */
+void mu_dev_note_reach(struct mu_devices *d, const struct mu_dclaim *c);
 void mu_dev_pipe_drop(struct mu_dclaim *c, struct mu_cdev *dev);
 void mu_dev_pipes_clear(struct mu_dclaim *c);
 /* Forgets the device keys c waits for (d->wanted). */

@@ -532,7 +532,7 @@ void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
         if (!c->api_alloc && !c->nheld && !c->users)
             mu_dev_plan_claim(d, c, nd);
         c->users++; /* moves when its devices are free (leaving, users) */
-        d->reach_holds += mu_dev_claim_unbound(c);
+        mu_dev_note_reach(d, c);
         dm->c[i].taken = true;
     }
 }
@@ -557,7 +557,7 @@ void mu_devices_pipe(struct mu_devices *d, struct mu_devdemand *dm,
             p->v[k]->pipe = c;
             c->piped[c->npiped++] = p->v[k];
         }
-        d->reach_holds += mu_dev_claim_unbound(c);
+        mu_dev_note_reach(d, c);
     }
 }
 
@@ -568,7 +568,7 @@ void mu_devices_unpipe(struct mu_devices *d, struct mu_devdemand *dm)
         struct mu_dclaim *c = entry_claim(d, dm, i);
 
         if (c) {
-            d->reach_holds += mu_dev_claim_unbound(c);
+            mu_dev_note_reach(d, c);
             mu_dev_pipes_clear(c);
         }
     }
@@ -585,7 +585,7 @@ void mu_devices_give(struct mu_devices *d, struct mu_devdemand *dm)
         dm->c[i].taken = false;
         if (!c || c->users <= 0)
             continue;
-        d->reach_holds += mu_dev_claim_unbound(c);
+        mu_dev_note_reach(d, c);
         if (--c->users == 0 && !c->api_alloc && c->nheld)
             mu_dev_holds_clear(c);
         if (c->leaving > c->users)
@@ -601,7 +601,7 @@ void mu_devices_leaving(struct mu_devices *d, struct mu_devdemand *dm,
 
         if (!c || !dm->c[i].taken)
             continue;
-        d->reach_holds += mu_dev_claim_unbound(c);
+        mu_dev_note_reach(d, c);
         c->leaving += on ? 1 : -1;
         if (c->leaving < 0)
             c->leaving = 0;
@@ -711,7 +711,7 @@ void mu_devices_free_count(const struct mu_devices *d,
             out->total = e->total;
             out->nodes = e->nodes;
             out->best = e->best;
-            out->unbound = e->unbound;
+            out->unplanned = e->unplanned;
             return;
         }
     }
@@ -730,13 +730,8 @@ void mu_devices_free_count(const struct mu_devices *d,
     }
     for (size_t i = 0; i < d->unbound.n; i++)
         out->total += free_on(d, c, o, d->unbound.v[i]);
-    it = 0;
-    while (mu_map_next(&d->slices, &it, &k, &v)) {
-        const struct mu_devslice *s = v;
-
-        if (!s->s.node && !s->s.all_nodes && !s->s.node_sel.nterms)
-            out->unbound += free_on(d, c, o, s);
-    }
+    for (size_t i = 0; i < d->unplanned.n; i++)
+        out->unplanned += free_on(d, c, o, d->unplanned.v[i]);
     e = &d->counts->e[d->counts->next++ % MU_DEV_COUNT_CACHE];
     e->opt = o;
     e->hold_gen = d->hold_gen;
@@ -744,5 +739,5 @@ void mu_devices_free_count(const struct mu_devices *d,
     e->total = out->total;
     e->nodes = out->nodes;
     e->best = out->best;
-    e->unbound = out->unbound;
+    e->unplanned = out->unplanned;
 }

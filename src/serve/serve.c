@@ -212,14 +212,6 @@ static void push_undo(struct mu_serve *sv, const char *ns, const char *name,
     mu_evq_push(&sv->q, ev);
 }
 
-/* A DELETE that surely deleted nothing: never sent, or refused before it
- * was done (400, 401, 403, 405, 422, 429). */
-static bool deleted_nothing(int r)
-{
-    return r == -ENOMEM || r == -EINVAL || r == -EACCES || r == -EPERM ||
-           r == -EOPNOTSUPP || r == -EAGAIN;
-}
-
 static int unbind_fn(void *ctx, const char *ns, const char *name,
                      const char *uid, struct mu_err *err)
 {
@@ -243,7 +235,7 @@ static int unbind_fn(void *ctx, const char *ns, const char *name,
 
     if (r == -ENOENT || r == -EBUSY) /* gone, or the name is another's */
         r = 0;
-    if (deleted_nothing(r)) /* still there, still bound */
+    if (mu_kube_not_done(r)) /* still there, still bound */
         push_undo(sv, ns, name, uid, false);
     mu_kube_pool_put(sv->bind_pool, k);
     json_decref(opts);

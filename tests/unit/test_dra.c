@@ -75,16 +75,21 @@ static void slice(const char *name, const char *node, const char *pool,
     json_decref(j);
 }
 
-static void node(const char *name)
+static void labelled_node(const char *name, const char *labels)
 {
-    json_t *j = js("{\"metadata\":{\"name\":\"%s\"},\"status\":"
-                   "{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"10\"}}}",
-                   name);
+    json_t *j = js("{\"metadata\":{\"name\":\"%s\",\"labels\":%s},"
+                   "\"status\":{\"allocatable\":{\"cpu\":\"8\","
+                   "\"pods\":\"10\"}}}", name, labels);
     struct mu_node n;
 
     ck_assert_int_eq(mu_node_decode(j, &c.rn, &n, NULL), 0);
     ck_assert_ptr_nonnull(mu_cluster_add_node(&c, &n, NULL));
     json_decref(j);
+}
+
+static void node(const char *name)
+{
+    labelled_node(name, "{}");
 }
 
 static void template_(const char *name, const char *requests)
@@ -581,6 +586,27 @@ END_TEST
     "\"deviceClassName\":\"gpu\",\"count\":4},{\"name\":\"mig\","        \
     "\"deviceClassName\":\"mig\"}]}]"
 
+/* Task t (pod `name` of template `name`) made again with its claim
+ * "<name>-g" of requests `reqs`, allocated the devices `results` (JSON
+ * objects, comma-separated): the pod as it is once its claim is made. */
+static struct mu_task *allocated(struct mu_task *t, const char *name,
+                                 const char *reqs, const char *results)
+{
+    char tmpl[128], status[256], cname[64], alloc[1024];
+
+    mu_cluster_remove_task(&c, t);
+    snprintf(tmpl, sizeof(tmpl), TMPL("%s"), name);
+    snprintf(cname, sizeof(cname), "%s-g", name);
+    snprintf(status, sizeof(status),
+             "{\"resourceClaimStatuses\":[{\"name\":\"gpu\","
+             "\"resourceClaimName\":\"%s\"}]}", cname);
+    snprintf(alloc, sizeof(alloc),
+             "{\"allocation\":{\"devices\":{\"results\":[%s]}}}", results);
+    t = pod(name, tmpl, status);
+    claim(cname, reqs, alloc);
+    return t;
+}
+
 /* The quota of an All request: the most devices it selects on one node
  * while pending (moving with the slices), the devices its allocation
  * names once allocated. A firstAvailable request: its first choice while
@@ -616,14 +642,10 @@ START_TEST(test_quota_of_all_and_first_available_follows_the_allocation)
     mu_cluster_dra_settle(&c);
     ck_assert_int_eq(all->qreq->v[gpu], 4);
     /* allocated on n1: its two devices */
-    mu_cluster_remove_task(&c, all);
-    all = pod("all", TMPL("all"), "{\"resourceClaimStatuses\":[{\"name\":"
-                                  "\"gpu\",\"resourceClaimName\":\"all-g\"}]}");
-    claim("all-g", ALL_REQ,
-          "{\"allocation\":{\"devices\":{\"results\":["
-          "{\"request\":\"g\",\"driver\":\"gpu.x\",\"pool\":\"p1\","
-          "\"device\":\"s1-0\"},{\"request\":\"g\",\"driver\":\"gpu.x\","
-          "\"pool\":\"p1\",\"device\":\"s1-1\"}]}}}");
+    all = allocated(all, "all", ALL_REQ,
+                    "{\"request\":\"g\",\"driver\":\"gpu.x\",\"pool\":\"p1\","
+                    "\"device\":\"s1-0\"},{\"request\":\"g\",\"driver\":"
+                    "\"gpu.x\",\"pool\":\"p1\",\"device\":\"s1-1\"}");
     ck_assert(!all->dd->by_slices);
     ck_assert_int_eq(all->qreq->v[gpu], 2);
     slice("s4", "n3", "p4", 0, 1, 8, "H100");
@@ -631,13 +653,9 @@ START_TEST(test_quota_of_all_and_first_available_follows_the_allocation)
     ck_assert_int_eq(all->qreq->v[gpu], 2);
     /* the firstAvailable claim allocated its second choice (one device
      * of class mig): charged as such */
-    mu_cluster_remove_task(&c, fa);
-    fa = pod("fa", TMPL("fa"), "{\"resourceClaimStatuses\":[{\"name\":"
-                                "\"gpu\",\"resourceClaimName\":\"fa-g\"}]}");
-    claim("fa-g", FA_REQ,
-          "{\"allocation\":{\"devices\":{\"results\":["
-          "{\"request\":\"g/mig\",\"driver\":\"gpu.x\",\"pool\":\"p1\","
-          "\"device\":\"s1-0\"}]}}}");
+    fa = allocated(fa, "fa", FA_REQ,
+                   "{\"request\":\"g/mig\",\"driver\":\"gpu.x\",\"pool\":"
+                   "\"p1\",\"device\":\"s1-0\"}");
     ck_assert_int_eq(fa->qreq->v[gpu], 0);
     ck_assert_int_eq(fa->qreq->v[mig], 1);
 }
@@ -664,18 +682,6 @@ static void unbound_slice(const char *name, const char *how, int n)
     ck_assert_msg(mu_slice_decode(j, &s, &err) == 0, "%s", err.msg);
     ck_assert_ptr_null(s.node);
     mu_cluster_put_slice(&c, &s);
-    json_decref(j);
-}
-
-static void labelled_node(const char *name, const char *labels)
-{
-    json_t *j = js("{\"metadata\":{\"name\":\"%s\",\"labels\":%s},"
-                   "\"status\":{\"allocatable\":{\"cpu\":\"8\","
-                   "\"pods\":\"10\"}}}", name, labels);
-    struct mu_node n;
-
-    ck_assert_int_eq(mu_node_decode(j, &c.rn, &n, NULL), 0);
-    ck_assert_ptr_nonnull(mu_cluster_add_node(&c, &n, NULL));
     json_decref(j);
 }
 
@@ -713,7 +719,7 @@ START_TEST(test_slices_not_bound_to_a_node)
     ck_assert_int_eq(f.nodes, 3);
     ck_assert_int_eq(f.best, 3); /* n1: its own and the two of net; n3: net
                                     and rack */
-    ck_assert_int_eq(f.unbound, 4);
+    ck_assert_int_eq(f.unplanned, 4);
     /* two pods through n2 take net's two devices: n1 and n3 move too */
     gen1 = mu_cluster_node(&c, "n1")->gen;
     mu_task_place(&c, t[0], mu_cluster_node(&c, "n2"), MU_TASK_ALLOCATED);

@@ -489,6 +489,18 @@ START_TEST(test_kube_http_errno_table)
     ck_assert_int_eq(mu_kube_http_errno(429, NULL), -EAGAIN);
     ck_assert_int_eq(mu_kube_http_errno(503, NULL), -EIO);
     ck_assert_int_eq(mu_kube_http_errno(504, NULL), -ETIMEDOUT);
+    /* refused before it was carried out, or never sent: surely nothing */
+    for (long st = 400; st <= 599; st++) {
+        int rc = mu_kube_http_errno(st, NULL);
+        bool refused = st == 400 || st == 401 || st == 403 || st == 405 ||
+                       st == 422 || st == 429;
+
+        ck_assert_msg(mu_kube_not_done(rc) == refused, "HTTP %ld", st);
+    }
+    ck_assert(mu_kube_not_done(-ENOMEM));
+    ck_assert(!mu_kube_not_done(0));
+    ck_assert(!mu_kube_not_done(-ETIMEDOUT));
+    ck_assert(!mu_kube_not_done(-EIO));
 }
 END_TEST
 
