@@ -439,181 +439,6 @@ static void miss_fn(void *ctx, const char *uid, bool unseen)
     mu_evq_push(&sv->q, ev);
 }
 
-static char *metrics_fn(void *ctx)
-{
-    struct mu_serve *sv = ctx;
-    struct mu_sb sb;
-
-    mu_sb_init(&sb);
-    mu_sb_add(&sb, "# TYPE muster_cycle_duration_seconds histogram\n");
-    mu_hist_write(&sv->cycle_hist, "muster_cycle_duration_seconds", NULL, &sb);
-    mu_sb_addf(&sb,
-               "# TYPE muster_cycle_last_duration_seconds gauge\n"
-               "muster_cycle_last_duration_seconds %.6f\n"
-               "# TYPE muster_cycles_total counter\n"
-               "muster_cycles_total %llu\n"
-               "# TYPE muster_cycles_skipped_total counter\n"
-               "muster_cycles_skipped_total %llu\n"
-               "# TYPE muster_evictions_total counter\n"
-               "muster_evictions_total{action=\"reclaim\"} %llu\n"
-               "muster_evictions_total{action=\"preempt\"} %llu\n"
-               "# TYPE muster_releases_total counter\n"
-               "muster_releases_total %llu\n",
-               (double)atomic_load(&sv->last_cycle_ns) / 1e9,
-               (unsigned long long)atomic_load(&sv->cycles),
-               (unsigned long long)atomic_load(&sv->cycles_skipped),
-               (unsigned long long)atomic_load(&sv->enf.evicted_reclaim),
-               (unsigned long long)atomic_load(&sv->enf.evicted_preempt),
-               (unsigned long long)atomic_load(&sv->enf.releases));
-    if (sv->writer) {
-        struct mu_writer_stats ws;
-
-        mu_writer_stats(sv->writer, &ws);
-        mu_sb_addf(&sb,
-                   "# TYPE muster_writer_queued gauge\n"
-                   "muster_writer_queued %zu\n"
-                   "# TYPE muster_writer_queued_max gauge\n"
-                   "muster_writer_queued_max %zu\n"
-                   "# TYPE muster_writer_writes_total counter\n"
-                   "muster_writer_writes_total %llu\n"
-                   "# TYPE muster_writer_failed_total counter\n"
-                   "muster_writer_failed_total %llu\n",
-                   ws.queued + ws.running, ws.queued_max,
-                   (unsigned long long)ws.submitted,
-                   (unsigned long long)ws.failed);
-    }
-    if (sv->relbind) {
-        const struct mu_relbind_stats *rs = mu_relbind_stats(sv->relbind);
-
-        mu_sb_addf(&sb,
-                   "# HELP muster_gangs_bound_at_release_total Release "
-                   "batches muster bound itself when it released them "
-                   "(--gang-bind release), by result: bound; failed (a bind "
-                   "failed, or a member no longer plain: planned again); "
-                   "stale (over before their turn, or kube-scheduler's "
-                   "/bind of a member came first); refused (queue full or "
-                   "gang too big: woken instead).\n"
-                   "# TYPE muster_gangs_bound_at_release_total counter\n"
-                   "muster_gangs_bound_at_release_total{result=\"bound\"} "
-                   "%llu\n"
-                   "muster_gangs_bound_at_release_total{result=\"failed\"} "
-                   "%llu\n"
-                   "muster_gangs_bound_at_release_total{result=\"stale\"} "
-                   "%llu\n"
-                   "muster_gangs_bound_at_release_total{result=\"refused\"} "
-                   "%llu\n",
-                   (unsigned long long)atomic_load(&rs->bound),
-                   (unsigned long long)atomic_load(&rs->failed),
-                   (unsigned long long)atomic_load(&rs->stale),
-                   (unsigned long long)atomic_load(&rs->refused));
-    }
-    pthread_mutex_lock(&sv->metrics_lock);
-    if (sv->metrics_text)
-        mu_sb_add(&sb, sv->metrics_text);
-    pthread_mutex_unlock(&sv->metrics_lock);
-    return mu_sb_detach(&sb);
-}
-
-/* The gang-wait histogram of queue name (made on first use). */
-static struct mu_hist *wait_hist(struct mu_serve *sv, const char *name)
-{
-    struct mu_hist *h = mu_map_get(&sv->gang_wait, name);
-
-    if (!h) {
-        h = mu_xcalloc(1, sizeof(*h));
-        mu_hist_init(h, mu_hist_gang_wait, mu_hist_gang_wait_n);
-        mu_map_put(&sv->gang_wait, name, h);
-    }
-    return h;
-}
-
-/* Observes, once per gang, the wait from its PodGroup's creation to its
- * minMember bound, for gangs this process saw waiting (a gang running
- * when muster started is not counted: its wait is not known). */
-static void gang_waits(struct mu_serve *sv)
-{
-    struct mu_cluster *c = &sv->cluster;
-    int64_t now_s = mu_wall_ms() / 1000;
-
-    for (size_t i = 0; i < c->njobs; i++) {
-        struct mu_job *j = c->jobs[i];
-        int bound = j->count[MU_TASK_BOUND] + j->count[MU_TASK_RUNNING] +
-                    j->count[MU_TASK_SUCCEEDED];
-
-        if (j->implicit || j->wait_seen == 2 || !j->queue)
-            continue;
-        if (bound >= j->pg.min_member && j->wait_seen == 0) {
-            j->wait_seen = 2; /* running before this process saw it wait */
-        } else if (bound < j->pg.min_member) {
-            j->wait_seen = 1;
-        } else if (j->wait_seen == 1) {
-            j->wait_seen = 2;
-            if (j->pg.meta.created > 0)
-                mu_hist_observe_ns(
-                    wait_hist(sv, j->queue->spec.meta.name),
-                    (now_s - j->pg.meta.created) * 1000000000LL);
-        }
-    }
-}
-
-/* Per-queue figures for /metrics, built on the scheduler thread. */
-static void queue_metrics(struct mu_serve *sv)
-{
-    struct mu_cluster *c = &sv->cluster;
-    struct mu_sb sb;
-
-    gang_waits(sv);
-    mu_sb_init(&sb);
-    mu_sb_add(&sb, "# TYPE muster_queue_pending_gangs gauge\n"
-                   "# TYPE muster_queue_running_gangs gauge\n"
-                   "# TYPE muster_queue_allocated gauge\n"
-                   "# TYPE muster_queue_deserved gauge\n"
-                   "# TYPE muster_queue_capability gauge\n"
-                   "# TYPE muster_gang_wait_seconds histogram\n");
-    for (size_t i = 0; i < c->nqueues; i++) {
-        const struct mu_cqueue *q = c->queues[i];
-        struct mu_hist *h = mu_map_get(&sv->gang_wait, q->spec.meta.name);
-        int pending = 0;
-        char *lb;
-
-        for (size_t k = 0; k < q->njobs; k++)
-            pending += !mu_job_ready(q->jobs[k]);
-        mu_sb_addf(&sb, "muster_queue_pending_gangs{queue=\"%s\"} %d\n",
-                   q->spec.meta.name, pending);
-        mu_sb_addf(&sb, "muster_queue_running_gangs{queue=\"%s\"} %d\n",
-                   q->spec.meta.name, (int)q->njobs - pending);
-        lb = mu_xasprintf("queue=\"%s\"", q->spec.meta.name);
-        if (!h)
-            h = wait_hist(sv, q->spec.meta.name); /* zeros, but a series */
-        mu_hist_write(h, "muster_gang_wait_seconds", lb, &sb);
-        free(lb);
-        for (int d = 0; d < c->rn.n; d++)
-            if (d != MU_RES_PODS && mu_res_has(&q->spec.capability, d))
-                mu_sb_addf(&sb,
-                           "muster_queue_capability{queue=\"%s\",resource="
-                           "\"%s\"} %lld\n",
-                           q->spec.meta.name, c->rn.name[d],
-                           (long long)q->spec.capability.v[d]);
-        for (int d = 0; d < c->rn.n; d++) {
-            if (d == MU_RES_PODS)
-                continue;
-            mu_sb_addf(&sb,
-                       "muster_queue_allocated{queue=\"%s\",resource=\"%s\"} "
-                       "%lld\n", q->spec.meta.name, c->rn.name[d],
-                       (long long)q->allocated.v[d]);
-            if (q->has_deserved)
-                mu_sb_addf(&sb,
-                           "muster_queue_deserved{queue=\"%s\",resource="
-                           "\"%s\"} %lld\n", q->spec.meta.name,
-                           c->rn.name[d], (long long)q->deserved.v[d]);
-        }
-    }
-    pthread_mutex_lock(&sv->metrics_lock);
-    free(sv->metrics_text);
-    sv->metrics_text = mu_sb_detach(&sb);
-    pthread_mutex_unlock(&sv->metrics_lock);
-}
-
 /* A fresh /debug snapshot, when a request asked for one (serve_int.h). */
 static void report(struct mu_serve *sv)
 {
@@ -717,9 +542,7 @@ static void cycle(struct mu_serve *sv)
         for (size_t i = 0; i < sv->topo.nwarn; i++)
             say(sv, "topology: %s", sv->topo.warn[i]);
     }
-    atomic_store(&sv->last_cycle_ns, mu_now_ns() - t0);
-    mu_hist_observe_ns(&sv->cycle_hist, mu_now_ns() - t0);
-    atomic_fetch_add(&sv->cycles, 1);
+    mu_smetrics_cycle(&sv->metrics, mu_now_ns() - t0);
     sv->settled = !out.nbinds && !out.nevicts && !out.nchanged;
     sv->wake_ns = out.wake_ms == INT64_MAX ? INT64_MAX : out.wake_ms * 1000000;
     mu_enforcer_evict(&sv->enf, &out);
@@ -730,7 +553,7 @@ static void cycle(struct mu_serve *sv)
     mu_hnstatus_write(&sv->hnstatus, &sv->topo);
     mu_queuectl_sync(sv->qc, mu_now_ns() / 1000000);
     mu_cycle_out_release(&out);
-    queue_metrics(sv);
+    mu_smetrics_queues(&sv->metrics, &sv->cluster);
     report(sv);
 }
 
@@ -740,7 +563,7 @@ static void cycle(struct mu_serve *sv)
  * built on the cache as it stands. */
 static void idle_tick(struct mu_serve *sv)
 {
-    atomic_fetch_add(&sv->cycles_skipped, 1);
+    mu_smetrics_skipped(&sv->metrics);
     /* statuses held back for room in the writer (status.h) go now */
     (void)mu_status_write(&sv->status);
     mu_queuectl_sync(sv->qc, mu_now_ns() / 1000000);
@@ -773,10 +596,8 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     sv->qc = mu_queuectl_new(&sv->ctl);
     mu_view_slot_init(&sv->views);
     mu_map_init(&sv->pending_cmds);
-    pthread_mutex_init(&sv->metrics_lock, NULL);
+    mu_smetrics_init(&sv->metrics, &sv->enf);
     pthread_mutex_init(&sv->report_lock, NULL);
-    mu_hist_init(&sv->cycle_hist, mu_hist_cycle, mu_hist_cycle_n);
-    mu_map_init(&sv->gang_wait);
     mu_kube_config_init(&sv->cfg);
     if (o->config_path) {
         if ((r = mu_conf_load_file(o->config_path, &sv->conf, err)) < 0)
@@ -830,8 +651,10 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     so.listen = o->listen;
     so.views = &sv->views;
     so.barrier = sv->barrier;
-    so.metrics = metrics_fn;
-    so.metrics_ctx = sv;
+    sv->metrics.writer = sv->writer;
+    sv->metrics.relbind = sv->relbind;
+    so.metrics = mu_smetrics_text;
+    so.metrics_ctx = &sv->metrics;
     so.debug = debug_fn;
     so.debug_ctx = sv;
     so.miss = miss_fn;
@@ -890,18 +713,9 @@ static void teardown(struct mu_serve *sv)
     mu_topo_free(&sv->topo);
     mu_conf_release(&sv->conf);
     mu_kube_config_release(&sv->cfg);
-    free(sv->metrics_text);
-    pthread_mutex_destroy(&sv->metrics_lock);
+    mu_smetrics_release(&sv->metrics);
     json_decref(sv->report);
     pthread_mutex_destroy(&sv->report_lock);
-    {
-        size_t it = 0;
-        void *h;
-
-        while (mu_map_next(&sv->gang_wait, &it, NULL, &h))
-            free(h);
-        mu_map_release(&sv->gang_wait);
-    }
     {
         size_t it = 0;
         void *v;

@@ -6,8 +6,8 @@
  * apply.h (watch events into the cache), enforce.h (a cycle's decisions,
  * the reservation ledger), status.h (PodGroup status); the controllers
  * live in src/ctrl with a struct mu_ctl. Everything here belongs to the
- * scheduler thread, except the figures for /metrics (atomics and
- * metrics_lock) and what the informers and the HTTP threads are handed.
+ * scheduler thread, except the figures for /metrics (smetrics.h: atomics
+ * and a lock) and what the informers and the HTTP threads are handed.
  *
  * Leadership (--leader-elect; kube/lease.h): only the leader writes. The
  * Lease runs on its own thread; the gates, from the loop outwards:
@@ -62,6 +62,7 @@
 #include "serve/enforce.h"
 #include "serve/evq.h"
 #include "serve/serve.h"
+#include "serve/smetrics.h"
 #include "serve/status.h"
 
 /* Idle API clients the /bind pool keeps (kube/pool.h): a gang bound at its
@@ -110,10 +111,7 @@ struct mu_serve {
     struct mu_lease *lease;        /* NULL: no leader election */
     bool leads;                    /* the loop ran as leader (adopted) */
     struct mu_map pending_cmds;    /* follower: Command key -> json_t * */
-    /* figures for /metrics */
-    _Atomic int64_t last_cycle_ns;
-    atomic_ullong cycles;
-    atomic_ullong cycles_skipped;  /* ticks that found nothing new */
+    struct mu_smetrics metrics;    /* figures for /metrics */
     /* The last cycle decided nothing (no bind, eviction, phase or
      * condition change). With no event since and an empty ledger, the
      * next tick's cycle would decide the same nothing on the same input
@@ -123,13 +121,6 @@ struct mu_serve {
     int64_t wake_ns;               /* ... until this time: the last cycle's
                                       wake_ms (the clock alone turns an
                                       answer then), INT64_MAX none */
-    pthread_mutex_t metrics_lock;
-    char *metrics_text;            /* per-queue figures, rebuilt per cycle */
-    struct mu_hist cycle_hist;     /* cycle durations (any thread reads) */
-    struct mu_map gang_wait;       /* queue name -> struct mu_hist *: waits
-                                      from creation to minMember bound
-                                      (scheduler thread only); one per
-                                      queue seen, kept for the process */
     /* /debug (sched/report.h): the snapshot, built on demand. A request
      * that finds one younger than MU_SERVE_REPORT_MS is answered from it;
      * one younger than MU_SERVE_REPORT_STALE_MS too, unless it asks for
