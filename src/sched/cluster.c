@@ -533,6 +533,8 @@ static void task_demand(struct mu_cluster *c, struct mu_task *t)
         mu_res_add(&t->dd->qreq, &t->dd->quota);
         t->qreq = &t->dd->qreq;
     }
+    t->dd_ext_dims = t->dd ? t->dd->ext_dims : 0;
+    t->dd_shared = t->dd && t->dd->shared;
     t->shape = task_shape(c, &t->pod, t->dd);
 }
 

@@ -72,6 +72,9 @@ struct mu_task {
     enum mu_task_status status;
     int shape;                 /* equivalence class of (request, selector,
                                   affinity, tolerations); see mu_cluster */
+    uint32_t dd_ext_dims;      /* dd->ext_dims and dd->shared (0, false */
+    bool dd_shared;            /* without dd), kept here where placement
+                                  reads the task already */
     int node_slot;             /* index in node->tasks, or -1 */
     int64_t started_ms;        /* when it started running, on the clock
                                   the caller runs cycles by (its pod's
@@ -98,13 +101,14 @@ struct mu_cnode {
     uint32_t gen;              /* moves whenever its resources change
                                   (not at a change between allocated-like
                                   statuses, which moves none of them) */
+    struct mu_devnode *devs;   /* its DRA slices (devices.h), borrowed; next
+                                  to gen, which placement reads first */
     struct mu_res idle;
     struct mu_res used;
     struct mu_res releasing;
     struct mu_res pipelined;
     struct mu_res devq;        /* its DRA devices by quota name, in total */
     struct mu_res devused;     /* of them, what its tasks' quotas take */
-    struct mu_devnode *devs;   /* its DRA slices (devices.h), borrowed */
     size_t ntasks, cap_tasks;
     struct mu_task **tasks;    /* tasks using this node (any on-node status,
                                   plus pipelined) */

@@ -6,8 +6,22 @@
 
 /* ---- holds ---- */
 
+/* The slice dev is a device of (mu_devslice.s is what dev->slice points
+ * to), and dev's position in it. */
+static struct mu_devslice *slice_of(const struct mu_cdev *dev, size_t *at)
+{
+    struct mu_devslice *s = (struct mu_devslice *)(void *)(
+        (char *)(uintptr_t)dev->slice - offsetof(struct mu_devslice, s));
+
+    *at = (size_t)(dev - s->devs);
+    return s;
+}
+
 void mu_dev_hold_drop(struct mu_dclaim *c, struct mu_cdev *dev)
 {
+    struct mu_devslice *s;
+    size_t at;
+
     for (size_t i = 0; i < c->nheld; i++)
         if (c->held[i] == dev) {
             memmove(&c->held[i], &c->held[i + 1],
@@ -21,18 +35,36 @@ void mu_dev_hold_drop(struct mu_dclaim *c, struct mu_cdev *dev)
     for (size_t i = 0; i < c->nheld && !c->node; i++)
         c->node = c->held[i]->slice->node;
     dev->holder = NULL;
+    s = slice_of(dev, &at);
+    if (at < s->first_free)
+        s->first_free = at;
 }
 
 void mu_dev_hold_add(struct mu_dclaim *c, struct mu_cdev *dev)
 {
+    struct mu_devslice *s;
+    size_t at;
+
     if (dev->holder)
         mu_dev_hold_drop(dev->holder, dev);
-    mu_xgrow((void **)&c->held, &c->cap_held, c->nheld + 1,
-             sizeof(*c->held));
+    if (!c->cap_held) {
+        c->held = &c->held_one;
+        c->cap_held = 1;
+    } else if (c->nheld == c->cap_held && c->held == &c->held_one) {
+        c->held = mu_xmalloc(8 * sizeof(*c->held));
+        c->held[0] = c->held_one;
+        c->cap_held = 8;
+    } else {
+        mu_xgrow((void **)&c->held, &c->cap_held, c->nheld + 1,
+                 sizeof(*c->held));
+    }
     c->held[c->nheld++] = dev;
-    if (dev->slice->node) /* a device not bound to one node leaves it */
-        c->node = dev->slice->node;
+    s = slice_of(dev, &at);
+    if (s->node) /* a device not bound to one node leaves it */
+        c->node = s->node;
     dev->holder = c;
+    while (s->first_free < s->ndevs && s->devs[s->first_free].holder)
+        s->first_free++;
 }
 
 static bool claim_unbound(const struct mu_dclaim *c)
@@ -94,11 +126,14 @@ void mu_dev_claim_free(struct mu_devices *d, struct mu_dclaim *c)
 {
     if (!c)
         return;
-    if (d)
+    if (d) {
         mu_dev_want_clear(d, c);
+        d->leaving_marks -= c->leaving;
+    }
     mu_dev_holds_clear(c);
     mu_dev_pipes_clear(c);
-    free(c->held);
+    if (c->held != &c->held_one)
+        free(c->held);
     free(c->piped);
     free(c->key);
     mu_claim_release(&c->api);

@@ -46,12 +46,28 @@ static void list_add(struct mu_devnode *l, struct mu_devslice *s)
 {
     size_t i;
 
-    mu_xgrow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v));
+    if (!l->cap) {
+        l->v = &l->v_one;
+        l->cap = 1;
+    } else if (l->n == l->cap && l->v == &l->v_one) {
+        l->v = mu_xmalloc(8 * sizeof(*l->v));
+        l->v[0] = l->v_one;
+        l->cap = 8;
+    } else {
+        mu_xgrow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v));
+    }
     for (i = l->n; i > 0 && strcmp(l->v[i - 1]->s.meta.name,
                                    s->s.meta.name) > 0; i--)
         l->v[i] = l->v[i - 1];
     l->v[i] = s;
     l->n++;
+}
+
+static void list_free(struct mu_devnode *l)
+{
+    if (l->v != &l->v_one)
+        free(l->v);
+    free(l->reach);
 }
 
 static void list_del(struct mu_devnode *l, struct mu_devslice *s)
@@ -225,6 +241,8 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
     memset(in, 0, sizeof(*in));
     s->pool_key = mu_xasprintf("%s/%s", s->s.driver, s->s.pool);
     s->devs = mu_xcalloc(s->s.ndevs + 1, sizeof(*s->devs));
+    s->ndevs = s->s.ndevs;
+    s->node = s->s.node;
     for (size_t k = 0; k < s->s.ndevs; k++) {
         struct mu_cdev *dev = &s->devs[k];
         const struct mu_dev *src = &s->s.devs[k];
@@ -459,8 +477,7 @@ static void free_lists(struct mu_map *m)
     void *v;
 
     while (mu_map_next(m, &it, &k, &v)) {
-        free(((struct mu_devnode *)v)->v);
-        free(((struct mu_devnode *)v)->reach);
+        list_free(v);
         free(v);
     }
     mu_map_release(m);
@@ -494,8 +511,8 @@ void mu_devices_release(struct mu_devices *d)
     mu_map_release(&d->devs);
     free_lists(&d->nodes);
     free_lists(&d->pools);
-    free(d->unbound.v);
-    free(d->unplanned.v);
+    list_free(&d->unbound);
+    list_free(&d->unplanned);
     mu_devices_set_maps(d, NULL, 0);
     free(d->maps);
     mu_devices_clear_changed(d);

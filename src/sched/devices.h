@@ -84,31 +84,41 @@ struct mu_cdev {
     bool memo_ok;
 };
 
-/* A claim as placement sees it. */
+/* A claim as placement sees it; what a fit check and a take read
+ * first, the API's object last. */
 struct mu_dclaim {
-    char *key;                 /* "ns/name"; NULL for a private claim */
-    struct mu_claim api;       /* the API's claim (api.spec) */
     const struct mu_claimspec *spec; /* &api.spec, or the template's */
     bool api_alloc;            /* holds what status.allocation names */
-    size_t nwant;
-    char **want;               /* the device keys it names (in the
-                                  inventory's wanted map), owned */
+    int users;                 /* placed tasks that use it */
+    int leaving;               /* of them, releasing */
     size_t nheld, cap_held;
-    struct mu_cdev **held;
+    struct mu_cdev **held;     /* &held_one until a second device: most
+                                  claims hold one (no allocation on the
+                                  placement path) */
+    struct mu_cdev *held_one;
     const char *node;          /* node of the held devices, or NULL */
     const struct mu_devnode *plan_nd; /* the node entry muster last
                                   planned it on (lives as the inventory) */
     size_t npiped, cap_piped;
     struct mu_cdev **piped;    /* devices promised to it (mu_cdev.pipe) */
-    int users;                 /* placed tasks that use it */
-    int leaving;               /* of them, releasing */
+    char *key;                 /* "ns/name"; NULL for a private claim */
+    size_t nwant;
+    char **want;               /* the device keys it names (in the
+                                  inventory's wanted map), owned */
+    struct mu_claim api;       /* the API's claim (api.spec) */
 };
 
 /* One slice and its devices (devs[i] is slice s.devs[i]). */
 struct mu_devslice {
-    struct mu_slice s;
+    /* what a search for free devices and a hold read, on one cache line */
     struct mu_cdev *devs;
+    size_t ndevs;              /* s.ndevs */
+    size_t first_free;         /* every device before it has a holder: a
+                                  search for a free one may start there
+                                  (holds fill a slice from the front) */
+    const char *node;          /* s.node */
     char *pool_key;            /* "driver/pool" */
+    struct mu_slice s;
 };
 
 /* The slices of one node (or of one pool), sorted by slice name: device
@@ -120,7 +130,9 @@ struct mu_devslice {
  * nodes reach it. */
 struct mu_devnode {
     size_t n, cap;
-    struct mu_devslice **v;
+    struct mu_devslice **v;    /* &v_one until a second slice: most nodes
+                                  have one (a fit check reads it here) */
+    struct mu_devslice *v_one;
     size_t nreach, cap_reach;
     struct mu_devslice **reach;
 };
@@ -161,6 +173,10 @@ struct mu_devices {
     char **changed;
     struct mu_map changed_set; /* the same names -> 1 */
     uint64_t hold_gen;         /* moves with every hold taken or dropped */
+    int64_t leaving_marks;     /* the claims' leaving counts summed: 0
+                                  means no held device is free in the
+                                  future, so a future search passes over
+                                  held ones too */
     uint64_t slice_gen;        /* moves with every slice put or deleted */
     /* mu_devices_free_count's last answers (a cycle asks the same for
      * every waiting gang of one template): a cache the const reader
@@ -191,17 +207,27 @@ void mu_devices_del_template(struct mu_devices *d, const char *ns,
 void mu_devices_clear_changed(struct mu_devices *d);
 
 /* A pod's claims, resolved. */
-struct mu_devdemand {
-    size_t n;
-    struct {
-        char *claim_key;       /* a claim of the inventory ("ns/name") */
-        struct mu_dclaim *priv; /* or a private one (owned) */
-        int ext_dim;           /* >= 0: it serves the pod's request of
+/* One entry of a demand. */
+struct mu_devdemand_entry {
+    char *claim_key;           /* a claim of the inventory ("ns/name") */
+    struct mu_dclaim *priv;    /* or a private one (owned) */
+    int ext_dim;               /* >= 0: it serves the pod's request of
                                   this extended resource through DRA
                                   (KEP-5004), on nodes whose allocatable
                                   lacks it; -1: a claim of the pod */
-        bool taken;            /* counted in its claim's users */
-    } *c;
+    bool taken;                /* counted in its claim's users */
+};
+
+/* Entries a demand keeps in itself (a pod of one claim, or one claim and
+ * one extended resource: no allocation, and a fit check reads them on
+ * the demand's first cache line). */
+#define MU_DEVDEMAND_INLINE 2
+
+struct mu_devdemand {
+    size_t n;
+    struct mu_devdemand_entry *c; /* c_in, or allocated when more; so a
+                                  demand is not moved once resolved */
+    struct mu_devdemand_entry c_in[MU_DEVDEMAND_INLINE];
     uint32_t ext_dims;         /* the ext_dim bits of the entries */
     char *why;                 /* why it cannot be planned, or NULL */
     struct mu_res quota;       /* per mapped resource name */

@@ -217,7 +217,8 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
     nent = pod->nclaims + 1 +
            (d->next_classes ? (size_t)__builtin_popcount(pod->req.set & ~7u)
                             : 0);
-    out->c = mu_xcalloc(nent, sizeof(*out->c));
+    out->c = nent <= MU_DEVDEMAND_INLINE ? out->c_in
+                                         : mu_xcalloc(nent, sizeof(*out->c));
     for (size_t i = 0; i < nent; i++)
         out->c[i].ext_dim = -1;
     for (size_t i = 0; i < pod->nclaims; i++) {
@@ -286,7 +287,8 @@ void mu_devdemand_release(struct mu_devdemand *dm)
         free(dm->c[i].claim_key);
         mu_dev_claim_free(NULL, dm->c[i].priv);
     }
-    free(dm->c);
+    if (dm->c != dm->c_in)
+        free(dm->c);
     free(dm->why);
     free(dm->sig);
     memset(dm, 0, sizeof(*dm));
@@ -391,12 +393,18 @@ static bool pick_opt(const struct mu_devices *d, const struct mu_devnode *nd,
     const struct mu_devclass *c = opt_class(d, o);
     size_t mark = p->n;
     int64_t got = 0;
+    /* an ExactCount passes over devices that are not free: the held
+     * ones before a slice's first_free are not, now, nor in the future
+     * while no claim is leaving */
+    bool skip = o->mode == MU_ALLOC_EXACT && (!future || !d->leaving_marks);
 
     if (!c || !nd)
         return false;
-    for (size_t i = 0; i < nd_count(nd); i++)
-        for (size_t k = 0; k < nd_slice(nd, i)->s.ndevs; k++) {
-            struct mu_cdev *dev = &nd_slice(nd, i)->devs[k];
+    for (size_t i = 0; i < nd_count(nd); i++) {
+        const struct mu_devslice *s = nd_slice(nd, i);
+
+        for (size_t k = skip ? s->first_free : 0; k < s->ndevs; k++) {
+            struct mu_cdev *dev = &s->devs[k];
 
             if (!dev->usable || picked(p, dev) || !serves(d, c, o, dev))
                 continue;
@@ -405,13 +413,13 @@ static bool pick_opt(const struct mu_devices *d, const struct mu_devnode *nd,
                     goto fail; /* All wants every matching device */
                 continue;
             }
-            if (o->mode == MU_ALLOC_EXACT && got >= o->count)
-                return true;
             if (p->n >= MU_DEV_PICK_MAX)
                 goto fail;
             p->v[p->n++] = dev;
-            got++;
+            if (++got >= o->count && o->mode == MU_ALLOC_EXACT)
+                return true;
         }
+    }
     if (got > 0 && (o->mode == MU_ALLOC_ALL || got >= o->count))
         return true;
 fail:
@@ -574,6 +582,13 @@ void mu_devices_unpipe(struct mu_devices *d, struct mu_devdemand *dm)
     }
 }
 
+/* c's leaving count, summed in d->leaving_marks. */
+static void set_leaving(struct mu_devices *d, struct mu_dclaim *c, int v)
+{
+    d->leaving_marks += v - c->leaving;
+    c->leaving = v;
+}
+
 void mu_devices_give(struct mu_devices *d, struct mu_devdemand *dm)
 {
     d->hold_gen++;
@@ -589,7 +604,7 @@ void mu_devices_give(struct mu_devices *d, struct mu_devdemand *dm)
         if (--c->users == 0 && !c->api_alloc && c->nheld)
             mu_dev_holds_clear(c);
         if (c->leaving > c->users)
-            c->leaving = c->users;
+            set_leaving(d, c, c->users);
     }
 }
 
@@ -602,9 +617,7 @@ void mu_devices_leaving(struct mu_devices *d, struct mu_devdemand *dm,
         if (!c || !dm->c[i].taken)
             continue;
         mu_dev_note_reach(d, c);
-        c->leaving += on ? 1 : -1;
-        if (c->leaving < 0)
-            c->leaving = 0;
+        set_leaving(d, c, MU_MAX(0, c->leaving + (on ? 1 : -1)));
     }
 }
 

@@ -435,7 +435,7 @@ bool mu_ssn_fits(const struct mu_ssn *s, const struct mu_task *t,
         if (!(set & 1u) || d == MU_RES_PODS || req->v[d] <= 0)
             continue;
         /* an extended resource DRA serves where the node has none */
-        if (t->dd && (t->dd->ext_dims >> d & 1u) &&
+        if ((t->dd_ext_dims >> d & 1u) &&
             !mu_res_has(&n->spec.allocatable, d))
             continue;
         have = future ? mu_node_future_idle(n, d) : n->idle.v[d];

@@ -884,6 +884,67 @@ START_TEST(test_pipelined_tasks_do_not_share_a_future_device)
 }
 END_TEST
 
+/* Free devices are searched from a slice's first free one (holds fill it
+ * from the front), the future search passes over held devices only while
+ * no claim is leaving, and a claim's holds move from its one inline slot
+ * to an array at the second device. */
+START_TEST(test_free_device_search_skips_only_what_is_held)
+{
+    struct mu_task *a, *b, *d, *e, *x;
+    struct mu_cnode *n1;
+    const struct mu_devnode *nd;
+    const struct mu_cdev *dv;
+
+    template_("one", ONE);
+    template_("three", "[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":"
+                       "\"gpu\",\"count\":3}}]");
+    slice("s1", "n1", "p1", 0, 1, 4, "H100");
+    a = pod("a", TMPL("one"), "{}");
+    b = pod("b", TMPL("one"), "{}");
+    d = pod("d", TMPL("one"), "{}");
+    e = pod("e", TMPL("one"), "{}");
+    x = pod("x", TMPL("three"), "{}");
+    n1 = mu_cluster_node(&c, "n1");
+    nd = mu_devices_node(&c.dev, "n1");
+    dv = nd->v[0]->devs;
+    mu_task_place(&c, a, n1, MU_TASK_ALLOCATED);
+    mu_task_place(&c, b, n1, MU_TASK_ALLOCATED);
+    mu_task_place(&c, d, n1, MU_TASK_ALLOCATED);
+    ck_assert_ptr_eq(dv[1].holder, b->dd->c[0].priv);
+    ck_assert_uint_eq(nd->v[0]->first_free, 3);
+    /* a device freed before the first free one is found again */
+    mu_task_unplace(&c, b);
+    ck_assert_uint_eq(nd->v[0]->first_free, 1);
+    mu_task_place(&c, e, n1, MU_TASK_ALLOCATED);
+    ck_assert_ptr_eq(dv[1].holder, e->dd->c[0].priv);
+    ck_assert_uint_eq(nd->v[0]->first_free, 3);
+    ck_assert(!mu_devices_fit(&c.dev, x->dd, nd, "n1", 0, false));
+    ck_assert(!mu_devices_fit(&c.dev, x->dd, nd, "n1", 0, true));
+    /* two held devices leaving: the future search must see them */
+    mu_task_set_status(&c, a, MU_TASK_RELEASING);
+    mu_task_set_status(&c, d, MU_TASK_RELEASING);
+    ck_assert_int_eq(c.dev.leaving_marks, 2);
+    ck_assert(!mu_devices_fit(&c.dev, x->dd, nd, "n1", 0, false));
+    ck_assert(mu_devices_fit(&c.dev, x->dd, nd, "n1", 0, true));
+    mu_task_set_status(&c, d, MU_TASK_ALLOCATED);
+    ck_assert_int_eq(c.dev.leaving_marks, 1);
+    ck_assert(!mu_devices_fit(&c.dev, x->dd, nd, "n1", 0, true));
+    mu_task_unplace(&c, a);
+    ck_assert_int_eq(c.dev.leaving_marks, 0);
+    mu_task_unplace(&c, d);
+    mu_task_unplace(&c, e);
+    ck_assert_uint_eq(nd->v[0]->first_free, 0);
+    /* three devices for one claim, then none */
+    mu_task_place(&c, x, n1, MU_TASK_ALLOCATED);
+    ck_assert_int_eq(held_on("n1"), 3);
+    ck_assert_uint_eq(x->dd->c[0].priv->nheld, 3);
+    ck_assert_ptr_eq(dv[2].holder, x->dd->c[0].priv);
+    mu_task_unplace(&c, x);
+    ck_assert_int_eq(held_on("n1"), 0);
+    ck_assert(mu_devices_fit(&c.dev, x->dd, nd, "n1", 0, false));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dra");
@@ -914,6 +975,7 @@ int main(void)
     tcase_add_test(tc, test_status_without_a_claim_name_needs_none);
     tcase_add_test(tc, test_extended_resource_served_by_a_class);
     tcase_add_test(tc, test_pipelined_tasks_do_not_share_a_future_device);
+    tcase_add_test(tc, test_free_device_search_skips_only_what_is_held);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -451,7 +451,7 @@ struct mu_cnode *mu_pick_node(struct mu_place *p, const struct mu_task *t,
         *pipelined = false;
     if (!future)
         return scan_idle(s, t);
-    if ((t->dd && t->dd->shared) || p->plain)
+    if (t->dd_shared || p->plain)
         return scan_all(s, t, p->only, pipelined, p->only ? NULL : hist);
     if (p->only) {
         h = dom_heap(p, t, (size_t)(p->only - c->topo->dom));
