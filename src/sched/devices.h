@@ -178,6 +178,10 @@ struct mu_devices {
                                   future, so a future search passes over
                                   held ones too */
     uint64_t slice_gen;        /* moves with every slice put or deleted */
+    uint64_t resolve_gen;      /* moves with every demand resolved: its
+                                  private options may sit where freed ones
+                                  were (mu_devices_free_count's memory is
+                                  keyed on an option's address) */
     /* mu_devices_free_count's last answers (a cycle asks the same for
      * every waiting gang of one template): a cache the const reader
      * fills, so behind a pointer; owned */

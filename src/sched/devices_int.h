@@ -12,7 +12,7 @@
 /* The answers mu_devices_free_count remembers. */
 struct devcount {
     const void *opt;
-    uint64_t hold_gen, gen;
+    uint64_t hold_gen, gen, resolve_gen;
     int64_t total, nodes, best, unplanned;
 };
 

@@ -211,6 +211,7 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
     size_t nent;
 
     memset(out, 0, sizeof(*out));
+    d->resolve_gen++;
     mu_sb_init(&sig);
     /* room for the pod's claims and one entry per extended resource it
      * asks (demand_ext) */
@@ -720,7 +721,8 @@ void mu_devices_free_count(const struct mu_devices *d,
     out->per = o->mode == MU_ALLOC_EXACT ? o->count : 1;
     for (size_t i = 0; i < MU_DEV_COUNT_CACHE; i++) {
         e = &d->counts->e[i];
-        if (e->opt == o && e->hold_gen == d->hold_gen && e->gen == d->gen) {
+        if (e->opt == o && e->hold_gen == d->hold_gen && e->gen == d->gen &&
+            e->resolve_gen == d->resolve_gen) {
             out->total = e->total;
             out->nodes = e->nodes;
             out->best = e->best;
@@ -749,6 +751,7 @@ void mu_devices_free_count(const struct mu_devices *d,
     e->opt = o;
     e->hold_gen = d->hold_gen;
     e->gen = d->gen;
+    e->resolve_gen = d->resolve_gen;
     e->total = out->total;
     e->nodes = out->nodes;
     e->best = out->best;

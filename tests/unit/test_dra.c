@@ -945,6 +945,43 @@ START_TEST(test_free_device_search_skips_only_what_is_held)
 }
 END_TEST
 
+/* The free counts remembered for a pod's option are not another's: a
+ * pod asking an extended resource gets a private option, and the next
+ * pod's may be allocated where it was. */
+START_TEST(test_free_counts_follow_a_new_option_at_an_old_address)
+{
+    const char *asks[] = {"nvidia.com/gpu", "example.com/t4"};
+    struct mu_devfree f;
+
+    class_("t4", "\"device.attributes[\\\"gpu.x\\\"].model == "
+                 "\\\"T4\\\"\"", "example.com/t4");
+    slice("s1", "n1", "p1", 0, 1, 3, "H100");
+    slice("s2", "n2", "p2", 0, 1, 1, "T4");
+    /* alternately, so that a freed option's address comes back (the
+     * allocator reuses it within a few rounds) for the other class */
+    for (size_t i = 0; i < 32; i++) {
+        json_t *j = js("{\"metadata\":{\"name\":\"x\"},\"spec\":{"
+                       "\"containers\":[{\"name\":\"c\",\"resources\":{"
+                       "\"limits\":{\"%s\":\"1\"}}}]}}", asks[i % 2]);
+        struct mu_pod p;
+        struct mu_task *t;
+        struct mu_err err;
+        bool t4 = i % 2;
+
+        ck_assert_int_eq(mu_pod_decode(j, &c.rn, &p, &err), 0);
+        t = i ? mu_cluster_update_task(&c, &p, &err)
+              : mu_cluster_add_task(&c, &p, &err);
+        json_decref(j);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_ptr_nonnull(t->dd);
+        mu_devices_free_count(&c.dev, t->dd, &f);
+        ck_assert_str_eq(f.class_name, t4 ? "t4" : "gpu");
+        ck_assert_int_eq(f.total, t4 ? 1 : 4);
+        ck_assert_int_eq(f.best, t4 ? 1 : 3);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dra");
@@ -976,6 +1013,7 @@ int main(void)
     tcase_add_test(tc, test_extended_resource_served_by_a_class);
     tcase_add_test(tc, test_pipelined_tasks_do_not_share_a_future_device);
     tcase_add_test(tc, test_free_device_search_skips_only_what_is_held);
+    tcase_add_test(tc, test_free_counts_follow_a_new_option_at_an_old_address);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
