@@ -546,8 +546,9 @@ void mu_devices_node_reach(struct mu_devices *d, const char *name,
         moved |= n >= nd->nreach || nd->reach[n] != s;
         nd->reach[n++] = s;
     }
-    moved |= n != nd->nreach;
+    moved |= n != nd->nreach || nd->present != (labels != NULL);
     nd->nreach = n;
+    nd->present = labels != NULL;
     if (moved) { /* what an option takes at most, or finds free, moved */
         d->hold_gen++;
         d->slice_gen++;

@@ -135,6 +135,10 @@ struct mu_devnode {
     struct mu_devslice *v_one;
     size_t nreach, cap_reach;
     struct mu_devslice **reach;
+    bool present;              /* a node of that name is in the cluster
+                                  (mu_devices_node_reach): the devices of
+                                  an entry without one (its node removed,
+                                  or not come yet) count nowhere */
 };
 
 struct mu_devices {

@@ -449,7 +449,7 @@ static int64_t all_most(const struct mu_devices *d, const struct mu_devopt *o)
         const struct mu_devnode *nd = v;
         int64_t n = 0;
 
-        for (size_t i = 0; i < nd_count(nd); i++)
+        for (size_t i = 0; nd->present && i < nd_count(nd); i++)
             for (size_t j = 0; j < nd_slice(nd, i)->s.ndevs; j++)
                 n += nd_slice(nd, i)->devs[j].usable &&
                      serves(d, c, o, &nd_slice(nd, i)->devs[j]);
@@ -734,6 +734,8 @@ void mu_devices_free_count(const struct mu_devices *d,
         const struct mu_devnode *nd = v;
         int64_t own = 0, n;
 
+        if (!nd->present)
+            continue;
         for (size_t i = 0; i < nd->n; i++)
             own += free_on(d, c, o, nd->v[i]);
         n = own;

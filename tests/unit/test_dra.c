@@ -982,6 +982,43 @@ START_TEST(test_free_counts_follow_a_new_option_at_an_old_address)
 }
 END_TEST
 
+/* Devices count only on nodes of the cluster: a node removed (its slices
+ * not yet) or not yet added adds nothing to why-pending's free counts or
+ * to what an All request is charged. */
+START_TEST(test_devices_count_only_on_nodes_of_the_cluster)
+{
+    struct mu_task *all, *one;
+    struct mu_devfree f;
+    int gpu;
+
+    slice("s1", "n1", "p1", 0, 1, 2, "H100");
+    slice("s2", "n2", "p2", 0, 1, 4, "H100");
+    slice("s9", "n9", "p9", 0, 1, 8, "H100");
+    template_("all", ALL_REQ);
+    template_("one", ONE);
+    all = pod("all", TMPL("all"), "{}");
+    one = pod("one", TMPL("one"), "{}");
+    gpu = mu_resnames_index(&c.rn, "nvidia.com/gpu", false);
+    ck_assert_int_eq(all->qreq->v[gpu], 4);
+    mu_devices_free_count(&c.dev, one->dd, &f);
+    ck_assert_int_eq(f.total, 6);
+    ck_assert_int_eq(f.best, 4);
+    mu_cluster_remove_node(&c, mu_cluster_node(&c, "n2"));
+    mu_cluster_dra_settle(&c);
+    ck_assert_int_eq(all->qreq->v[gpu], 2);
+    mu_devices_free_count(&c.dev, one->dd, &f);
+    ck_assert_int_eq(f.total, 2);
+    ck_assert_int_eq(f.nodes, 1);
+    ck_assert_int_eq(f.best, 2);
+    node("n9");
+    mu_cluster_dra_settle(&c);
+    ck_assert_int_eq(all->qreq->v[gpu], 8);
+    mu_devices_free_count(&c.dev, one->dd, &f);
+    ck_assert_int_eq(f.total, 10);
+    ck_assert_int_eq(f.best, 8);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dra");
@@ -1014,6 +1051,7 @@ int main(void)
     tcase_add_test(tc, test_pipelined_tasks_do_not_share_a_future_device);
     tcase_add_test(tc, test_free_device_search_skips_only_what_is_held);
     tcase_add_test(tc, test_free_counts_follow_a_new_option_at_an_old_address);
+    tcase_add_test(tc, test_devices_count_only_on_nodes_of_the_cluster);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
