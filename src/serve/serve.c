@@ -198,49 +198,15 @@ static int bind_fn(void *ctx, const char *ns, const char *name,
     return r;
 }
 
-/* Tells the scheduler thread that pod ns/name of uid is being undone (on),
- * or that its DELETE deleted nothing after all (off). */
-static void push_undo(struct mu_serve *sv, const char *ns, const char *name,
-                      const char *uid, bool on)
-{
-    struct mu_ev *ev = mu_xcalloc(1, sizeof(*ev));
-
-    ev->src = MU_SRC_UNDO;
-    ev->ok = on;
-    ev->obj = json_pack("{s:s,s:s}", "namespace", ns, "name", name);
-    ev->detail = mu_xstrdup_or_null(uid);
-    mu_evq_push(&sv->q, ev);
-}
-
 static int unbind_fn(void *ctx, const char *ns, const char *name,
                      const char *uid, struct mu_err *err)
 {
     struct mu_serve *sv = ctx;
-    struct mu_kube *k;
-    char *path;
-    json_t *opts;
-    int r;
 
     if (!leading_fn(sv))
         return mu_err_set(err, -EPERM, "not the leader: %s/%s not undone",
                           ns, name);
-    /* told first, so its deletion is no eviction to its vcjob (jobctl.h) */
-    push_undo(sv, ns, name, uid, true);
-    k = mu_kube_pool_get(sv->bind_pool, err);
-    path = mu_api_path(MU_API_POD, ns, name, NULL);
-    /* only the pod that was bound, never another of the same name */
-    opts = mu_api_delete_options(uid ? uid : "", NULL);
-    r = k ? mu_kube_call(k, "DELETE", path, NULL, opts, NULL, NULL, err)
-          : -ENOMEM;
-
-    if (r == -ENOENT || r == -EBUSY) /* gone, or the name is another's */
-        r = 0;
-    if (mu_kube_not_done(r)) /* still there, still bound */
-        push_undo(sv, ns, name, uid, false);
-    mu_kube_pool_put(sv->bind_pool, k);
-    json_decref(opts);
-    free(path);
-    return r;
+    return mu_undo_pod(&sv->undo, ns, name, uid, err);
 }
 
 /* Reads a pod back after an ambiguous bind (extender.h, mu_bindcheck_fn):
@@ -617,6 +583,8 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     if ((r = mu_kube_pool_new(&sv->cfg, &ko, MU_SERVE_BIND_IDLE,
                               &sv->bind_pool, err)) < 0)
         return r;
+    sv->undo.pool = sv->bind_pool;
+    sv->undo.q = &sv->q;
     {
         struct mu_writer_opts wo = {.kube = ko,
                                     .notify = writes_done_fn,

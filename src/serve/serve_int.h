@@ -64,6 +64,7 @@
 #include "serve/serve.h"
 #include "serve/smetrics.h"
 #include "serve/status.h"
+#include "serve/undo.h"
 
 /* Idle API clients the /bind pool keeps (kube/pool.h): a gang bound at its
  * first member binds on up to 8 threads, several gangs at once; fewer idle
@@ -88,6 +89,7 @@ struct mu_serve {
     struct mu_kube_pool *bind_pool; /* clients of the /bind threads and
                                        the barrier's helpers: at most
                                        MU_SERVE_BIND_IDLE kept idle */
+    struct mu_undo undo;       /* the barrier's undos (bind_pool, q) */
     struct mu_conf conf;
     struct mu_cluster cluster;     /* the cache */
     struct mu_topo topo;           /* its HyperNodes (cluster.topo) */
