@@ -82,6 +82,9 @@
 #                     beside it), first and last new bind, RSS
 # Env: MUSTER_BENCH_V (component log verbosity, default 1),
 #      MUSTER_BENCH_RUN_TIMEOUT (seconds per run, default 120 + pods/10),
+#      MUSTER_BENCH_RESTART_BOUND (gangs created bound for --restart-pending,
+#      default the largest --groups; at most NODES: a gang a node), so the
+#      restart of a full cluster needs no backlog run of the same size,
 #      MUSTER_CACHE, plus the harness's knobs (tests/e2e/cluster.sh).
 # Output: per-run JSON lines, then a Markdown table and the latency figures
 # on stdout; the same in $D/results/ (kept with --keep).
@@ -1409,6 +1412,10 @@ done
 if [ "$RESTART_PENDING" -gt 0 ] && want muster; then
     RG=$(( RESTART_PENDING / SIZE )) GB=0
     for g in ${GROUPS_LIST//,/ }; do [ "$g" -gt "$GB" ] && GB=$g; done
+    if [ -n "${MUSTER_BENCH_RESTART_BOUND:-}" ]; then
+        num MUSTER_BENCH_RESTART_BOUND "$MUSTER_BENCH_RESTART_BOUND"
+        GB=$MUSTER_BENCH_RESTART_BOUND
+    fi
     [ "$GB" -gt "$NODES" ] && GB=$NODES
     SPARE=$(( (RG * SIZE + 7) / 8 ))
     RD=$R/restart
