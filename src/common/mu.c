@@ -52,6 +52,28 @@ void mu_xgrow(void **p, size_t *cap, size_t need, size_t sz)
     *cap = c;
 }
 
+void mu_xgrow_inline(void **p, size_t *cap, size_t need, size_t sz,
+                     void *one)
+{
+    void *heap;
+
+    if (!*cap) {
+        *p = one;
+        *cap = 1;
+    }
+    if (need <= *cap)
+        return;
+    if (*p != one) {
+        mu_xgrow(p, cap, need, sz);
+        return;
+    }
+    heap = NULL;
+    *cap = 0;
+    mu_xgrow(&heap, cap, need, sz);
+    memcpy(heap, one, sz);
+    *p = heap;
+}
+
 char *mu_xstrdup(const char *s)
 {
     size_t n = strlen(s) + 1;

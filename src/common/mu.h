@@ -58,6 +58,11 @@ void *mu_xrealloc(void *p, size_t n);
 /* Grows *p (an array of *cap elements of size sz) so that it holds at least
  * need elements; doubles the capacity. */
 void mu_xgrow(void **p, size_t *cap, size_t need, size_t sz);
+/* mu_xgrow for an array whose first element lives in its owner (one, an
+ * element of size sz): an empty array (*cap 0) becomes one; past one it
+ * moves to the heap, one copied in. Free *p only when it is not one. */
+void mu_xgrow_inline(void **p, size_t *cap, size_t need, size_t sz,
+                     void *one);
 char *mu_xstrdup(const char *s);
 /* strdup of s, or NULL when s is NULL. */
 char *mu_xstrdup_or_null(const char *s);

@@ -47,17 +47,8 @@ void mu_dev_hold_add(struct mu_dclaim *c, struct mu_cdev *dev)
 
     if (dev->holder)
         mu_dev_hold_drop(dev->holder, dev);
-    if (!c->cap_held) {
-        c->held = &c->held_one;
-        c->cap_held = 1;
-    } else if (c->nheld == c->cap_held && c->held == &c->held_one) {
-        c->held = mu_xmalloc(8 * sizeof(*c->held));
-        c->held[0] = c->held_one;
-        c->cap_held = 8;
-    } else {
-        mu_xgrow((void **)&c->held, &c->cap_held, c->nheld + 1,
-                 sizeof(*c->held));
-    }
+    mu_xgrow_inline((void **)&c->held, &c->cap_held, c->nheld + 1,
+                    sizeof(*c->held), &c->held_one);
     c->held[c->nheld++] = dev;
     s = slice_of(dev, &at);
     if (s->node) /* a device not bound to one node leaves it */

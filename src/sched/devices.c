@@ -46,16 +46,8 @@ static void list_add(struct mu_devnode *l, struct mu_devslice *s)
 {
     size_t i;
 
-    if (!l->cap) {
-        l->v = &l->v_one;
-        l->cap = 1;
-    } else if (l->n == l->cap && l->v == &l->v_one) {
-        l->v = mu_xmalloc(8 * sizeof(*l->v));
-        l->v[0] = l->v_one;
-        l->cap = 8;
-    } else {
-        mu_xgrow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v));
-    }
+    mu_xgrow_inline((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v),
+                    &l->v_one);
     for (i = l->n; i > 0 && strcmp(l->v[i - 1]->s.meta.name,
                                    s->s.meta.name) > 0; i--)
         l->v[i] = l->v[i - 1];

@@ -1,0 +1,81 @@
+/* The allocation helpers of common/mu.h: an array whose first element
+ * lives in its owner (mu_xgrow_inline). */
+#include <check.h>
+#include <stdlib.h>
+
+#include "common/mu.h"
+
+struct owner {
+    int *v;
+    size_t n, cap;
+    int one;
+};
+
+static void add(struct owner *o, int x)
+{
+    mu_xgrow_inline((void **)&o->v, &o->cap, o->n + 1, sizeof(*o->v),
+                    &o->one);
+    o->v[o->n++] = x;
+}
+
+START_TEST(test_first_element_stays_in_its_owner)
+{
+    struct owner o = {0};
+
+    add(&o, 7);
+    ck_assert_ptr_eq(o.v, &o.one);
+    ck_assert_uint_eq(o.cap, 1);
+    ck_assert_int_eq(o.one, 7);
+}
+END_TEST
+
+START_TEST(test_second_element_moves_all_to_the_heap)
+{
+    struct owner o = {0};
+
+    for (int i = 0; i < 20; i++) {
+        add(&o, 100 + i);
+        for (int k = 0; k <= i; k++)
+            ck_assert_int_eq(o.v[k], 100 + k);
+    }
+    ck_assert_ptr_ne(o.v, &o.one);
+    ck_assert_uint_ge(o.cap, 20);
+    ck_assert_uint_eq(o.n, 20);
+    free(o.v);
+}
+END_TEST
+
+START_TEST(test_room_enough_changes_nothing)
+{
+    struct owner o = {0};
+    int *was;
+
+    add(&o, 1);
+    add(&o, 2);
+    was = o.v;
+    ck_assert_uint_eq(o.cap, 8);
+    for (int i = 3; i <= 8; i++)
+        add(&o, i);
+    ck_assert_ptr_eq(o.v, was);
+    ck_assert_int_eq(o.v[7], 8);
+    free(o.v);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("mu");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, test_first_element_stays_in_its_owner);
+    tcase_add_test(tc, test_second_element_moves_all_to_the_heap);
+    tcase_add_test(tc, test_room_enough_changes_nothing);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
