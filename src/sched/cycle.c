@@ -102,19 +102,8 @@ static void devices_text(const struct mu_cluster *c, const struct mu_task *t,
     mu_devices_free_count(&c->dev, t->dd, &f);
     if (!f.class_name)
         return;
-    mu_sb_addf(sb, "; needs %lld device%s of class %s (%lld per pod); ",
-               (long long)(f.per * pods), f.per * pods == 1 ? "" : "s",
-               f.class_name, (long long)f.per);
-    if (!f.total)
-        mu_sb_add(sb, "none free");
-    else
-        mu_sb_addf(sb, "free: %lld on %lld node%s, at most %lld on one node",
-                   (long long)f.total, (long long)f.nodes,
-                   f.nodes == 1 ? "" : "s", (long long)f.best);
-    if (f.unplanned)
-        mu_sb_addf(sb, " (and %lld in ResourceSlices with "
-                       "perDeviceNodeSelection, which muster does not plan)",
-                   (long long)f.unplanned);
+    mu_sb_add(sb, "; ");
+    mu_devfree_text(&f, pods, sb);
 }
 
 static void nodes_text(const struct mu_cluster *c, const struct mu_job *j,

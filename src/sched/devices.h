@@ -327,5 +327,11 @@ struct mu_devfree {
 void mu_devices_free_count(const struct mu_devices *d,
                            const struct mu_devdemand *dm,
                            struct mu_devfree *out);
+/* f in words, for pods pods (the PodGroup condition, explain and
+ * simulate say the same): "needs 8 devices of class gpu.example.com (1 per
+ * pod); free: 5 on 2 nodes, at most 4 on one node", or "...; none free",
+ * then the unplanned ones if any. Appends to sb; f->class_name not NULL. */
+void mu_devfree_text(const struct mu_devfree *f, int64_t pods,
+                     struct mu_sb *sb);
 
 #endif

@@ -759,3 +759,23 @@ void mu_devices_free_count(const struct mu_devices *d,
     e->best = out->best;
     e->unplanned = out->unplanned;
 }
+
+void mu_devfree_text(const struct mu_devfree *f, int64_t pods,
+                     struct mu_sb *sb)
+{
+    int64_t need = f->per * pods;
+
+    mu_sb_addf(sb, "needs %lld device%s of class %s (%lld per pod); ",
+               (long long)need, need == 1 ? "" : "s", f->class_name,
+               (long long)f->per);
+    if (!f->total)
+        mu_sb_add(sb, "none free");
+    else
+        mu_sb_addf(sb, "free: %lld on %lld node%s, at most %lld on one node",
+                   (long long)f->total, (long long)f->nodes,
+                   f->nodes == 1 ? "" : "s", (long long)f->best);
+    if (f->unplanned)
+        mu_sb_addf(sb, " (and %lld in ResourceSlices with "
+                       "perDeviceNodeSelection, which muster does not plan)",
+                   (long long)f->unplanned);
+}

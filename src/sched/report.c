@@ -160,7 +160,7 @@ static void devices_clause(const struct mu_cluster *c, const struct mu_task *t,
                            int need, struct mu_sb *sb)
 {
     struct mu_devfree f;
-    char more[160];
+    struct mu_sb text;
 
     if (!t->dd)
         return;
@@ -171,19 +171,11 @@ static void devices_clause(const struct mu_cluster *c, const struct mu_task *t,
     mu_devices_free_count(&c->dev, t->dd, &f);
     if (!f.class_name || (f.total >= f.per * need && f.best >= f.per))
         return;
-    if (f.unplanned)
-        snprintf(more, sizeof(more),
-                 "; %lld more are in ResourceSlices with "
-                 "perDeviceNodeSelection, which muster does not plan yet",
-                 (long long)f.unplanned);
-    else
-        snprintf(more, sizeof(more),
-                 " (add devices, or wait for claims to be freed)");
-    clause(sb,
-           "devices of class %s: %lld needed (%lld per pod), %lld free on "
-           "%lld node(s), at most %lld on one node%s",
-           f.class_name, (long long)(f.per * need), (long long)f.per,
-           (long long)f.total, (long long)f.nodes, (long long)f.best, more);
+    mu_sb_init(&text);
+    mu_devfree_text(&f, need, &text);
+    clause(sb, "%s%s", text.buf,
+           f.unplanned ? "" : " (add devices, or wait for claims to be freed)");
+    mu_sb_release(&text);
 }
 
 /* What would let j start: its queue's capability, its queue's share, room

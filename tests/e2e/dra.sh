@@ -157,7 +157,7 @@ check "the gang of 8 waits whole on 5 free devices: its reason says 8 needed, 5 
 explain_ok() {
     local out
     out=$("$MUSTER" explain "podgroup/$(pg_of train)" --muster-url "http://127.0.0.1:$METRICS") || return 1
-    echo "$out" | grep -qF "devices of class gpu.example.com: 8 needed (1 per pod), 5 free on 2 node(s), at most 4 on one node" ||
+    echo "$out" | grep -qF "needs 8 devices of class gpu.example.com (1 per pod); free: 5 on 2 nodes, at most 4 on one node (add devices" ||
         { echo "$out"; return 1; }
 }
 check "muster explain names the same numbers" wait_for 20 explain_ok

@@ -1019,6 +1019,38 @@ START_TEST(test_devices_count_only_on_nodes_of_the_cluster)
 }
 END_TEST
 
+/* The words of why-pending's device figures, which the PodGroup condition,
+ * explain and simulate share. */
+START_TEST(test_free_devices_in_words)
+{
+    struct mu_devfree f = {.class_name = "gpu.example.com", .per = 1,
+                           .total = 5, .nodes = 2, .best = 4};
+    struct mu_sb sb;
+
+    mu_sb_init(&sb);
+    mu_devfree_text(&f, 8, &sb);
+    ck_assert_str_eq(sb.buf, "needs 8 devices of class gpu.example.com "
+                             "(1 per pod); free: 5 on 2 nodes, at most 4 "
+                             "on one node");
+    mu_sb_release(&sb);
+    f = (struct mu_devfree){.class_name = "t4", .per = 1, .total = 1,
+                            .nodes = 1, .best = 1, .unplanned = 3};
+    mu_sb_init(&sb);
+    mu_devfree_text(&f, 1, &sb);
+    ck_assert_str_eq(sb.buf, "needs 1 device of class t4 (1 per pod); "
+                             "free: 1 on 1 node, at most 1 on one node (and "
+                             "3 in ResourceSlices with perDeviceNodeSelection, "
+                             "which muster does not plan)");
+    mu_sb_release(&sb);
+    f = (struct mu_devfree){.class_name = "t4", .per = 2};
+    mu_sb_init(&sb);
+    mu_devfree_text(&f, 4, &sb);
+    ck_assert_str_eq(sb.buf, "needs 8 devices of class t4 (2 per pod); "
+                             "none free");
+    mu_sb_release(&sb);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dra");
@@ -1052,6 +1084,7 @@ int main(void)
     tcase_add_test(tc, test_free_device_search_skips_only_what_is_held);
     tcase_add_test(tc, test_free_counts_follow_a_new_option_at_an_old_address);
     tcase_add_test(tc, test_devices_count_only_on_nodes_of_the_cluster);
+    tcase_add_test(tc, test_free_devices_in_words);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
