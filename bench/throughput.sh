@@ -1435,11 +1435,14 @@ if [ "$RESTART_PENDING" -gt 0 ] && want muster; then
         start_muster "$RD/muster.log"
         start_kube_scheduler "$D/sched-muster.yaml" "$RD/kube-scheduler.log"
         # the limit beside it: kube-scheduler's /readyz turns 200 once its
-        # own informers have taken the same objects (sched-handler-sync)
-        ( wait_http 300 "https://127.0.0.1:$SPORT/readyz" -k &&
+        # own informers have taken the same objects (sched-handler-sync);
+        # both waits grow with the objects (at 250,000 pods the initial
+        # lists alone took over 6 minutes here)
+        rwait=$(( 300 + (GB + RG) * SIZE / 200 ))
+        ( wait_http "$rwait" "https://127.0.0.1:$SPORT/readyz" -k &&
             awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN{printf "%.2f", a-b}' >"$RD/ks-ready" ) &
         kspid=$!
-        wait_http 300 "http://127.0.0.1:$MPORT/readyz" && mready=$(awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN{printf "%.2f", a-b}')
+        wait_http "$rwait" "http://127.0.0.1:$MPORT/readyz" && mready=$(awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN{printf "%.2f", a-b}')
         wait "$kspid" && ksready=$(cat "$RD/ks-ready")
         wait $wpid || { FAILED=1; log "restart: not every pending pod bound ($(cat "$RD/watch.log"))"; }
         kill "$rsspid" 2>/dev/null; wait "$rsspid" 2>/dev/null
