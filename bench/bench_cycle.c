@@ -4,7 +4,7 @@
  * pending pods.
  *
  *   bench_cycle [--nodes N] [--queues Q] [--pods P] [--runs R] [--sweep]
- *               [--running F] [--pending] [--dra] [--topology] [--tree]
+ *               [--running F] [--pending] [--dra] [--claims] [--topology] [--tree]
  *               [--again]
  *               [--report] [--seed S]
  *
@@ -538,7 +538,7 @@ static void usage(FILE *f)
 {
     fputs("usage: bench_cycle [--nodes N] [--queues Q] [--pods P] [--runs R] "
           "[--sweep]\n"
-          "                   [--running F] [--pending] [--dra] [--again] "
+          "                   [--running F] [--pending] [--dra] [--claims] [--again] "
           "[--report] [--seed S]\n"
           "  --nodes N    nodes of 8 GPUs (default 10000)\n"
           "  --queues Q   queues, weights 1..4 cycling (default 100)\n"
@@ -551,6 +551,9 @@ static void usage(FILE *f)
           "  --pending    PodGroups start Pending (enqueue admits them)\n"
           "  --dra        the GPUs as DRA devices (a slice of 8 per node) "
           "and\n               every pod's GPU as a one-device claim\n"
+          "  --claims     --dra, and every pending pod's claim a ResourceClaim "
+          "of its own\n               (as kube-controller-manager makes them), "
+          "not only the template\n"
           "  --tree       the queues are leaves of a 3-level tree (team, org), "
           "capacity\n"
           "               with enableHierarchy, deserved split evenly\n"
@@ -677,6 +680,10 @@ int main(int argc, char **argv)
         }
         if (!strcmp(a, "--dra")) {
             spec.dra = true;
+            continue;
+        }
+        if (!strcmp(a, "--claims")) {
+            spec.dra = spec.claims = true;
             continue;
         }
         if (!strcmp(a, "--topology")) {

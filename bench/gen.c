@@ -271,7 +271,7 @@ static int add_job(struct mu_cluster *c, const struct bench_spec *s,
 }
 
 static int add_pods(struct mu_cluster *c, const struct gang *g, int gpu_dim,
-                    bool dra)
+                    bool dra, bool claims)
 {
     for (int i = 0; i < g->size; i++) {
         struct mu_pod p;
@@ -312,6 +312,20 @@ static int add_pods(struct mu_cluster *c, const struct gang *g, int gpu_dim,
                          "\"gpu.bench\",\"pool\":\"node-%06d\","
                          "\"device\":\"gpu-%d\"}]}}}}",
                          p.claims[0].claim, slot / NODE_GPUS, slot % NODE_GPUS);
+                if (add_dra_json(c, "claim", buf)) {
+                    mu_pod_release(&p);
+                    return -EINVAL;
+                }
+            } else if (claims) {
+                char buf[1024];
+
+                p.claims[0].claim = mu_xasprintf("%s-gpu", p.meta.name);
+                snprintf(buf, sizeof(buf),
+                         "{\"metadata\":{\"namespace\":\"" NS "\","
+                         "\"name\":\"%s\"},\"spec\":{\"devices\":"
+                         "{\"requests\":[{\"name\":\"gpu\",\"exactly\":"
+                         "{\"deviceClassName\":\"gpu.bench\"}}]}}}",
+                         p.claims[0].claim);
                 if (add_dra_json(c, "claim", buf)) {
                     mu_pod_release(&p);
                     return -EINVAL;
@@ -429,9 +443,9 @@ int bench_gen(struct mu_cluster *c, const struct bench_spec *s,
     for (size_t i = 0; i < nrun && !rc; i++)
         rc = add_job(c, s, &run[i], gpu_dim);
     for (size_t i = 0; i < npend && !rc; i++)
-        rc = add_pods(c, &pend[i], gpu_dim, s->dra);
+        rc = add_pods(c, &pend[i], gpu_dim, s->dra, s->claims);
     for (size_t i = 0; i < nrun && !rc; i++)
-        rc = add_pods(c, &run[i], gpu_dim, s->dra);
+        rc = add_pods(c, &run[i], gpu_dim, s->dra, s->claims);
     if (!rc)
         mu_cluster_link(c);
 

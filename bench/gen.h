@@ -22,6 +22,9 @@
  *            and every pod asks for its GPU through a claim from the
  *            template bench/one-gpu; a running pod's claim is a
  *            ResourceClaim allocated the device of its GPU slot.
+ *   claims   with dra, a pending pod's claim is a ResourceClaim too
+ *            (<pod>-gpu, unallocated), as the resourceclaim controller
+ *            makes it before the scheduler sees the pod.
  *   topology optionally, nodes carry BENCH_RACK_LABEL (rack-NNNN, 32 nodes
  *            a rack) and BENCH_ZONE_LABEL (zone-NNN, 16 racks a zone), and
  *            every pending gang asks networkTopology hard: highestTierAllowed
@@ -65,6 +68,10 @@ struct bench_spec {
                                 Pending, and the enqueue action admits) */
     bool min_resources;      /* PodGroups carry spec.minResources */
     bool dra;                /* GPUs as DRA devices and claims */
+    bool claims;             /* with dra: every pending pod's claim is a
+                                ResourceClaim of its own, unallocated (as
+                                kube-controller-manager makes them from
+                                the template), not only the template */
     bool topology;           /* racks and zones, gangs held to them */
     bool tree;               /* the queues are the leaves of a 3-level
                                 tree (capacity, enableHierarchy): queue-i

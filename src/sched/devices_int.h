@@ -11,7 +11,8 @@
 
 /* The answers mu_devices_free_count remembers. */
 struct devcount {
-    const void *opt;
+    const void *opt;          /* the option, or its class when it has no
+                                 selectors */
     uint64_t hold_gen, gen, resolve_gen;
     int64_t total, nodes, best, unplanned;
 };
@@ -20,7 +21,7 @@ struct devcount {
  * devcount, keyed on hold_gen too, which every slice, claim and template
  * put or deleted moves (an option's address may be reused after). */
 struct devmost {
-    const void *opt;
+    const void *opt;          /* as devcount's */
     uint64_t gen, hold_gen;
     int64_t most;
 };

@@ -434,6 +434,9 @@ fail:
 static int64_t all_most(const struct mu_devices *d, const struct mu_devopt *o)
 {
     const struct mu_devclass *c = opt_class(d, o);
+    /* without selectors of its own, every option of the class has the
+     * class's answer (each claim made from a template has its own) */
+    const void *key = o->sel.n ? (const void *)o : (const void *)c;
     struct devmost *e;
     int64_t best = 0;
     size_t it = 0;
@@ -442,7 +445,7 @@ static int64_t all_most(const struct mu_devices *d, const struct mu_devopt *o)
 
     for (size_t i = 0; i < MU_DEV_COUNT_CACHE; i++) {
         e = &d->counts->m[i];
-        if (e->opt == o && e->gen == d->gen && e->hold_gen == d->hold_gen)
+        if (e->opt == key && e->gen == d->gen && e->hold_gen == d->hold_gen)
             return e->most;
     }
     while (c && mu_map_next(&d->nodes, &it, &k, &v)) {
@@ -456,7 +459,7 @@ static int64_t all_most(const struct mu_devices *d, const struct mu_devopt *o)
         best = MU_MAX(best, n);
     }
     e = &d->counts->m[d->counts->next_most++ % MU_DEV_COUNT_CACHE];
-    e->opt = o;
+    e->opt = key;
     e->gen = d->gen;
     e->hold_gen = d->hold_gen;
     e->most = best;
@@ -703,6 +706,7 @@ void mu_devices_free_count(const struct mu_devices *d,
     const struct mu_devopt *o = NULL;
     const struct mu_devclass *c;
     struct devcount *e;
+    const void *key;
     size_t it = 0;
     const char *k;
     void *v;
@@ -719,9 +723,13 @@ void mu_devices_free_count(const struct mu_devices *d,
         return;
     out->class_name = o->class_name;
     out->per = o->mode == MU_ALLOC_EXACT ? o->count : 1;
+    /* an option without selectors counts what its class selects: the
+     * answer of every claim of that class (each made from a template has
+     * an option of its own) */
+    key = o->sel.n ? (const void *)o : (const void *)c;
     for (size_t i = 0; i < MU_DEV_COUNT_CACHE; i++) {
         e = &d->counts->e[i];
-        if (e->opt == o && e->hold_gen == d->hold_gen && e->gen == d->gen &&
+        if (e->opt == key && e->hold_gen == d->hold_gen && e->gen == d->gen &&
             e->resolve_gen == d->resolve_gen) {
             out->total = e->total;
             out->nodes = e->nodes;
@@ -750,7 +758,7 @@ void mu_devices_free_count(const struct mu_devices *d,
     for (size_t i = 0; i < d->unplanned.n; i++)
         out->unplanned += free_on(d, c, o, d->unplanned.v[i]);
     e = &d->counts->e[d->counts->next++ % MU_DEV_COUNT_CACHE];
-    e->opt = o;
+    e->opt = key;
     e->hold_gen = d->hold_gen;
     e->gen = d->gen;
     e->resolve_gen = d->resolve_gen;

@@ -9,6 +9,7 @@
 #include "api/object.h"
 #include "sched/cluster.h"
 #include "sched/cluster_dra.h"
+#include "sched/devices_int.h" /* the free-count memo's fill */
 #include "sched/statement.h"
 
 static struct mu_cluster c;
@@ -1051,6 +1052,56 @@ START_TEST(test_free_devices_in_words)
 }
 END_TEST
 
+/* Claims made from one template (each a ResourceClaim of its own, as
+ * kube-controller-manager makes them) share their class's free counts:
+ * why-pending walks the nodes once for all the gangs that wait on that
+ * class, not once a gang. An option with selectors of its own is counted
+ * on its own. */
+START_TEST(test_claims_of_one_class_share_their_free_counts)
+{
+    struct mu_task *a, *b, *t4;
+    struct mu_devfree f;
+    unsigned walks;
+
+    slice("s1", "n1", "p1", 0, 1, 3, "H100");
+    slice("s2", "n2", "p2", 0, 1, 1, "T4");
+    claim("a-gpu", ONE, "");
+    claim("b-gpu", ONE, "");
+    claim("t4-gpu", "[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"
+                    "\"gpu\",\"selectors\":[{\"cel\":{\"expression\":"
+                    "\"device.attributes[\\\"gpu.x\\\"].model == "
+                    "\\\"T4\\\"\"}}]}}]", "");
+    a = pod("a", "[{\"name\":\"gpu\",\"resourceClaimName\":\"a-gpu\"}]",
+            "{}");
+    b = pod("b", "[{\"name\":\"gpu\",\"resourceClaimName\":\"b-gpu\"}]",
+            "{}");
+    t4 = pod("t4", "[{\"name\":\"gpu\",\"resourceClaimName\":\"t4-gpu\"}]",
+             "{}");
+    mu_devices_free_count(&c.dev, a->dd, &f);
+    ck_assert_int_eq(f.total, 4);
+    walks = c.dev.counts->next;
+    mu_devices_free_count(&c.dev, b->dd, &f);
+    ck_assert_uint_eq(c.dev.counts->next, walks); /* a's answer */
+    ck_assert_str_eq(f.class_name, "gpu");
+    ck_assert_int_eq(f.total, 4);
+    ck_assert_int_eq(f.nodes, 2);
+    ck_assert_int_eq(f.best, 3);
+    mu_devices_free_count(&c.dev, t4->dd, &f);
+    ck_assert_uint_eq(c.dev.counts->next, walks + 1);
+    ck_assert_int_eq(f.total, 1);
+    ck_assert_int_eq(f.nodes, 1);
+    ck_assert_int_eq(f.best, 1);
+    /* a hold moves them: counted again, once */
+    mu_task_place(&c, a, mu_cluster_node(&c, "n1"), MU_TASK_ALLOCATED);
+    mu_devices_free_count(&c.dev, b->dd, &f);
+    ck_assert_int_eq(f.total, 3);
+    ck_assert_int_eq(f.best, 2);
+    ck_assert(fits(b, "n1"));
+    ck_assert(!fits(t4, "n1"));
+    ck_assert(fits(t4, "n2"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dra");
@@ -1085,6 +1136,7 @@ int main(void)
     tcase_add_test(tc, test_free_counts_follow_a_new_option_at_an_old_address);
     tcase_add_test(tc, test_devices_count_only_on_nodes_of_the_cluster);
     tcase_add_test(tc, test_free_devices_in_words);
+    tcase_add_test(tc, test_claims_of_one_class_share_their_free_counts);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
