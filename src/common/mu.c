@@ -1,6 +1,7 @@
 #include "common/mu.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,23 @@ void *mu_xcalloc(size_t n, size_t size)
 
     if (!p)
         oom(n * size);
+    return p;
+}
+
+void *mu_xcalloc_lines(size_t n, size_t size)
+{
+    size_t bytes;
+    void *p;
+
+    if (!n || !size)
+        n = size = 1;
+    if (n > SIZE_MAX / size - 64)
+        oom(SIZE_MAX);
+    bytes = (n * size + 63) & ~(size_t)63; /* aligned_alloc's multiple */
+    p = aligned_alloc(64, bytes);
+    if (!p)
+        oom(bytes);
+    memset(p, 0, bytes);
     return p;
 }
 

@@ -55,6 +55,9 @@ void mu_err_prefix(struct mu_err *err, const char *fmt, ...) MU_PRINTF(2, 3);
 void *mu_xmalloc(size_t n);
 void *mu_xcalloc(size_t n, size_t size);
 void *mu_xrealloc(void *p, size_t n);
+/* mu_xcalloc of n elements on one cache line each when size is 64 (the
+ * block starts on a 64-byte boundary); free() frees it. */
+void *mu_xcalloc_lines(size_t n, size_t size);
 /* Grows *p (an array of *cap elements of size sz) so that it holds at least
  * need elements; doubles the capacity. */
 void mu_xgrow(void **p, size_t *cap, size_t need, size_t sz);

@@ -5,6 +5,9 @@
  */
 #include "sched/devices_int.h"
 
+_Static_assert(sizeof(struct mu_cdev) <= 64,
+               "a device is read on one cache line (devices.h)");
+
 void mu_devices_init(struct mu_devices *d)
 {
     memset(d, 0, sizeof(*d));
@@ -232,7 +235,7 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
     s->s = *in;
     memset(in, 0, sizeof(*in));
     s->pool_key = mu_xasprintf("%s/%s", s->s.driver, s->s.pool);
-    s->devs = mu_xcalloc(s->s.ndevs + 1, sizeof(*s->devs));
+    s->devs = mu_xcalloc_lines(s->s.ndevs + 1, sizeof(*s->devs));
     s->ndevs = s->s.ndevs;
     s->node = s->s.node;
     for (size_t k = 0; k < s->s.ndevs; k++) {
@@ -243,11 +246,6 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
         dev->key = mu_xasprintf("%s/%s", s->pool_key, src->name);
         dev->slice = &s->s;
         dev->dev = src;
-        dev->view.driver = s->s.driver;
-        dev->view.nattrs = src->nattrs;
-        dev->view.attrs = src->attrs;
-        dev->view.ncaps = src->ncaps;
-        dev->view.caps = src->caps;
         {
             struct mu_cdev *was = mu_map_get(&d->devs, dev->key);
 
@@ -423,16 +421,17 @@ void mu_devices_put_claim(struct mu_devices *d, struct mu_claim *in)
 
     d->hold_gen++;
     if (!c) {
-        c = mu_xcalloc(1, sizeof(*c));
+        c = mu_xcalloc_lines(1, sizeof(*c));
         c->key = key;
         mu_map_put(&d->claims, key, c);
+        d->claim_add_gen++;
     } else {
         free(key);
         mu_claim_release(&c->api);
     }
     c->api = *in;
     memset(in, 0, sizeof(*in));
-    c->spec = &c->api.spec;
+    mu_dev_claim_spec(c, &c->api.spec);
     c->api_alloc = c->api.allocated;
     if (c->api_alloc) {
         hold_api(d, c);
@@ -455,6 +454,7 @@ void mu_devices_del_claim(struct mu_devices *d, const char *ns,
     if (!c)
         return;
     d->hold_gen++;
+    d->claim_del_gen++;
     note_node(d, c->node);
     mu_dev_note_reach(d, c);
     mu_dev_claim_free(d, c);

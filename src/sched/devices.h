@@ -69,29 +69,56 @@ struct mu_dclaim;
 
 /* One device of one slice on one node. */
 struct mu_cdev {
-    char *key;                 /* "driver/pool/device", owned */
-    const struct mu_slice *slice; /* borrowed from the inventory */
-    const struct mu_dev *dev;
-    struct mu_cel_device view; /* what selectors read */
+    /* what a search for a free device reads, first; a device is one
+     * cache line (the slice's array is line-aligned) */
     bool usable;               /* its pool is complete, newest generation */
+    bool memo_ok;              /* placement's memo: whether the class
+                                  memo_class selects it, valid while the
+                                  inventory's gen is memo_gen + 1 */
     struct mu_dclaim *holder;  /* NULL = free */
     struct mu_dclaim *pipe;    /* promised to a pipelined task's claim once
                                   its holder goes (a future fit skips it) */
-    /* placement's memo: whether the class memo_class selects it, valid
-     * while the inventory's gen is memo_gen + 1 */
     const void *memo_class;
     uint64_t memo_gen;
-    bool memo_ok;
+    char *key;                 /* "driver/pool/device", owned */
+    const struct mu_slice *slice; /* borrowed from the inventory; with dev,
+                                  what selectors read (mu_cdev_view) */
+    const struct mu_dev *dev;
 };
+
+/* What a selector reads of dev. */
+static inline struct mu_cel_device mu_cdev_view(const struct mu_cdev *dev)
+{
+    return (struct mu_cel_device){
+        .driver = dev->slice->driver,
+        .nattrs = dev->dev->nattrs,
+        .attrs = dev->dev->attrs,
+        .ncaps = dev->dev->ncaps,
+        .caps = dev->dev->caps,
+    };
+}
 
 /* A claim as placement sees it; what a fit check and a take read
  * first, the API's object last. */
 struct mu_dclaim {
-    const struct mu_claimspec *spec; /* &api.spec, or the template's */
+    /* the first cache line (claims are allocated on line boundaries:
+     * mu_xcalloc_lines): what a fit check reads */
+    /* the spec's only option, when it has one request of one option and
+     * no selectors of its own (most claims): a fit check reads it here,
+     * not through the spec (mu_dev_claim_spec sets it); its class is
+     * remembered while the inventory's gen is one_gen + 1 */
+    const struct mu_devopt *one;
+    const struct mu_devclass *one_class;
+    uint64_t one_gen;
+    int64_t one_count;         /* one's count (ExactCount) */
+    enum mu_alloc_mode one_mode;
     bool api_alloc;            /* holds what status.allocation names */
     int users;                 /* placed tasks that use it */
     int leaving;               /* of them, releasing */
-    size_t nheld, cap_held;
+    size_t nheld;
+    const struct mu_claimspec *spec; /* &api.spec, or the template's */
+    /* then what a take writes */
+    size_t cap_held;
     struct mu_cdev **held;     /* &held_one until a second device: most
                                   claims hold one (no allocation on the
                                   placement path) */
@@ -177,6 +204,9 @@ struct mu_devices {
     char **changed;
     struct mu_map changed_set; /* the same names -> 1 */
     uint64_t hold_gen;         /* moves with every hold taken or dropped */
+    uint64_t claim_add_gen;    /* moves when a claim of the inventory is */
+    uint64_t claim_del_gen;    /* made, or goes (its mu_dclaim's address
+                                  is kept over updates) */
     int64_t leaving_marks;     /* the claims' leaving counts summed: 0
                                   means no held device is free in the
                                   future, so a future search passes over
@@ -219,6 +249,12 @@ void mu_devices_clear_changed(struct mu_devices *d);
 struct mu_devdemand_entry {
     char *claim_key;           /* a claim of the inventory ("ns/name") */
     struct mu_dclaim *priv;    /* or a private one (owned) */
+    /* the memo of the claim claim_key names (a fit check would look it
+     * up in the inventory for every node it tries): a claim found stays
+     * valid while no claim goes (claim_del_gen is memo_gen + 1), none
+     * found while none comes (claim_add_gen) */
+    struct mu_dclaim *memo;
+    uint64_t memo_gen;
     int ext_dim;               /* >= 0: it serves the pod's request of
                                   this extended resource through DRA
                                   (KEP-5004), on nodes whose allocatable
@@ -232,6 +268,12 @@ struct mu_devdemand_entry {
 #define MU_DEVDEMAND_INLINE 2
 
 struct mu_devdemand {
+    struct mu_res qreq;        /* the pod's request plus quota (the
+                                  cluster fills it: mu_task.qreq); first,
+                                  right after the task's end (the demand
+                                  lives in the task's allocation), where
+                                  the queue's sums read it for every task
+                                  placed */
     size_t n;
     struct mu_devdemand_entry *c; /* c_in, or allocated when more; so a
                                   demand is not moved once resolved */
@@ -239,8 +281,6 @@ struct mu_devdemand {
     uint32_t ext_dims;         /* the ext_dim bits of the entries */
     char *why;                 /* why it cannot be planned, or NULL */
     struct mu_res quota;       /* per mapped resource name */
-    struct mu_res qreq;        /* the pod's request plus quota (the
-                                  cluster fills it: mu_task.qreq) */
     char *sig;                 /* what placement depends on, for shapes */
     bool by_slices;            /* its quota counts an All request by the
                                   devices the slices offer on one node:

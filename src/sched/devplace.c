@@ -22,6 +22,14 @@ static const char *class_quota(const struct mu_devices *d, const char *name)
     return c ? c->ext_resource : NULL;
 }
 
+/* Remembers c (found or NULL) as the claim entry e names (entry_claim). */
+static void entry_memo(const struct mu_devices *d,
+                       struct mu_devdemand_entry *e, struct mu_dclaim *c)
+{
+    e->memo = c;
+    e->memo_gen = (c ? d->claim_del_gen : d->claim_add_gen) + 1;
+}
+
 static int64_t all_most(const struct mu_devices *d, const struct mu_devopt *o);
 static void quota_of(struct mu_devices *d, const struct mu_devnode *nd,
                      struct mu_resnames *rn, struct mu_res *out);
@@ -185,7 +193,7 @@ static void demand_ext(struct mu_devices *d, const struct mu_pod *pod,
         }
         free(key);
         /* a claim of the pod's count of devices of the class */
-        p = mu_xcalloc(1, sizeof(*p));
+        p = mu_xcalloc_lines(1, sizeof(*p));
         p->api.spec.reqs = mu_xcalloc(1, sizeof(*p->api.spec.reqs));
         p->api.spec.nreqs = 1;
         p->api.spec.reqs[0].name = mu_xstrdup(rn->name[dim]);
@@ -195,7 +203,7 @@ static void demand_ext(struct mu_devices *d, const struct mu_pod *pod,
         o->class_name = mu_xstrdup(cls->meta.name);
         o->mode = MU_ALLOC_EXACT;
         o->count = pod->req.v[dim];
-        p->spec = &p->api.spec;
+        mu_dev_claim_spec(p, &p->api.spec);
         out->c[out->n++].priv = p;
         if (cls->sel.bad && !out->why)
             out->why = mu_xasprintf("DeviceClass %s: %s", cls->meta.name,
@@ -232,6 +240,7 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
         if (c) {
             char *what = mu_xasprintf("ResourceClaim %s", key);
 
+            entry_memo(d, &out->c[out->n], c);
             out->c[out->n++].claim_key = key;
             /* a claim named by resourceClaimName may be shared by any
              * number of pods: it is not charged to each of them */
@@ -251,10 +260,10 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
             struct mu_claimtemplate *t = mu_map_get(&d->templates, tk);
 
             if (t) {
-                struct mu_dclaim *p = mu_xcalloc(1, sizeof(*p));
+                struct mu_dclaim *p = mu_xcalloc_lines(1, sizeof(*p));
                 char *what = mu_xasprintf("ResourceClaimTemplate %s", tk);
 
-                p->spec = &t->spec;
+                mu_dev_claim_spec(p, &t->spec);
                 out->c[out->n++].priv = p;
                 demand_spec(d, what, p->spec, NULL, true, rn, out);
                 free(what);
@@ -298,8 +307,13 @@ void mu_devdemand_release(struct mu_devdemand *dm)
 static struct mu_dclaim *entry_claim(const struct mu_devices *d,
                                      const struct mu_devdemand *dm, size_t i)
 {
-    return dm->c[i].priv ? dm->c[i].priv
-                         : mu_map_get(&d->claims, dm->c[i].claim_key);
+    struct mu_devdemand_entry *e = (struct mu_devdemand_entry *)&dm->c[i];
+
+    if (e->priv)
+        return e->priv;
+    if (e->memo_gen != (e->memo ? d->claim_del_gen : d->claim_add_gen) + 1)
+        entry_memo(d, e, mu_map_get(&d->claims, e->claim_key));
+    return e->memo;
 }
 
 /* ---- matching ---- */
@@ -327,20 +341,26 @@ static bool dev_free(const struct mu_cdev *dev, bool future)
     return !h || (future && h->users > 0 && h->leaving == h->users);
 }
 
-/* Whether class c and option o select dev. The class's answer is
+/* Whether class c and option o (NULL: one without selectors) select
+ * dev. The class's answer is
  * remembered on the device (classes change only with the inventory's
  * gen): most requests name a class and nothing else. */
 static bool serves(const struct mu_devices *d, const struct mu_devclass *c,
                    const struct mu_devopt *o, const struct mu_cdev *dev)
 {
     struct mu_cdev *m = (struct mu_cdev *)dev;
+    struct mu_cel_device v;
 
     if (m->memo_class != c || m->memo_gen != d->gen + 1) {
+        v = mu_cdev_view(dev);
         m->memo_class = c;
         m->memo_gen = d->gen + 1;
-        m->memo_ok = mu_devsel_match(&c->sel, &dev->view);
+        m->memo_ok = mu_devsel_match(&c->sel, &v);
     }
-    return m->memo_ok && (!o->sel.n || mu_devsel_match(&o->sel, &dev->view));
+    if (!m->memo_ok || !o || !o->sel.n)
+        return m->memo_ok;
+    v = mu_cdev_view(dev);
+    return mu_devsel_match(&o->sel, &v);
 }
 
 /* The class o names (NULL when there is none), remembered on o: classes
@@ -386,18 +406,20 @@ static bool reaches_held(const struct mu_dclaim *c,
     return true;
 }
 
-/* Picks devices of node nd for option o into p (an ExactCount stops at
- * its count); false (p unchanged) when the node cannot serve it. */
-static bool pick_opt(const struct mu_devices *d, const struct mu_devnode *nd,
-                     const struct mu_devopt *o, bool future, struct picks *p)
+/* Picks devices of node nd of class c (and option o's selectors; o NULL:
+ * none) into p, count of them for ExactCount, every one for All; false (p
+ * unchanged) when the node cannot serve it. */
+static bool pick_in(const struct mu_devices *d, const struct mu_devnode *nd,
+                    const struct mu_devclass *c, const struct mu_devopt *o,
+                    enum mu_alloc_mode mode, int64_t count, bool future,
+                    struct picks *p)
 {
-    const struct mu_devclass *c = opt_class(d, o);
     size_t mark = p->n;
     int64_t got = 0;
     /* an ExactCount passes over devices that are not free: the held
      * ones before a slice's first_free are not, now, nor in the future
      * while no claim is leaving */
-    bool skip = o->mode == MU_ALLOC_EXACT && (!future || !d->leaving_marks);
+    bool skip = mode == MU_ALLOC_EXACT && (!future || !d->leaving_marks);
 
     if (!c || !nd)
         return false;
@@ -410,22 +432,28 @@ static bool pick_opt(const struct mu_devices *d, const struct mu_devnode *nd,
             if (!dev->usable || picked(p, dev) || !serves(d, c, o, dev))
                 continue;
             if (!dev_free(dev, future)) {
-                if (o->mode == MU_ALLOC_ALL)
+                if (mode == MU_ALLOC_ALL)
                     goto fail; /* All wants every matching device */
                 continue;
             }
             if (p->n >= MU_DEV_PICK_MAX)
                 goto fail;
             p->v[p->n++] = dev;
-            if (++got >= o->count && o->mode == MU_ALLOC_EXACT)
+            if (++got >= count && mode == MU_ALLOC_EXACT)
                 return true;
         }
     }
-    if (got > 0 && (o->mode == MU_ALLOC_ALL || got >= o->count))
+    if (got > 0 && (mode == MU_ALLOC_ALL || got >= count))
         return true;
 fail:
     p->n = mark;
     return false;
+}
+
+static bool pick_opt(const struct mu_devices *d, const struct mu_devnode *nd,
+                     const struct mu_devopt *o, bool future, struct picks *p)
+{
+    return pick_in(d, nd, opt_class(d, o), o, o->mode, o->count, future, p);
 }
 
 /* The most usable devices option o selects on one node (an All request
@@ -475,6 +503,16 @@ static bool pick_claim(const struct mu_devices *d, const struct mu_devnode *nd,
 {
     bool all = true;
 
+    if (c->one) { /* its class remembered on the claim, as opt_class does */
+        struct mu_dclaim *m = (struct mu_dclaim *)c;
+
+        if (m->one_gen != d->gen + 1) {
+            m->one_class = opt_class(d, c->one);
+            m->one_gen = d->gen + 1;
+        }
+        return pick_in(d, nd, c->one_class, NULL, c->one_mode, c->one_count,
+                       future, p);
+    }
     for (size_t i = 0; i < c->spec->nreqs; i++) {
         const struct mu_devreq *r = &c->spec->reqs[i];
         bool ok = false;
@@ -486,6 +524,23 @@ static bool pick_claim(const struct mu_devices *d, const struct mu_devnode *nd,
         all &= ok;
     }
     return all;
+}
+
+void mu_dev_claim_spec(struct mu_dclaim *c, const struct mu_claimspec *spec)
+{
+    const struct mu_devopt *o;
+
+    c->spec = spec;
+    c->one = NULL;
+    c->one_gen = 0;
+    if (spec->nreqs != 1 || spec->reqs[0].nopts != 1)
+        return;
+    o = &spec->reqs[0].opts[0];
+    if (o->sel.n)
+        return;
+    c->one = o;
+    c->one_count = o->count;
+    c->one_mode = o->mode;
 }
 
 bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
@@ -671,13 +726,15 @@ static void quota_of(struct mu_devices *d, const struct mu_devnode *nd,
     for (size_t i = 0; i < nd->n && it; i++)
         for (size_t k = 0; k < nd->v[i]->s.ndevs; k++) {
             const struct mu_cdev *dev = &nd->v[i]->devs[k];
+            struct mu_cel_device v;
             uint32_t seen = 0;
 
             if (!dev->usable)
                 continue;
+            v = mu_cdev_view(dev);
             for (size_t j = 0; j < it; j++)
                 if (!(seen & (1u << m[j].dim)) &&
-                    mu_devsel_match(&m[j].c->sel, &dev->view)) {
+                    mu_devsel_match(&m[j].c->sel, &v)) {
                     seen |= 1u << m[j].dim;
                     mu_res_put(out, m[j].dim, out->v[m[j].dim] + 1);
                 }
@@ -685,13 +742,14 @@ static void quota_of(struct mu_devices *d, const struct mu_devnode *nd,
     free(m);
 }
 
-/* Usable free devices option o of class c selects in slice s. */
+/* Usable free devices option o of class c selects in slice s (those
+ * before its first_free are held: not read). */
 static int64_t free_on(const struct mu_devices *d, const struct mu_devclass *c,
                        const struct mu_devopt *o, const struct mu_devslice *s)
 {
     int64_t n = 0;
 
-    for (size_t j = 0; j < s->s.ndevs; j++) {
+    for (size_t j = s->first_free; j < s->ndevs; j++) {
         const struct mu_cdev *dev = &s->devs[j];
 
         n += dev->usable && !dev->holder && serves(d, c, o, dev);
@@ -773,17 +831,29 @@ void mu_devfree_text(const struct mu_devfree *f, int64_t pods,
 {
     int64_t need = f->per * pods;
 
-    mu_sb_addf(sb, "needs %lld device%s of class %s (%lld per pod); ",
-               (long long)need, need == 1 ? "" : "s", f->class_name,
-               (long long)f->per);
-    if (!f->total)
+    /* no printf: a cycle writes this for every gang that waits on devices */
+    mu_sb_add(sb, "needs ");
+    mu_sb_addi(sb, need);
+    mu_sb_add(sb, need == 1 ? " device of class " : " devices of class ");
+    mu_sb_add(sb, f->class_name);
+    mu_sb_add(sb, " (");
+    mu_sb_addi(sb, f->per);
+    mu_sb_add(sb, " per pod); ");
+    if (!f->total) {
         mu_sb_add(sb, "none free");
-    else
-        mu_sb_addf(sb, "free: %lld on %lld node%s, at most %lld on one node",
-                   (long long)f->total, (long long)f->nodes,
-                   f->nodes == 1 ? "" : "s", (long long)f->best);
-    if (f->unplanned)
-        mu_sb_addf(sb, " (and %lld in ResourceSlices with "
-                       "perDeviceNodeSelection, which muster does not plan)",
-                   (long long)f->unplanned);
+    } else {
+        mu_sb_add(sb, "free: ");
+        mu_sb_addi(sb, f->total);
+        mu_sb_add(sb, " on ");
+        mu_sb_addi(sb, f->nodes);
+        mu_sb_add(sb, f->nodes == 1 ? " node, at most " : " nodes, at most ");
+        mu_sb_addi(sb, f->best);
+        mu_sb_add(sb, " on one node");
+    }
+    if (f->unplanned) {
+        mu_sb_add(sb, " (and ");
+        mu_sb_addi(sb, f->unplanned);
+        mu_sb_add(sb, " in ResourceSlices with perDeviceNodeSelection, "
+                      "which muster does not plan)");
+    }
 }
