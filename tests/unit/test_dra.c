@@ -1102,6 +1102,34 @@ START_TEST(test_claims_of_one_class_share_their_free_counts)
 }
 END_TEST
 
+/* A demand remembers the claim its key names; the inventory losing that
+ * claim, or making it again, is seen at the next fit check even when the
+ * demand is not resolved again (ASan: no read of the freed claim). */
+START_TEST(test_a_claim_gone_or_made_again_is_seen_by_the_demand)
+{
+    struct mu_task *t;
+    json_t *j;
+    struct mu_claim cl;
+    struct mu_err err;
+
+    slice("s1", "n1", "p1", 0, 1, 2, "H100");
+    claim("a-gpu", ONE, "");
+    t = pod("a", "[{\"name\":\"gpu\",\"resourceClaimName\":\"a-gpu\"}]",
+            "{}");
+    ck_assert(fits(t, "n1"));
+    mu_devices_del_claim(&c.dev, "default", "a-gpu"); /* not the cluster's */
+    ck_assert(!fits(t, "n1"));
+    j = js("{\"metadata\":{\"namespace\":\"default\",\"name\":\"a-gpu\"},"
+           "\"spec\":{\"devices\":{\"requests\":" ONE "}}}");
+    ck_assert_msg(mu_claim_decode(j, &cl, &err) == 0, "%s", err.msg);
+    json_decref(j);
+    mu_devices_put_claim(&c.dev, &cl);
+    ck_assert(fits(t, "n1"));
+    mu_task_place(&c, t, mu_cluster_node(&c, "n1"), MU_TASK_ALLOCATED);
+    ck_assert_int_eq(held_on("n1"), 1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dra");
@@ -1137,6 +1165,7 @@ int main(void)
     tcase_add_test(tc, test_devices_count_only_on_nodes_of_the_cluster);
     tcase_add_test(tc, test_free_devices_in_words);
     tcase_add_test(tc, test_claims_of_one_class_share_their_free_counts);
+    tcase_add_test(tc, test_a_claim_gone_or_made_again_is_seen_by_the_demand);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

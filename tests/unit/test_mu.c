@@ -1,6 +1,8 @@
 /* The allocation helpers of common/mu.h: an array whose first element
- * lives in its owner (mu_xgrow_inline). */
+ * lives in its owner (mu_xgrow_inline); blocks on cache lines
+ * (mu_xcalloc_lines). */
 #include <check.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "common/mu.h"
@@ -62,6 +64,21 @@ START_TEST(test_room_enough_changes_nothing)
 }
 END_TEST
 
+START_TEST(test_lines_are_aligned_and_zeroed)
+{
+    for (size_t n = 1; n < 20; n += 3) {
+        unsigned char *p = mu_xcalloc_lines(n, 64);
+
+        ck_assert_uint_eq((uintptr_t)p % 64, 0);
+        for (size_t i = 0; i < n * 64; i++)
+            ck_assert_uint_eq(p[i], 0);
+        free(p);
+    }
+    free(mu_xcalloc_lines(0, 0)); /* one line, like mu_xcalloc's one byte */
+    free(mu_xcalloc_lines(3, 100)); /* not a multiple of 64: rounded up */
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mu");
@@ -72,6 +89,7 @@ int main(void)
     tcase_add_test(tc, test_first_element_stays_in_its_owner);
     tcase_add_test(tc, test_second_element_moves_all_to_the_heap);
     tcase_add_test(tc, test_room_enough_changes_nothing);
+    tcase_add_test(tc, test_lines_are_aligned_and_zeroed);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
