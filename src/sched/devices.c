@@ -21,6 +21,7 @@ void mu_devices_init(struct mu_devices *d)
     mu_map_init(&d->changed_set);
     mu_map_init(&d->wanted);
     d->counts = mu_xcalloc(1, sizeof(*d->counts));
+    mu_map_init(&d->counts->selkeys);
 }
 
 static void note_node(struct mu_devices *d, const char *node)
@@ -475,6 +476,16 @@ static void free_lists(struct mu_map *m)
     mu_map_release(m);
 }
 
+static void free_values(struct mu_map *m)
+{
+    size_t it = 0;
+    const char *k;
+    void *v;
+
+    while (mu_map_next(m, &it, &k, &v))
+        free(v);
+}
+
 void mu_devices_release(struct mu_devices *d)
 {
     size_t it = 0;
@@ -511,7 +522,11 @@ void mu_devices_release(struct mu_devices *d)
     mu_map_release(&d->changed_set);
     mu_map_release(&d->wanted);
     free(d->changed);
-    free(d->counts);
+    if (d->counts) {
+        free_values(&d->counts->selkeys);
+        mu_map_release(&d->counts->selkeys);
+        free(d->counts);
+    }
     memset(d, 0, sizeof(*d));
 }
 

@@ -11,8 +11,9 @@
 
 /* The answers mu_devices_free_count remembers. */
 struct devcount {
-    const void *opt;          /* the option, or its class when it has no
-                                 selectors */
+    const void *opt;          /* the option's class when it has no
+                                 selectors, else its selector set's key
+                                 (selkeys), else the option */
     uint64_t hold_gen, gen, resolve_gen;
     int64_t total, nodes, best, unplanned;
 };
@@ -26,7 +27,15 @@ struct devmost {
     int64_t most;
 };
 
+/* Most selector sets (class and CEL sources of an option with selectors
+ * of its own) the memos below key on by their text: every claim made
+ * from one template has an option of its own, with the same selectors.
+ * Beyond it, such an option is its own key. */
+#define MU_DEV_SELKEYS_MAX 4096
+
 struct mu_devcounts {
+    struct mu_map selkeys;     /* text -> its own copy (the key), owned */
+    size_t nselkeys;
     struct devcount e[MU_DEV_COUNT_CACHE];
     unsigned next;
     struct devmost m[MU_DEV_COUNT_CACHE];

@@ -30,6 +30,35 @@ static void entry_memo(const struct mu_devices *d,
     e->memo_gen = (c ? d->claim_del_gen : d->claim_add_gen) + 1;
 }
 
+/* What the free-count memos key option o (of class c) on: the class when
+ * o has no selectors of its own, else its selector set's text interned
+ * (the claims of one template share it), else o. */
+static const void *count_key(const struct mu_devices *d,
+                             const struct mu_devclass *c,
+                             const struct mu_devopt *o)
+{
+    struct mu_devcounts *m = d->counts;
+    const void *key;
+    struct mu_sb sb;
+
+    if (!o->sel.n)
+        return c;
+    mu_sb_init(&sb);
+    mu_sb_add(&sb, o->class_name);
+    for (size_t i = 0; i < o->sel.n; i++) {
+        mu_sb_addn(&sb, "\n", 1);
+        mu_sb_add(&sb, o->sel.src[i] ? o->sel.src[i] : "");
+    }
+    key = mu_map_get(&m->selkeys, sb.buf);
+    if (!key && m->nselkeys < MU_DEV_SELKEYS_MAX) {
+        key = mu_xstrdup(sb.buf);
+        mu_map_put(&m->selkeys, sb.buf, (void *)key);
+        m->nselkeys++;
+    }
+    mu_sb_release(&sb);
+    return key ? key : o;
+}
+
 static int64_t all_most(const struct mu_devices *d, const struct mu_devopt *o);
 static void quota_of(struct mu_devices *d, const struct mu_devnode *nd,
                      struct mu_resnames *rn, struct mu_res *out);
@@ -462,9 +491,7 @@ static bool pick_opt(const struct mu_devices *d, const struct mu_devnode *nd,
 static int64_t all_most(const struct mu_devices *d, const struct mu_devopt *o)
 {
     const struct mu_devclass *c = opt_class(d, o);
-    /* without selectors of its own, every option of the class has the
-     * class's answer (each claim made from a template has its own) */
-    const void *key = o->sel.n ? (const void *)o : (const void *)c;
+    const void *key = count_key(d, c, o);
     struct devmost *e;
     int64_t best = 0;
     size_t it = 0;
@@ -781,10 +808,9 @@ void mu_devices_free_count(const struct mu_devices *d,
         return;
     out->class_name = o->class_name;
     out->per = o->mode == MU_ALLOC_EXACT ? o->count : 1;
-    /* an option without selectors counts what its class selects: the
-     * answer of every claim of that class (each made from a template has
-     * an option of its own) */
-    key = o->sel.n ? (const void *)o : (const void *)c;
+    /* every claim made from one template has an option of its own: they
+     * share one answer (count_key) */
+    key = count_key(d, c, o);
     for (size_t i = 0; i < MU_DEV_COUNT_CACHE; i++) {
         e = &d->counts->e[i];
         if (e->opt == key && e->hold_gen == d->hold_gen && e->gen == d->gen &&

@@ -1055,11 +1055,15 @@ END_TEST
 /* Claims made from one template (each a ResourceClaim of its own, as
  * kube-controller-manager makes them) share their class's free counts:
  * why-pending walks the nodes once for all the gangs that wait on that
- * class, not once a gang. An option with selectors of its own is counted
- * on its own. */
+ * class, not once a gang; claims whose options have the same selectors
+ * share theirs. */
+#define T4_ONE "[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":" \
+               "\"gpu\",\"selectors\":[{\"cel\":{\"expression\":"       \
+               "\"device.attributes[\\\"gpu.x\\\"].model == "            \
+               "\\\"T4\\\"\"}}]}}]"
 START_TEST(test_claims_of_one_class_share_their_free_counts)
 {
-    struct mu_task *a, *b, *t4;
+    struct mu_task *a, *b, *t4, *t4b;
     struct mu_devfree f;
     unsigned walks;
 
@@ -1067,16 +1071,16 @@ START_TEST(test_claims_of_one_class_share_their_free_counts)
     slice("s2", "n2", "p2", 0, 1, 1, "T4");
     claim("a-gpu", ONE, "");
     claim("b-gpu", ONE, "");
-    claim("t4-gpu", "[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"
-                    "\"gpu\",\"selectors\":[{\"cel\":{\"expression\":"
-                    "\"device.attributes[\\\"gpu.x\\\"].model == "
-                    "\\\"T4\\\"\"}}]}}]", "");
+    claim("t4-gpu", T4_ONE, "");
+    claim("t4b-gpu", T4_ONE, "");
     a = pod("a", "[{\"name\":\"gpu\",\"resourceClaimName\":\"a-gpu\"}]",
             "{}");
     b = pod("b", "[{\"name\":\"gpu\",\"resourceClaimName\":\"b-gpu\"}]",
             "{}");
     t4 = pod("t4", "[{\"name\":\"gpu\",\"resourceClaimName\":\"t4-gpu\"}]",
              "{}");
+    t4b = pod("t4b",
+              "[{\"name\":\"gpu\",\"resourceClaimName\":\"t4b-gpu\"}]", "{}");
     mu_devices_free_count(&c.dev, a->dd, &f);
     ck_assert_int_eq(f.total, 4);
     walks = c.dev.counts->next;
@@ -1091,6 +1095,9 @@ START_TEST(test_claims_of_one_class_share_their_free_counts)
     ck_assert_int_eq(f.total, 1);
     ck_assert_int_eq(f.nodes, 1);
     ck_assert_int_eq(f.best, 1);
+    mu_devices_free_count(&c.dev, t4b->dd, &f);
+    ck_assert_uint_eq(c.dev.counts->next, walks + 1); /* t4's answer */
+    ck_assert_int_eq(f.total, 1);
     /* a hold moves them: counted again, once */
     mu_task_place(&c, a, mu_cluster_node(&c, "n1"), MU_TASK_ALLOCATED);
     mu_devices_free_count(&c.dev, b->dd, &f);
