@@ -270,6 +270,30 @@ static int add_job(struct mu_cluster *c, const struct bench_spec *s,
     return 0;
 }
 
+/* The ResourceClaim <pod>-gpu of pod p (which names it): allocated the
+ * device of GPU slot `slot` when slot >= 0, else not yet allocated. */
+static int add_claim(struct mu_cluster *c, struct mu_pod *p, int slot)
+{
+    char status[512] = "";
+    char buf[1024];
+
+    p->claims[0].claim = mu_xasprintf("%s-gpu", p->meta.name);
+    if (slot >= 0)
+        snprintf(status, sizeof(status),
+                 ",\"status\":{\"allocation\":{\"devices\":"
+                 "{\"results\":[{\"request\":\"gpu\",\"driver\":"
+                 "\"gpu.bench\",\"pool\":\"node-%06d\","
+                 "\"device\":\"gpu-%d\"}]}}}",
+                 slot / NODE_GPUS, slot % NODE_GPUS);
+    snprintf(buf, sizeof(buf),
+             "{\"metadata\":{\"namespace\":\"" NS "\","
+             "\"name\":\"%s\"},\"spec\":{\"devices\":"
+             "{\"requests\":[{\"name\":\"gpu\",\"exactly\":"
+             "{\"deviceClassName\":\"gpu.bench\"}}]}}%s}",
+             p->claims[0].claim, status);
+    return add_dra_json(c, "claim", buf);
+}
+
 static int add_pods(struct mu_cluster *c, const struct gang *g, int gpu_dim,
                     bool dra, bool claims)
 {
@@ -297,39 +321,10 @@ static int add_pods(struct mu_cluster *c, const struct gang *g, int gpu_dim,
             p.claims = mu_xcalloc(1, sizeof(*p.claims));
             p.claims[0].name = mu_xstrdup("gpu");
             p.claims[0].tmpl = mu_xstrdup("one-gpu");
-            if (g->first_gpu >= 0) {
-                int slot = g->first_gpu + i;
-                char buf[1024];
-
-                p.claims[0].claim = mu_xasprintf("%s-gpu", p.meta.name);
-                snprintf(buf, sizeof(buf),
-                         "{\"metadata\":{\"namespace\":\"" NS "\","
-                         "\"name\":\"%s\"},\"spec\":{\"devices\":"
-                         "{\"requests\":[{\"name\":\"gpu\",\"exactly\":"
-                         "{\"deviceClassName\":\"gpu.bench\"}}]}},"
-                         "\"status\":{\"allocation\":{\"devices\":"
-                         "{\"results\":[{\"request\":\"gpu\",\"driver\":"
-                         "\"gpu.bench\",\"pool\":\"node-%06d\","
-                         "\"device\":\"gpu-%d\"}]}}}}",
-                         p.claims[0].claim, slot / NODE_GPUS, slot % NODE_GPUS);
-                if (add_dra_json(c, "claim", buf)) {
-                    mu_pod_release(&p);
-                    return -EINVAL;
-                }
-            } else if (claims) {
-                char buf[1024];
-
-                p.claims[0].claim = mu_xasprintf("%s-gpu", p.meta.name);
-                snprintf(buf, sizeof(buf),
-                         "{\"metadata\":{\"namespace\":\"" NS "\","
-                         "\"name\":\"%s\"},\"spec\":{\"devices\":"
-                         "{\"requests\":[{\"name\":\"gpu\",\"exactly\":"
-                         "{\"deviceClassName\":\"gpu.bench\"}}]}}}",
-                         p.claims[0].claim);
-                if (add_dra_json(c, "claim", buf)) {
-                    mu_pod_release(&p);
-                    return -EINVAL;
-                }
+            if ((g->first_gpu >= 0 || claims) &&
+                add_claim(c, &p, g->first_gpu >= 0 ? g->first_gpu + i : -1)) {
+                mu_pod_release(&p);
+                return -EINVAL;
             }
         }
         p.group = mu_xstrdup(g->name);
