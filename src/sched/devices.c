@@ -432,7 +432,7 @@ void mu_devices_put_claim(struct mu_devices *d, struct mu_claim *in)
     }
     c->api = *in;
     memset(in, 0, sizeof(*in));
-    mu_dev_claim_spec(c, &c->api.spec);
+    mu_dev_claim_spec(d, c, &c->api.spec);
     c->api_alloc = c->api.allocated;
     if (c->api_alloc) {
         hold_api(d, c);

@@ -58,8 +58,10 @@ void mu_dev_want_clear(struct mu_devices *d, struct mu_dclaim *c);
 /* Frees c and what it holds; d may be NULL for a private claim. */
 void mu_dev_claim_free(struct mu_devices *d, struct mu_dclaim *c);
 
-/* Sets c->spec and what a fit check reads of it (mu_dclaim.one). */
-void mu_dev_claim_spec(struct mu_dclaim *c, const struct mu_claimspec *spec);
+/* Sets c->spec and what a fit check reads of it (mu_dclaim.one, its class
+ * as the inventory d has it now). */
+void mu_dev_claim_spec(const struct mu_devices *d, struct mu_dclaim *c,
+                       const struct mu_claimspec *spec);
 
 /* Placement (devplace.c): holds for c (which holds nothing) the devices
  * of node nd its requests pick, first fit; a request that finds none is

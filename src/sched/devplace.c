@@ -232,7 +232,7 @@ static void demand_ext(struct mu_devices *d, const struct mu_pod *pod,
         o->class_name = mu_xstrdup(cls->meta.name);
         o->mode = MU_ALLOC_EXACT;
         o->count = pod->req.v[dim];
-        mu_dev_claim_spec(p, &p->api.spec);
+        mu_dev_claim_spec(d, p, &p->api.spec);
         out->c[out->n++].priv = p;
         if (cls->sel.bad && !out->why)
             out->why = mu_xasprintf("DeviceClass %s: %s", cls->meta.name,
@@ -292,7 +292,7 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
                 struct mu_dclaim *p = mu_xcalloc_lines(1, sizeof(*p));
                 char *what = mu_xasprintf("ResourceClaimTemplate %s", tk);
 
-                mu_dev_claim_spec(p, &t->spec);
+                mu_dev_claim_spec(d, p, &t->spec);
                 out->c[out->n++].priv = p;
                 demand_spec(d, what, p->spec, NULL, true, rn, out);
                 free(what);
@@ -553,7 +553,8 @@ static bool pick_claim(const struct mu_devices *d, const struct mu_devnode *nd,
     return all;
 }
 
-void mu_dev_claim_spec(struct mu_dclaim *c, const struct mu_claimspec *spec)
+void mu_dev_claim_spec(const struct mu_devices *d, struct mu_dclaim *c,
+                       const struct mu_claimspec *spec)
 {
     const struct mu_devopt *o;
 
@@ -568,6 +569,10 @@ void mu_dev_claim_spec(struct mu_dclaim *c, const struct mu_claimspec *spec)
     c->one = o;
     c->one_count = o->count;
     c->one_mode = o->mode;
+    /* its class now, while the spec just decoded is in the cache (the
+     * first fit would read it cold) */
+    c->one_class = opt_class(d, o);
+    c->one_gen = d->gen + 1;
 }
 
 bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
