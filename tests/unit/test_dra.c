@@ -1137,6 +1137,24 @@ START_TEST(test_a_claim_gone_or_made_again_is_seen_by_the_demand)
 }
 END_TEST
 
+/* A claim's class, looked up when the claim came, follows the class
+ * changing after it (ASan: no read of the class replaced). */
+START_TEST(test_a_claims_class_changed_after_it_is_seen)
+{
+    struct mu_task *t;
+
+    slice("s1", "n1", "p1", 0, 1, 2, "H100");
+    claim("a-gpu", ONE, "");
+    t = pod("a", "[{\"name\":\"gpu\",\"resourceClaimName\":\"a-gpu\"}]",
+            "{}");
+    ck_assert(fits(t, "n1"));
+    class_("gpu", "\"device.driver == \\\"gpu.y\\\"\"", "nvidia.com/gpu");
+    ck_assert(!fits(t, "n1"));
+    class_("gpu", "\"device.driver == \\\"gpu.x\\\"\"", "nvidia.com/gpu");
+    ck_assert(fits(t, "n1"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dra");
@@ -1173,6 +1191,7 @@ int main(void)
     tcase_add_test(tc, test_free_devices_in_words);
     tcase_add_test(tc, test_claims_of_one_class_share_their_free_counts);
     tcase_add_test(tc, test_a_claim_gone_or_made_again_is_seen_by_the_demand);
+    tcase_add_test(tc, test_a_claims_class_changed_after_it_is_seen);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
