@@ -4,7 +4,8 @@
  * pending pods.
  *
  *   bench_cycle [--nodes N] [--queues Q] [--pods P] [--runs R] [--sweep]
- *               [--running F] [--pending] [--dra] [--claims] [--topology] [--tree]
+ *               [--running F] [--pending] [--dra] [--claims] [--selectors]
+ *               [--topology] [--tree]
  *               [--again]
  *               [--report] [--seed S]
  *
@@ -538,7 +539,7 @@ static void usage(FILE *f)
 {
     fputs("usage: bench_cycle [--nodes N] [--queues Q] [--pods P] [--runs R] "
           "[--sweep]\n"
-          "                   [--running F] [--pending] [--dra] [--claims] [--again] "
+          "                   [--running F] [--pending] [--dra] [--claims] [--selectors]\n                   [--again] "
           "[--report] [--seed S]\n"
           "  --nodes N    nodes of 8 GPUs (default 10000)\n"
           "  --queues Q   queues, weights 1..4 cycling (default 100)\n"
@@ -554,6 +555,8 @@ static void usage(FILE *f)
           "  --claims     --dra, and every pending pod's claim a ResourceClaim "
           "of its own\n               (as kube-controller-manager makes them), "
           "not only the template\n"
+          "  --selectors  --claims, each pending claim's request with a CEL "
+          "selector of its own\n               (the driver every device has)\n"
           "  --tree       the queues are leaves of a 3-level tree (team, org), "
           "capacity\n"
           "               with enableHierarchy, deserved split evenly\n"
@@ -684,6 +687,10 @@ int main(int argc, char **argv)
         }
         if (!strcmp(a, "--claims")) {
             spec.dra = spec.claims = true;
+            continue;
+        }
+        if (!strcmp(a, "--selectors")) {
+            spec.dra = spec.claims = spec.selectors = true;
             continue;
         }
         if (!strcmp(a, "--topology")) {

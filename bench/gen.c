@@ -272,8 +272,13 @@ static int add_job(struct mu_cluster *c, const struct bench_spec *s,
 
 /* The ResourceClaim <pod>-gpu of pod p (which names it): allocated the
  * device of GPU slot `slot` when slot >= 0, else not yet allocated. */
-static int add_claim(struct mu_cluster *c, struct mu_pod *p, int slot)
+static int add_claim(struct mu_cluster *c, struct mu_pod *p, int slot,
+                     bool selectors)
 {
+    const char *sel = selectors
+                          ? ",\"selectors\":[{\"cel\":{\"expression\":"
+                            "\"device.driver == \\\"gpu.bench\\\"\"}}]"
+                          : "";
     char status[512] = "";
     char buf[1024];
 
@@ -289,13 +294,13 @@ static int add_claim(struct mu_cluster *c, struct mu_pod *p, int slot)
              "{\"metadata\":{\"namespace\":\"" NS "\","
              "\"name\":\"%s\"},\"spec\":{\"devices\":"
              "{\"requests\":[{\"name\":\"gpu\",\"exactly\":"
-             "{\"deviceClassName\":\"gpu.bench\"}}]}}%s}",
-             p->claims[0].claim, status);
+             "{\"deviceClassName\":\"gpu.bench\"%s}}]}}%s}",
+             p->claims[0].claim, sel, status);
     return add_dra_json(c, "claim", buf);
 }
 
 static int add_pods(struct mu_cluster *c, const struct gang *g, int gpu_dim,
-                    bool dra, bool claims)
+                    bool dra, bool claims, bool selectors)
 {
     for (int i = 0; i < g->size; i++) {
         struct mu_pod p;
@@ -322,7 +327,8 @@ static int add_pods(struct mu_cluster *c, const struct gang *g, int gpu_dim,
             p.claims[0].name = mu_xstrdup("gpu");
             p.claims[0].tmpl = mu_xstrdup("one-gpu");
             if ((g->first_gpu >= 0 || claims) &&
-                add_claim(c, &p, g->first_gpu >= 0 ? g->first_gpu + i : -1)) {
+                add_claim(c, &p, g->first_gpu >= 0 ? g->first_gpu + i : -1,
+                          selectors && g->first_gpu < 0)) {
                 mu_pod_release(&p);
                 return -EINVAL;
             }
@@ -438,9 +444,9 @@ int bench_gen(struct mu_cluster *c, const struct bench_spec *s,
     for (size_t i = 0; i < nrun && !rc; i++)
         rc = add_job(c, s, &run[i], gpu_dim);
     for (size_t i = 0; i < npend && !rc; i++)
-        rc = add_pods(c, &pend[i], gpu_dim, s->dra, s->claims);
+        rc = add_pods(c, &pend[i], gpu_dim, s->dra, s->claims, s->selectors);
     for (size_t i = 0; i < nrun && !rc; i++)
-        rc = add_pods(c, &run[i], gpu_dim, s->dra, s->claims);
+        rc = add_pods(c, &run[i], gpu_dim, s->dra, s->claims, s->selectors);
     if (!rc)
         mu_cluster_link(c);
 

@@ -24,7 +24,9 @@
  *            ResourceClaim allocated the device of its GPU slot.
  *   claims   with dra, a pending pod's claim is a ResourceClaim too
  *            (<pod>-gpu, unallocated), as the resourceclaim controller
- *            makes it before the scheduler sees the pod.
+ *            makes it before the scheduler sees the pod; with selectors,
+ *            its request has a CEL selector of its own
+ *            (device.driver == "gpu.bench", which every device passes).
  *   topology optionally, nodes carry BENCH_RACK_LABEL (rack-NNNN, 32 nodes
  *            a rack) and BENCH_ZONE_LABEL (zone-NNN, 16 racks a zone), and
  *            every pending gang asks networkTopology hard: highestTierAllowed
@@ -72,6 +74,10 @@ struct bench_spec {
                                 ResourceClaim of its own, unallocated (as
                                 kube-controller-manager makes them from
                                 the template), not only the template */
+    bool selectors;          /* with claims: each pending claim's request
+                                carries a selector of its own (one that
+                                every device passes), as a claim made
+                                from a template that asks for a model */
     bool topology;           /* racks and zones, gangs held to them */
     bool tree;               /* the queues are the leaves of a 3-level
                                 tree (capacity, enableHierarchy): queue-i
