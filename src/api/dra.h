@@ -102,6 +102,9 @@ struct mu_devopt {
      * (sched/devices.c), valid while memo_gen is the inventory's gen + 1 */
     const void *memo_class;
     uint64_t memo_gen;
+    /* not decoded: placement's key for its selector set, interned in the
+     * inventory that holds the option (sched/devplace.c: sel_key) */
+    const void *memo_selkey;
 };
 
 struct mu_devreq {

@@ -133,8 +133,16 @@ static void pool_update(struct mu_devices *d, const char *key)
 
 /* Another slice's device of the same key (driver/pool/device) in s's
  * pool, of the newest generation, or NULL. */
+/* A device's key in the index: "driver/pool/device", malloc'd. */
+static char *dev_key(const struct mu_devslice *s, const struct mu_cdev *dev)
+{
+    return mu_xasprintf("%s/%s", s->pool_key, dev->dev->name);
+}
+
+/* The newest copy of device `name` of s's pool in a slice other than s
+ * (slices of one pool share its key). */
 static struct mu_cdev *other_copy(struct mu_devices *d,
-                                  const struct mu_devslice *s, const char *key)
+                                  const struct mu_devslice *s, const char *name)
 {
     const struct mu_devnode *p = mu_map_get(&d->pools, s->pool_key);
     struct mu_cdev *best = NULL;
@@ -145,7 +153,7 @@ static struct mu_cdev *other_copy(struct mu_devices *d,
         if (o == s)
             continue;
         for (size_t k = 0; k < o->s.ndevs; k++)
-            if (!strcmp(o->devs[k].key, key) &&
+            if (!strcmp(o->devs[k].dev->name, name) &&
                 (!best || o->s.generation > best->slice->generation))
                 best = &o->devs[k];
     }
@@ -163,23 +171,27 @@ static void slice_unlink(struct mu_devices *d, struct mu_devslice *s,
     for (size_t k = 0; k < s->s.ndevs; k++) {
         struct mu_cdev *dev = &s->devs[k], *alt;
         struct mu_dclaim *h = dev->holder;
+        char *key = dev_key(s, dev);
 
         if (dev->pipe)
             mu_dev_pipe_drop(dev->pipe, dev);
         if (h)
             mu_dev_hold_drop(h, dev);
-        if (mu_map_get(&d->devs, dev->key) != dev)
+        if (mu_map_get(&d->devs, key) != dev) {
+            free(key);
             continue; /* an older copy: never indexed nor held */
-        mu_map_del(&d->devs, dev->key);
-        alt = other_copy(d, s, dev->key);
+        }
+        mu_map_del(&d->devs, key);
+        alt = other_copy(d, s, dev->dev->name);
         if (alt) {
-            mu_map_put(&d->devs, alt->key, alt);
+            mu_map_put(&d->devs, key, alt);
             if (h && !alt->holder)
                 mu_dev_hold_add(h, alt);
             note_node(d, alt->slice->node);
         } else if (h && held && !h->api_alloc) {
-            mu_map_put(held, dev->key, h);
+            mu_map_put(held, key, h);
         }
+        free(key);
     }
     if (s->s.node)
         list_del(list_at(&d->nodes, s->s.node), s);
@@ -209,8 +221,6 @@ static void slice_unlink(struct mu_devices *d, struct mu_devslice *s,
 
 static void slice_free(struct mu_devslice *s)
 {
-    for (size_t k = 0; k < s->s.ndevs; k++)
-        free(s->devs[k].key);
     free(s->devs);
     free(s->pool_key);
     mu_slice_release(&s->s);
@@ -241,27 +251,30 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
     s->node = s->s.node;
     for (size_t k = 0; k < s->s.ndevs; k++) {
         struct mu_cdev *dev = &s->devs[k];
-        const struct mu_dev *src = &s->s.devs[k];
         struct mu_dclaim *h;
+        char *key;
 
-        dev->key = mu_xasprintf("%s/%s", s->pool_key, src->name);
         dev->slice = &s->s;
-        dev->dev = src;
+        dev->dev = &s->s.devs[k];
+        key = dev_key(s, dev);
         {
-            struct mu_cdev *was = mu_map_get(&d->devs, dev->key);
+            struct mu_cdev *was = mu_map_get(&d->devs, key);
 
             /* the key index names the newest generation's copy */
-            if (was && was->slice->generation > s->s.generation)
+            if (was && was->slice->generation > s->s.generation) {
+                free(key);
                 continue;
-            mu_map_put(&d->devs, dev->key, dev);
+            }
+            mu_map_put(&d->devs, key, dev);
             if (was && was->holder)
                 mu_dev_hold_add(was->holder, dev); /* moves it */
         }
-        h = mu_map_get(&held, dev->key);
+        h = mu_map_get(&held, key);
         if (!h)
-            h = mu_map_get(&d->wanted, dev->key);
+            h = mu_map_get(&d->wanted, key);
         if (h && !dev->holder)
             mu_dev_hold_add(h, dev);
+        free(key);
     }
     mu_map_release(&held);
     mu_map_put(&d->slices, s->s.meta.name, s);

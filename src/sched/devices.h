@@ -75,14 +75,19 @@ struct mu_cdev {
     bool memo_ok;              /* placement's memo: whether the class
                                   memo_class selects it, valid while the
                                   inventory's gen is memo_gen + 1 */
+    bool memo_sel_ok;          /* whether the selector set memo_sel (an
+                                  option's, interned: devplace.c's
+                                  sel_key) selects it; a device's
+                                  attributes never change */
     struct mu_dclaim *holder;  /* NULL = free */
     struct mu_dclaim *pipe;    /* promised to a pipelined task's claim once
                                   its holder goes (a future fit skips it) */
     const void *memo_class;
     uint64_t memo_gen;
-    char *key;                 /* "driver/pool/device", owned */
+    const void *memo_sel;
     const struct mu_slice *slice; /* borrowed from the inventory; with dev,
-                                  what selectors read (mu_cdev_view) */
+                                  what selectors read (mu_cdev_view); its
+                                  key in the index is "driver/pool/name" */
     const struct mu_dev *dev;
 };
 
@@ -103,15 +108,17 @@ static inline struct mu_cel_device mu_cdev_view(const struct mu_cdev *dev)
 struct mu_dclaim {
     /* the first cache line (claims are allocated on line boundaries:
      * mu_xcalloc_lines): what a fit check reads */
-    /* the spec's only option, when it has one request of one option and
-     * no selectors of its own (most claims): a fit check reads it here,
-     * not through the spec (mu_dev_claim_spec sets it); its class is
-     * remembered while the inventory's gen is one_gen + 1 */
+    /* the spec's only option, when it has one request of one option
+     * (most claims): a fit check reads it here, not through the spec
+     * (mu_dev_claim_spec sets it); its class is remembered while the
+     * inventory's gen is one_gen + 1; one_sel: it has selectors of its
+     * own */
     const struct mu_devopt *one;
     const struct mu_devclass *one_class;
     uint64_t one_gen;
     int64_t one_count;         /* one's count (ExactCount) */
     enum mu_alloc_mode one_mode;
+    bool one_sel;
     bool api_alloc;            /* holds what status.allocation names */
     int users;                 /* placed tasks that use it */
     int leaving;               /* of them, releasing */

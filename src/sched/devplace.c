@@ -30,19 +30,20 @@ static void entry_memo(const struct mu_devices *d,
     e->memo_gen = (c ? d->claim_del_gen : d->claim_add_gen) + 1;
 }
 
-/* What the free-count memos key option o (of class c) on: the class when
- * o has no selectors of its own, else its selector set's text interned
- * (the claims of one template share it), else o. */
-static const void *count_key(const struct mu_devices *d,
-                             const struct mu_devclass *c,
-                             const struct mu_devopt *o)
+/* The key of o's selector set (o has selectors): their class and CEL
+ * sources' text, interned in the inventory (the claims of one template
+ * share it), or o itself once MU_DEV_SELKEYS_MAX sets are; remembered on
+ * o. */
+static const void *sel_key(const struct mu_devices *d,
+                           const struct mu_devopt *o)
 {
+    struct mu_devopt *memo = (struct mu_devopt *)o;
     struct mu_devcounts *m = d->counts;
     const void *key;
     struct mu_sb sb;
 
-    if (!o->sel.n)
-        return c;
+    if (o->memo_selkey)
+        return o->memo_selkey;
     mu_sb_init(&sb);
     mu_sb_add(&sb, o->class_name);
     for (size_t i = 0; i < o->sel.n; i++) {
@@ -56,7 +57,17 @@ static const void *count_key(const struct mu_devices *d,
         m->nselkeys++;
     }
     mu_sb_release(&sb);
-    return key ? key : o;
+    memo->memo_selkey = key ? key : o;
+    return memo->memo_selkey;
+}
+
+/* What the free-count memos key option o (of class c) on: the class when
+ * o has no selectors of its own, else its selector set's key. */
+static const void *count_key(const struct mu_devices *d,
+                             const struct mu_devclass *c,
+                             const struct mu_devopt *o)
+{
+    return o->sel.n ? sel_key(d, o) : c;
 }
 
 static int64_t all_most(const struct mu_devices *d, const struct mu_devopt *o);
@@ -379,6 +390,8 @@ static bool serves(const struct mu_devices *d, const struct mu_devclass *c,
 {
     struct mu_cdev *m = (struct mu_cdev *)dev;
     struct mu_cel_device v;
+    const void *k;
+    bool ok;
 
     if (m->memo_class != c || m->memo_gen != d->gen + 1) {
         v = mu_cdev_view(dev);
@@ -388,8 +401,18 @@ static bool serves(const struct mu_devices *d, const struct mu_devclass *c,
     }
     if (!m->memo_ok || !o || !o->sel.n)
         return m->memo_ok;
+    /* the option's own selectors: remembered per selector set (a device's
+     * attributes never change) unless the set is not interned */
+    k = sel_key(d, o);
+    if (k != o && m->memo_sel == k)
+        return m->memo_sel_ok;
     v = mu_cdev_view(dev);
-    return mu_devsel_match(&o->sel, &v);
+    ok = mu_devsel_match(&o->sel, &v);
+    if (k != o) {
+        m->memo_sel = k;
+        m->memo_sel_ok = ok;
+    }
+    return ok;
 }
 
 /* The class o names (NULL when there is none), remembered on o: classes
@@ -537,8 +560,8 @@ static bool pick_claim(const struct mu_devices *d, const struct mu_devnode *nd,
             m->one_class = opt_class(d, c->one);
             m->one_gen = d->gen + 1;
         }
-        return pick_in(d, nd, c->one_class, NULL, c->one_mode, c->one_count,
-                       future, p);
+        return pick_in(d, nd, c->one_class, c->one_sel ? c->one : NULL,
+                       c->one_mode, c->one_count, future, p);
     }
     for (size_t i = 0; i < c->spec->nreqs; i++) {
         const struct mu_devreq *r = &c->spec->reqs[i];
@@ -564,9 +587,8 @@ void mu_dev_claim_spec(const struct mu_devices *d, struct mu_dclaim *c,
     if (spec->nreqs != 1 || spec->reqs[0].nopts != 1)
         return;
     o = &spec->reqs[0].opts[0];
-    if (o->sel.n)
-        return;
     c->one = o;
+    c->one_sel = o->sel.n > 0;
     c->one_count = o->count;
     c->one_mode = o->mode;
     /* its class now, while the spec just decoded is in the cache (the

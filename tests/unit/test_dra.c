@@ -1109,6 +1109,36 @@ START_TEST(test_claims_of_one_class_share_their_free_counts)
 }
 END_TEST
 
+/* A device remembers one selector set's answer: claims with other
+ * selectors asked in turn on the same devices each get their own. */
+START_TEST(test_selector_answers_follow_the_set_asked)
+{
+    struct mu_task *t4, *h;
+
+    slice("s1", "n1", "p1", 0, 1, 2, "H100");
+    slice("s2", "n2", "p2", 0, 1, 2, "T4");
+    claim("t4-gpu", T4_ONE, "");
+    claim("h-gpu", "[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"
+                   "\"gpu\",\"selectors\":[{\"cel\":{\"expression\":"
+                   "\"device.attributes[\\\"gpu.x\\\"].model == "
+                   "\\\"H100\\\"\"}}]}}]", "");
+    t4 = pod("t4", "[{\"name\":\"gpu\",\"resourceClaimName\":\"t4-gpu\"}]",
+             "{}");
+    h = pod("h", "[{\"name\":\"gpu\",\"resourceClaimName\":\"h-gpu\"}]",
+            "{}");
+    for (int i = 0; i < 3; i++) {
+        ck_assert(fits(h, "n1"));
+        ck_assert(!fits(t4, "n1"));
+        ck_assert(!fits(h, "n2"));
+        ck_assert(fits(t4, "n2"));
+    }
+    mu_task_place(&c, h, mu_cluster_node(&c, "n1"), MU_TASK_ALLOCATED);
+    mu_task_place(&c, t4, mu_cluster_node(&c, "n2"), MU_TASK_ALLOCATED);
+    ck_assert_int_eq(held_on("n1"), 1);
+    ck_assert_int_eq(held_on("n2"), 1);
+}
+END_TEST
+
 /* A demand remembers the claim its key names; the inventory losing that
  * claim, or making it again, is seen at the next fit check even when the
  * demand is not resolved again (ASan: no read of the freed claim). */
@@ -1190,6 +1220,7 @@ int main(void)
     tcase_add_test(tc, test_devices_count_only_on_nodes_of_the_cluster);
     tcase_add_test(tc, test_free_devices_in_words);
     tcase_add_test(tc, test_claims_of_one_class_share_their_free_counts);
+    tcase_add_test(tc, test_selector_answers_follow_the_set_asked);
     tcase_add_test(tc, test_a_claim_gone_or_made_again_is_seen_by_the_demand);
     tcase_add_test(tc, test_a_claims_class_changed_after_it_is_seen);
     suite_add_tcase(s, tc);
