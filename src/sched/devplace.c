@@ -591,10 +591,12 @@ void mu_dev_claim_spec(const struct mu_devices *d, struct mu_dclaim *c,
     c->one_sel = o->sel.n > 0;
     c->one_count = o->count;
     c->one_mode = o->mode;
-    /* its class now, while the spec just decoded is in the cache (the
-     * first fit would read it cold) */
+    /* its class and selector set's key now, while the spec just decoded
+     * is in the cache (the first fit would read it cold) */
     c->one_class = opt_class(d, o);
     c->one_gen = d->gen + 1;
+    if (c->one_sel)
+        sel_key(d, o);
 }
 
 bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
