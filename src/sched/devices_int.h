@@ -35,7 +35,6 @@ struct devmost {
 
 struct mu_devcounts {
     struct mu_map selkeys;     /* text -> its own copy (the key), owned */
-    size_t nselkeys;
     struct devcount e[MU_DEV_COUNT_CACHE];
     unsigned next;
     struct devmost m[MU_DEV_COUNT_CACHE];

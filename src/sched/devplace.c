@@ -51,10 +51,9 @@ static const void *sel_key(const struct mu_devices *d,
         mu_sb_add(&sb, o->sel.src[i] ? o->sel.src[i] : "");
     }
     key = mu_map_get(&m->selkeys, sb.buf);
-    if (!key && m->nselkeys < MU_DEV_SELKEYS_MAX) {
+    if (!key && m->selkeys.n < MU_DEV_SELKEYS_MAX) {
         key = mu_xstrdup(sb.buf);
         mu_map_put(&m->selkeys, sb.buf, (void *)key);
-        m->nselkeys++;
     }
     mu_sb_release(&sb);
     memo->memo_selkey = key ? key : o;
