@@ -7,6 +7,10 @@
 #
 #   noop      kube-scheduler + bench/noop-extender with muster's
 #             kube-scheduler config: the protocol's own ceiling
+#   bind-floor  no scheduler: a client binds the same backlog as muster does
+#             (8 gangs at once, a gang's members together, gang g on the
+#             g-th node): the gang span and pods/s that the apiserver, kwok
+#             and the watcher allow here, muster's span is held against it
 #   muster    kube-scheduler + `muster serve`, PodGroups + annotated pods
 #   volcano   Volcano v1.14.1's vc-scheduler (+ vc-controller-manager for the
 #             queue) built from its Go module, on the same objects
@@ -24,7 +28,8 @@
 #   end, peak RSS of the scheduler (muster, the no-op extender,
 #   vc-scheduler), of kube-scheduler and of kube-apiserver
 #
-# and the ratios muster / noop and muster / volcano (pods/s).
+# and the ratios muster / noop and muster / volcano (pods/s), muster /
+# bind-floor (gang span p99).
 #
 # Usage: bench/scale.sh [--nodes N] [--groups G] [--size S] [--restart P]
 #            [--contenders LIST] [--muster PATH] [--keep]
@@ -32,7 +37,8 @@
 #   --groups G       gangs (default 5000)
 #   --size S         pods per gang (default 8)
 #   --restart P      pending pods for the restart case (default 10000; 0: none)
-#   --contenders L   comma list of noop, muster, volcano (default all three)
+#   --contenders L   comma list of noop, bind-floor, muster, volcano (default
+#                    all four; bind-floor needs GROUPS <= NODES)
 #   --muster PATH    muster binary (default build/src/muster; build it
 #                    --buildtype=release for figures)
 #   --keep           keep the run directory
@@ -44,7 +50,7 @@ set -u -o pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
-NODES=5000 NGROUPS=5000 SIZE=8 RESTART=10000 CONTENDERS=noop,muster,volcano KEEP=""
+NODES=5000 NGROUPS=5000 SIZE=8 RESTART=10000 CONTENDERS=noop,bind-floor,muster,volcano KEEP=""
 MUSTER=$ROOT/build/src/muster
 
 usage() { sed -n '/^# Usage:/,/^# Exit:/p' "$0" >&2; exit 2; }
@@ -63,7 +69,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 for c in ${CONTENDERS//,/ }; do
-    case "$c" in noop|muster|volcano) ;; *) echo "unknown contender '$c'" >&2; usage ;; esac
+    case "$c" in noop|bind-floor|muster|volcano) ;; *) echo "unknown contender '$c'" >&2; usage ;; esac
 done
 command -v jq >/dev/null || { echo "scale.sh needs jq (scripts/setup.sh --test installs it)" >&2; exit 2; }
 
@@ -83,11 +89,13 @@ grep '^{' "$OUT" | jq -rs '
     def f(n): if . == null then "-" else (. * n | round) / n | tostring end;
     .[] | . as $r
     | ($r.rss_peak_mib // {}) as $m
-    | "| \($r.contender) | \($r.muster_ready_s | f(100)) | \($r.kube_scheduler_ready_s | f(100)) | \($r.first_bind_s | f(100)) | \($r.last_bind_s | f(10)) | \($r.bound)/\($r.expect) | \($r.pods_per_s | f(1)) | \($r.spread_p50_s | f(100)) / \($r.spread_p99_s | f(100)) | \($r.groups_partial // "-") | \((if ($r.contender | startswith("volcano")) then $m["vc-scheduler"] elif ($r.contender | startswith("noop")) then $m.noop else $m.muster end) // "-") | \($m["kube-scheduler"] // "-") | \($m["kube-apiserver"] // "-") |"'
+    | "| \($r.contender) | \($r.muster_ready_s | f(100)) | \($r.kube_scheduler_ready_s | f(100)) | \($r.first_bind_s | f(100)) | \($r.last_bind_s | f(10)) | \($r.bound)/\($r.expect) | \($r.pods_per_s | f(1)) | \($r.spread_p50_s | f(100)) / \($r.spread_p99_s | f(100)) | \($r.groups_partial // "-") | \((if ($r.contender | startswith("volcano")) then $m["vc-scheduler"] elif ($r.contender | startswith("noop")) then $m.noop elif $r.contender == "bind-floor" then null else $m.muster end) // "-") | \($m["kube-scheduler"] // "-") | \($m["kube-apiserver"] // "-") |"'
 grep '^{' "$OUT" | jq -rs '
     (map(select(.contender == "muster")) | first | .pods_per_s) as $m
     | (map(select(.contender == "noop")) | first | .pods_per_s) as $n
     | (map(select(.contender == "volcano")) | first | .pods_per_s) as $v
+    | (map(select(.contender == "muster")) | first | .spread_p99_s) as $ms
+    | (map(select(.contender == "bind-floor")) | first | .spread_p99_s) as $fs
     | if $m == null then empty else
-        "\nmuster / noop = \(if $n then ($m / $n * 100 | round) / 100 | tostring else "-" end)x, muster / volcano = \(if $v then ($m / $v * 100 | round) / 100 | tostring else "-" end)x (pods/s)" end'
+        "\nmuster / noop = \(if $n then ($m / $n * 100 | round) / 100 | tostring else "-" end)x, muster / volcano = \(if $v then ($m / $v * 100 | round) / 100 | tostring else "-" end)x (pods/s); gang span p99 muster / bind-floor = \(if $fs and $ms then ($ms / $fs * 100 | round) / 100 | tostring else "-" end)x" end'
 exit $rc

@@ -16,6 +16,12 @@
 #                 gang as soon as its last pod exists: the API work of a
 #                 controller that gates its pods (muster-vcjob's floor on
 #                 the stock components), at no decision cost
+#   bind-floor    no scheduler: at t0 a client binds the same backlog as
+#                 `muster` itself, gang by gang, at muster's pace (8 gangs
+#                 at once, a gang's members POSTed to pods/binding together,
+#                 gang g on the g-th node): the span and rate the apiserver,
+#                 kwok and the watcher allow on this machine, with no
+#                 decision made (needs GROUPS <= NODES)
 #   muster        kube-scheduler + `muster serve`: PodGroups (minMember SIZE)
 #                 and pods annotated with their group, schedulerName volcano,
 #                 not gated (muster wakes them with an annotation)
@@ -128,14 +134,19 @@ while [ $# -gt 0 ]; do
         *) echo "unknown argument '$1'" >&2; usage ;;
     esac
 done
-for g in ${GROUPS_LIST//,/ }; do num --groups "$g"; [ "$g" -gt 0 ] || usage; done
+for g in ${GROUPS_LIST//,/ }; do
+    num --groups "$g"; [ "$g" -gt 0 ] || usage
+    case ",$CONTENDERS," in *,bind-floor,*)
+        [ "$g" -le "$NODES" ] || { echo "bind-floor binds a gang a node: --groups $g > --nodes $NODES" >&2; usage; } ;;
+    esac
+done
 [ "$NODES" -gt 0 ] && [ "$SIZE" -gt 0 ] && [ "$RUNS" -gt 0 ] || usage
 case "$MUSTER" in /*) ;; *) MUSTER=$PWD/$MUSTER ;; esac
 
 want() { case ",$CONTENDERS," in *",$1,"*) return 0 ;; esac; return 1; }
 [ "$TLS" = 1 ] && ! want muster-tls && CONTENDERS=$CONTENDERS,muster-tls
 for c in ${CONTENDERS//,/ }; do
-    case "$c" in default|noop|noop-lean|noop-gated|muster|muster-vcjob|muster-tls|base|base-vcjob|volcano|volcano-vcjob) ;;
+    case "$c" in default|noop|noop-lean|noop-gated|bind-floor|muster|muster-vcjob|muster-tls|base|base-vcjob|volcano|volcano-vcjob) ;;
         *) echo "unknown contender '$c'" >&2; usage ;; esac
 done
 if want muster || want muster-vcjob || want muster-tls || [ "$LAT_REPS" -gt 0 ]; then
@@ -484,6 +495,97 @@ def cmd_create_gated(a):
     return 1 if errs else 0
 
 
+SPAN_LES = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
+
+
+def cmd_bind_floor(a):
+    """At t0, the binds muster sends for a backlog of plain gangs, with no
+    scheduler and no decision: the bind-floor contender. a.inflight gangs
+    at once (muster's release binder: 8 workers), each gang's members
+    POSTed to pods/binding together on threads of their own (the barrier's
+    gang binder), gang g on the g-th node in name order (a full 8-GPU node
+    for a gang of 8). The span the watcher sees for these gangs is what the
+    apiserver, kwok and the watcher allow on this machine at that pace.
+    Prints this client's own span (first reply to last) per gang, as
+    muster_extender_gang_bind_span_seconds measures muster's."""
+    k = Kube(a.kubeconfig)
+    ns = a.ns
+    names = ["%s%04d" % (a.prefix, g) for g in range(a.start, a.start + a.groups)]
+    nodes = sorted(names_of(k, "/api/v1/nodes"))
+    if len(nodes) < len(names):
+        print("bind_floor: %d nodes for %d gangs" % (len(nodes), len(names)), file=sys.stderr)
+        return 1
+    lock = threading.Lock()
+    errs, spans = [], []
+    members = cf.ThreadPoolExecutor(a.inflight * a.size)
+    t = time.time()
+
+    def bind(pod, node):
+        body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": pod},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
+        try:
+            st, resp = k.req("POST", "/api/v1/namespaces/%s/pods/%s/binding" % (ns, pod), body)
+        except (OSError, http.client.HTTPException) as e:
+            st, resp = 0, str(e)
+        if st not in (200, 201):
+            with lock:
+                errs.append("bind %s: HTTP %d %s" % (pod, st, str(resp)[:200]))
+        return time.time()
+
+    def gang(gi):
+        fs = [members.submit(bind, "%s-%d" % (names[gi], i), nodes[gi]) for i in range(a.size)]
+        done = [f.result() for f in fs]
+        with lock:
+            spans.append(max(done) - min(done))
+
+    with cf.ThreadPoolExecutor(a.inflight) as ex:
+        list(ex.map(gang, range(len(names))))
+    members.shutdown()
+    for e in errs[:5]:
+        print("bind-floor error: " + e, file=sys.stderr)
+    print("bound %d gangs of %d in %.2f s (%d errors); own span p50 %.3f s p99 %.3f s max %.3f s" % (
+        len(names), a.size, time.time() - t, len(errs), pct(spans, 50), pct(spans, 99),
+        max(spans) if spans else float("nan")))
+    # the same buckets as muster_extender_gang_bind_span_seconds
+    within = {"%g" % le: sum(1 for x in spans if x <= le) for le in SPAN_LES}
+    print("own span within " + " ".join("%s:%d" % kv for kv in within.items()))
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(finite({"gangs": len(spans), "errors": len(errs), "own_span_p50_s": pct(spans, 50),
+                              "own_span_p99_s": pct(spans, 99), "own_span_within": within}), f)
+    return 1 if errs else 0
+
+
+def cmd_pg_settle(a):
+    """After the binds: polls the bench's PodGroups until a.groups of them
+    say phase Running (the status a scheduler writes, as `kubectl get
+    podgroup` shows it), or a.timeout. Prints {"podgroups_running_s": time
+    since a.t0} (null at the timeout, with the count reached)."""
+    k = Kube(a.kubeconfig)
+    path = "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups" % a.ns
+    t0, deadline, n = float(a.t0), time.time() + a.timeout, 0
+    while True:
+        n, cont = 0, ""
+        while True:
+            st, body = k.req("GET", path + "?limit=5000" + (
+                "&continue=" + urllib.parse.quote(cont) if cont else ""))
+            if st != 200 or not isinstance(body, dict):
+                break
+            n += sum(1 for i in body.get("items") or []
+                     if (i.get("status") or {}).get("phase") == "Running")
+            cont = (body.get("metadata") or {}).get("continue")
+            if not cont:
+                break
+        now = time.time()
+        if n >= a.groups:
+            print(json.dumps({"podgroups_running_s": now - t0}))
+            return 0
+        if now > deadline:
+            print(json.dumps({"podgroups_running_s": None, "podgroups_running": n}))
+            return 1
+        time.sleep(0.2)
+
+
 def count(k, path):
     st, body = k.req("GET", path + ("&" if "?" in path else "?") + "limit=1")
     if st != 200 or not isinstance(body, dict):
@@ -801,6 +903,11 @@ def cmd_metrics(a):
         res["writer_queued_max"] = after.get(("muster_writer_queued_max", frozenset()))
         res["binds_failed"] = after.get(("muster_extender_binds_total", frozenset({("result", "failed")})), 0)
         res["batches_timed_out"] = after.get(("muster_extender_batches_timed_out_total", frozenset()), 0)
+        # its own gang span (first to last bind answered), as bind_floor
+        # prints it: gangs within each bucket bound
+        h = hist(after, "muster_extender_gang_bind_span_seconds")
+        if h[0]:
+            res["own_span_within"] = {"%g" % le: int(cum) for le, cum in h[2] if le in SPAN_LES}
         # cycle durations: the gauge, sampled by the scraper (one file, "# t" headers)
         if a.samples and os.path.exists(a.samples):
             # the gauge: muster_cycle_last_duration_seconds since the
@@ -1077,6 +1184,18 @@ def cmd_summary(a):
             print()
             print("Against Volcano on the same objects: " + "; ".join(
                 "%s / %s = %.2f×" % (c, v, med(c) / med(v)) for c, v in pairs))
+        pgr = [(c, med(c, "podgroups_running_s"), med(c, "last_bind_s")) for c in order
+               if med(c, "podgroups_running_s")]
+        if pgr:
+            print()
+            print("Every PodGroup's status Running (medians, s from t0): " + "; ".join(
+                "%s %.1f (last bind %.1f)" % x for x in pgr))
+        fl99, mu99 = med("bind-floor", "spread_p99_s"), med("muster", "spread_p99_s")
+        if fl99 and mu99:
+            print()
+            print("Against the bind floor (the same binds at muster's pace, no scheduler): "
+                  "gang span p99 muster / bind-floor = %.2f× (%.3f / %.3f s); pods/s %.2f×"
+                  % (mu99 / fl99, mu99, fl99, (med("muster") or 0) / (med("bind-floor") or 1)))
         if med("muster-tls") and med("muster"):
             print()
             print("TLS on / off: muster-tls / muster = %.2f× (pods/s medians)"
@@ -1103,6 +1222,7 @@ def main():
     p.add_argument("--cpu", default="4")
     p.add_argument("--mem", default="16Gi")
     p.add_argument("--workers", type=int, default=32)
+    p.add_argument("--inflight", type=int, default=8)  # bind_floor: gangs at once
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--expect", type=int, default=0)
     p.add_argument("--out")
@@ -1314,6 +1434,10 @@ run_one() {
             bp create_gated --sched "$sched" --groups "$G" --size "$SIZE" --workers 16 \
                 >"$RD/create.log" 2>&1 &
             cpid=$! ;;
+        bind-floor)
+            bp bind_floor --groups "$G" --size "$SIZE" --inflight 8 --out "$RD/floor.json" \
+                >"$RD/create.log" 2>&1 &
+            cpid=$! ;;
         muster|muster-vcjob)
             start_muster "$RD/muster.log"
             start_kube_scheduler "$D/sched-muster.yaml" "$RD/kube-scheduler.log" ;;
@@ -1349,8 +1473,15 @@ run_one() {
     fi
     wait $wpid
     rc=$?
+    # the PodGroups' status catching up with the binds (what the scheduler
+    # wrote while binding, and how far behind): every gang Running
+    local pgs="{}"
+    case "$c" in muster|muster-vcjob|muster-tls|base|base-vcjob|volcano|volcano-vcjob)
+        [ $rc = 0 ] && pgs=$(bp pg_settle --groups "$G" --t0 "$t0" --timeout 120) ;;
+    esac
+    jq -e 'type == "object"' <<<"$pgs" >/dev/null 2>&1 || pgs="{}"
     if [ -n "$cpid" ] && ! wait "$cpid"; then
-        log "$c run $i: creating the gated pods failed: $(tail -3 "$RD/create.log")"
+        log "$c run $i: its client failed: $(tail -3 "$RD/create.log")"
         FAILED=1
     fi
     [ -n "$scraper" ] && { kill "$scraper" 2>/dev/null; wait "$scraper" 2>/dev/null; }
@@ -1380,22 +1511,23 @@ run_one() {
             ms=$(bp metrics --kind muster --after "$RD/muster-metrics.txt" --samples "$RD/muster-samples.txt")
             ks=$(bp metrics --kind kube --after "$RD/ks-metrics.txt") ;;
         volcano|volcano-vcjob) ms=$(bp metrics --kind volcano --after "$RD/vc-metrics.txt") ;;
+        bind-floor) [ -s "$RD/floor.json" ] && ms=$(cat "$RD/floor.json") ;;
         *) ks=$(bp metrics --kind kube --after "$RD/ks-metrics.txt") ;;
     esac
     as=$(bp metrics --kind apiserver --before "$RD/apiserver-before.txt" --after "$RD/apiserver-after.txt")
     res=$(jq -c --argjson ms "$ms" --argjson ks "$ks" --argjson api "$as" \
         --argjson cpu "$(cpu_json "$RD/cpu-before.txt" "$RD/cpu-after.txt")" \
         --argjson rss "$(rss_json "$RD/rss.txt")" \
-        --arg mr "$mready" '. + {(if (.contender | startswith("volcano")) then "volcano" else "muster" end): $ms, kube_scheduler: $ks, apiserver: $api, cpu_s: $cpu, rss_peak_mib: $rss} + (if $mr == "" then {} else {muster_ready_s: ($mr|tonumber)} end)' <<<"$res")
+        --argjson pgs "$pgs" --arg mr "$mready" '. + $pgs + {(if (.contender | startswith("volcano")) then "volcano" elif .contender == "bind-floor" then "client" else "muster" end): $ms, kube_scheduler: $ks, apiserver: $api, cpu_s: $cpu, rss_peak_mib: $rss} + (if $mr == "" then {} else {muster_ready_s: ($mr|tonumber)} end)' <<<"$res")
     echo "$res" >>"$R/runs.jsonl"
     echo "$res"
-    log "$c ($G gangs) run $i: $(jq -r '"\(.bound)/\(.expect) bound, \(.pods_per_s // 0 | floor) pods/s (first bind at \(.first_bind_s // 0 | .*10|floor/10) s), gang spread p50 \(.spread_p50_s // 0 | .*1000|floor) ms p99 \(.spread_p99_s // 0 | .*1000|floor) ms"' <<<"$res")"
+    log "$c ($G gangs) run $i: $(jq -r '"\(.bound)/\(.expect) bound, \(.pods_per_s // 0 | floor) pods/s (first bind at \(.first_bind_s // 0 | .*10|floor/10) s), gang spread p50 \(.spread_p50_s // 0 | .*1000|floor) ms p99 \(.spread_p99_s // 0 | .*1000|floor) ms\(if has("podgroups_running_s") then ", every PodGroup Running at \(.podgroups_running_s // "timeout" | if type == "number" then (.*10|floor/10 | tostring) + " s" else . end)" else "" end)"' <<<"$res")"
 }
 
 # ------------------------------------------------------------ the runs ----
 
 NONVOL=""
-for c in default noop noop-lean noop-gated base muster muster-tls base-vcjob muster-vcjob; do want "$c" && NONVOL="$NONVOL $c"; done
+for c in default noop noop-lean noop-gated bind-floor base muster muster-tls base-vcjob muster-vcjob; do want "$c" && NONVOL="$NONVOL $c"; done
 for G in ${GROUPS_LIST//,/ }; do
     for i in $(seq 1 "$RUNS"); do
         for c in $NONVOL; do run_one "$c" "$i" "$G"; done
