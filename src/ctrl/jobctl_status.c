@@ -181,7 +181,7 @@ void mu_jc_write_status(struct mu_jobctl *jc, struct vjob *j, json_t *st)
     w.path = path;
     w.body = json_pack("{s:o}", "status", merge_diff(j->written, st));
     w.content_type = MU_KUBE_MERGE_PATCH;
-    w.flags = MU_WRITE_MERGE;
+    w.flags = MU_WRITE_MERGE | MU_WRITE_BACKGROUND;
     w.done = status_written;
     w.ctx = pw;
     if (mu_writer_submit(jc->ctl.writer, &w) < 0) {

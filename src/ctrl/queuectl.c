@@ -481,6 +481,7 @@ static void write_queue(struct mu_queuectl *qc, const struct mu_cqueue *q,
         struct mu_write w = {.method = "PATCH", .path = path,
                              .content_type = MU_KUBE_MERGE_PATCH,
                              .body = json_pack("{s:o}", "status", body),
+                             .flags = MU_WRITE_BACKGROUND,
                              .done = queue_written, .ctx = d};
 
         if (mu_writer_submit(qc->ctl->writer, &w) < 0) {

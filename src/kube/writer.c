@@ -7,7 +7,9 @@
  * the completions waiting for the owner. Workers hold it only to pick and
  * to hand back; requests run without it. A worker picks the oldest queued
  * item whose key is not busy, which is what keeps writes of one object in
- * order while other objects go ahead.
+ * order while other objects go ahead; a background item only while fewer
+ * than o.background of them run (nfg_queued lets a pick that could take
+ * only those stop at once).
  */
 #include "kube/writer.h"
 
@@ -45,6 +47,9 @@ struct mu_writer {
     struct item *head, *tail; /* queued, oldest first */
     struct item *urgent_tail; /* the last urgent item, NULL: none */
     size_t nqueued, nrunning;
+    size_t nfg_queued;  /* queued items not flagged MU_WRITE_BACKGROUND */
+    size_t nbg_running; /* running items flagged MU_WRITE_BACKGROUND */
+    int nspace_waiters; /* submitters waiting for room in the queue */
     struct mu_map busy;   /* key -> (void *)1 while an item of it runs */
     struct mu_map newest; /* key -> newest queued item with that key */
     struct item *done_head, *done_tail;
@@ -54,6 +59,11 @@ struct mu_writer {
     struct mu_writer_stats st;
     unsigned event_seq;
 };
+
+static bool background(const struct item *it)
+{
+    return it->w.flags & MU_WRITE_BACKGROUND;
+}
 
 static void item_free(struct item *it)
 {
@@ -97,6 +107,8 @@ static void unlink_item(struct mu_writer *w, struct item *it)
         w->tail = it->prev;
     it->prev = it->next = NULL;
     w->nqueued--;
+    if (!background(it))
+        w->nfg_queued--;
     if (mu_map_get(&w->newest, it->key) == it)
         mu_map_del(&w->newest, it->key);
 }
@@ -127,11 +139,18 @@ static bool complete(struct mu_writer *w, struct item *it, int rc,
     return first;
 }
 
-/* The oldest queued item whose key is not being sent (lock held). */
+/* The oldest queued item whose key is not being sent, and that is not a
+ * background one while o.background of those run, unless a submitter
+ * waits for room (lock held). */
 static struct item *pick(struct mu_writer *w)
 {
+    bool bg_full = w->nbg_running >= (size_t)w->o.background &&
+                   !w->nspace_waiters;
+
+    if (bg_full && !w->nfg_queued)
+        return NULL;
     for (struct item *it = w->head; it; it = it->next)
-        if (!mu_map_get(&w->busy, it->key))
+        if (!(bg_full && background(it)) && !mu_map_get(&w->busy, it->key))
             return it;
     return NULL;
 }
@@ -186,6 +205,7 @@ static void *worker_main(void *arg)
         unlink_item(w, it);
         mu_map_put(&w->busy, it->key, (void *)1);
         w->nrunning++;
+        w->nbg_running += background(it);
         pthread_cond_signal(&w->space);
         pthread_mutex_unlock(&w->lock);
 
@@ -194,6 +214,7 @@ static void *worker_main(void *arg)
 
         pthread_mutex_lock(&w->lock);
         mu_map_del(&w->busy, it->key);
+        w->nbg_running -= background(it);
         tell = complete(w, it, rc, err.msg);
         /* the key is free: its next write may go, on any worker */
         pthread_cond_broadcast(&w->work);
@@ -252,6 +273,8 @@ int mu_writer_new(const struct mu_kube_config *cfg,
         w->o.threads = MU_WRITER_THREADS;
     if (!w->o.cap)
         w->o.cap = MU_WRITER_QUEUE_CAP;
+    if (w->o.background < 1)
+        w->o.background = MU_WRITER_BACKGROUND;
     w->o.kube.shared_limiter = NULL;
     pthread_mutex_init(&w->lock, NULL);
     mu_cond_init_monotonic(&w->work);
@@ -379,7 +402,9 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
     pthread_mutex_lock(&w->lock);
     old = mu_map_get(&w->newest, it->key);
     /* replaced or folded only by a write of the same request */
-    if (old && !((old->w.flags ^ wr->flags) & MU_WRITE_URGENT) &&
+    if (old &&
+        !((old->w.flags ^ wr->flags) &
+          (MU_WRITE_URGENT | MU_WRITE_BACKGROUND)) &&
         !w->stopping && !strcmp(old->path, it->path) &&
         !mu_strcmp0(old->method, it->method) &&
         !mu_strcmp0(old->content_type, it->content_type)) {
@@ -414,8 +439,15 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
             w->o.notify(w->o.notify_ctx);
         return 0;
     }
-    while (!w->stopping && w->nqueued >= w->o.cap)
-        pthread_cond_wait(&w->space, &w->lock);
+    if (!w->stopping && w->nqueued >= w->o.cap) {
+        /* a full queue lifts the background cap (pick): workers that
+         * passed over background writes take them now */
+        w->nspace_waiters++;
+        pthread_cond_broadcast(&w->work);
+        while (!w->stopping && w->nqueued >= w->o.cap)
+            pthread_cond_wait(&w->space, &w->lock);
+        w->nspace_waiters--;
+    }
     if (w->stopping) {
         pthread_mutex_unlock(&w->lock);
         it->w.done = NULL;
@@ -436,6 +468,8 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
         link_item(w, it, w->tail, NULL);
     }
     w->nqueued++;
+    if (!background(it))
+        w->nfg_queued++;
     mu_map_put(&w->newest, it->key, it);
     w->st.submitted++;
     if (w->nqueued > w->st.queued_max)
@@ -451,7 +485,7 @@ int mu_writer_event(struct mu_writer *w, const struct mu_kube_event *ev)
     const struct mu_kube_objref *io = &ev->involved;
     const char *ns =
         io->namespace && *io->namespace ? io->namespace : "default";
-    struct mu_write wr = {.method = "POST"};
+    struct mu_write wr = {.method = "POST", .flags = MU_WRITE_BACKGROUND};
     unsigned seq;
     char *path;
     int rc;

@@ -36,6 +36,18 @@
  * the writes a gang waits on (releases), which must not queue behind a
  * burst of pod creates or status writes.
  *
+ * Background: at most opts.background writes flagged MU_WRITE_BACKGROUND
+ * (MU_WRITER_BACKGROUND) are sent at once; a worker passes over the
+ * others while that many are out, and takes the next write that is not
+ * flagged. For what only tells (status, events): on a small control
+ * plane the apiserver's CPU is shared by every request in flight, and a
+ * burst of status writes on every worker made the binds and releases
+ * that gangs wait on slower and less even (issue 15: a gang's members
+ * bound further apart). Background writes keep their order per key and
+ * their place in the queue among themselves. While a submitter waits for
+ * room (see Bounds) the cap is lifted: writes that only tell never hold
+ * up the owner longer than they would without it.
+ *
  * Coalescing: a write flagged MU_WRITE_COALESCE replaces the newest write
  * with the same key that is still queued (not started) if that one was
  * flagged too: the newer content is sent in the older one's place, and the
@@ -110,6 +122,11 @@
  * worker takes one (a coalesced or merged write, which takes a queued
  * one's place, never waits); see Bounds. */
 #define MU_WRITER_QUEUE_CAP 4096u
+/* Background writes sent at once at most by default (see Background).
+ * 500 gangs x 8 plain pods on 1,000 nodes (bench/RESULTS.md, 2026-12-05):
+ * with every status write free to take any of the 32 workers, binds were
+ * answered in 58-73 ms on average; with 8, 51-52 ms. */
+#define MU_WRITER_BACKGROUND 8
 /* Events posted through a writer are named "<object>.<16 hex digits>" from
  * their time and a sequence that starts here, so they never take the name
  * of an event that a plain client (whose sequence starts at 0) posts about
@@ -121,6 +138,7 @@
 #define MU_WRITE_GONE_OK 0x2u  /* -ENOENT (404) counts as success */
 #define MU_WRITE_URGENT 0x4u   /* ahead of writes that are not, see above */
 #define MU_WRITE_MERGE 0x8u    /* a merge patch foldable with the last one */
+#define MU_WRITE_BACKGROUND 0x10u /* only tells: a few at once, see above */
 
 struct mu_writer;
 
@@ -151,6 +169,8 @@ struct mu_write {
 
 struct mu_writer_opts {
     int threads;              /* workers; < 1: MU_WRITER_THREADS */
+    int background;           /* MU_WRITE_BACKGROUND writes sent at once
+                                 at most; < 1: MU_WRITER_BACKGROUND */
     size_t cap;               /* queued writes at most; 0: the default */
     struct mu_kube_opts kube; /* every worker's client; qps and burst are
                                  the writer's whole budget (one shared

@@ -103,7 +103,8 @@ void mu_hnstatus_write(struct mu_hnstatus *h, const struct mu_topo *t)
                 .body = json_pack("{s:{s:I}}", "status", "nodeCount",
                                   (json_int_t)d->n),
                 .content_type = MU_KUBE_MERGE_PATCH,
-                .flags = MU_WRITE_COALESCE, .done = hn_written, .ctx = done};
+                .flags = MU_WRITE_COALESCE | MU_WRITE_BACKGROUND,
+                .done = hn_written, .ctx = done};
 
             if (mu_writer_submit(h->ctl->writer, &w) < 0) {
                 free(done->name);

@@ -128,7 +128,8 @@ static bool write_pg(struct mu_status *s, const struct mu_job *j,
                              .body = json_pack("{s:o}", "status",
                                                pg_status(j)),
                              .content_type = MU_KUBE_MERGE_PATCH,
-                             .key = key, .flags = MU_WRITE_COALESCE,
+                             .key = key,
+                             .flags = MU_WRITE_COALESCE | MU_WRITE_BACKGROUND,
                              .done = pg_written, .ctx = d};
 
         if (mu_writer_submit(s->ctl->writer, &w) < 0) {

@@ -58,6 +58,24 @@ static struct mu_writer *writer(int threads, size_t cap, void (*notify)(void *),
     return w;
 }
 
+/* A writer for run-only tests with at most background MU_WRITE_BACKGROUND
+ * writes at once. */
+static struct mu_writer *writer_bg(int threads, size_t cap, int background)
+{
+    struct mu_kube_config cfg;
+    struct mu_writer_opts o = {
+        .threads = threads, .cap = cap, .background = background};
+    struct mu_writer *w = NULL;
+    struct mu_err err = {{0}};
+
+    mu_kube_config_init(&cfg);
+    cfg.server = mu_xstrdup("http://127.0.0.1:9");
+    cfg.token = mu_xstrdup("writer-token");
+    ck_assert_msg(mu_writer_new(&cfg, &o, &w, &err) == 0, "%s", err.msg);
+    mu_kube_config_release(&cfg);
+    return w;
+}
+
 /* ---------------------------------------------------- outcomes, shared -- */
 
 #define MAXW 256
@@ -455,6 +473,46 @@ START_TEST(test_writer_sends_urgent_writes_first_but_never_before_their_key)
 }
 END_TEST
 
+/* At most opts.background writes flagged MU_WRITE_BACKGROUND run at once:
+ * the other workers pass over the queued ones and take the writes behind
+ * them; when one ends, the next background write goes. */
+START_TEST(test_writer_sends_few_background_writes_at_once)
+{
+    struct mu_writer *w;
+
+    rec_init();
+    w = writer_bg(4, 0, 2);
+    /* four status writes first (blocked while they run), then two that
+     * are not background */
+    for (int i = 0; i < 4; i++) {
+        char key[16];
+
+        snprintf(key, sizeof(key), "pg/%d", i);
+        ck_assert_int_eq(
+            submit_tw(w, i, key, MU_WRITE_BACKGROUND, true, 0, 0), 0);
+    }
+    ck_assert_int_eq(submit_tw(w, 4, "pod/a", 0, true, 0, 0), 0);
+    ck_assert_int_eq(submit_tw(w, 5, "pod/b", 0, true, 0, 0), 0);
+    wait_started(4);
+    sleep_ms(50);
+    pthread_mutex_lock(&R.mu);
+    ck_assert_int_eq(R.norder, 4); /* 0, 1, 4, 5: not a third status */
+    for (int i = 0; i < 4; i++)
+        ck_assert_msg(R.order[i] != 2 && R.order[i] != 3,
+                      "status %d ran beside two others", R.order[i]);
+    ck_assert_int_eq(R.running_max, 4);
+    pthread_mutex_unlock(&R.mu);
+    open_gate();
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_uint_eq(mu_writer_drain(w, NULL), 6);
+    ck_assert_int_eq(R.norder, 6);
+    ck_assert_msg((R.order[4] == 2 && R.order[5] == 3) ||
+                      (R.order[4] == 3 && R.order[5] == 2),
+                  "the waiting statuses ran last");
+    mu_writer_free(w);
+}
+END_TEST
+
 /* --------------------------------------------------------------- gate -- */
 
 static atomic_bool may_write;
@@ -658,6 +716,48 @@ START_TEST(test_writer_submit_blocks_while_the_queue_is_full)
     mu_writer_stats(s.w, &st);
     ck_assert_uint_eq(st.queued_max, 2);
     ck_assert_uint_eq(st.submitted, 4);
+    mu_writer_free(s.w);
+}
+END_TEST
+
+/* A submitter waiting for room lifts the background cap: the queued
+ * statuses go out beside the one that holds the cap, and the write that
+ * waited is queued and sent while that one still runs. */
+START_TEST(test_writer_full_queue_lifts_the_background_cap)
+{
+    struct submitter s = {0};
+    pthread_t th;
+
+    rec_init();
+    s.w = writer_bg(3, 2, 1);
+    ck_assert_int_eq(submit_tw(s.w, 0, "pg/0", MU_WRITE_BACKGROUND, true, 0,
+                               0), 0);
+    wait_started(1);
+    ck_assert_int_eq(submit_tw(s.w, 1, "pg/1", MU_WRITE_BACKGROUND, false, 0,
+                               0), 0);
+    ck_assert_int_eq(submit_tw(s.w, 2, "pg/2", MU_WRITE_BACKGROUND, false, 0,
+                               0), 0);
+    sleep_ms(50);
+    pthread_mutex_lock(&R.mu);
+    ck_assert_int_eq(R.norder, 1); /* the cap holds 1 and 2 back */
+    pthread_mutex_unlock(&R.mu);
+    ck_assert_uint_eq(mu_writer_room(s.w), 0);
+    atomic_init(&s.done, false);
+    ck_assert_int_eq(pthread_create(&th, NULL, submit_main, &s), 0);
+    /* it gets in while 0 still holds its worker (without the lift it
+     * waits for the gate: wait_started times out), and goes out */
+    wait_started(3);
+    pthread_join(th, NULL);
+    ck_assert(atomic_load(&s.done));
+    ck_assert_int_eq(s.rc, 0);
+    ck_assert_int_eq(mu_writer_flush(s.w, 100), -ETIMEDOUT); /* 0 runs */
+    pthread_mutex_lock(&R.mu);
+    ck_assert_int_eq(R.order[0], 0);
+    ck_assert(R.order[1] == 9 || R.order[2] == 9 || R.order[3] == 9);
+    pthread_mutex_unlock(&R.mu);
+    open_gate();
+    ck_assert_int_eq(mu_writer_flush(s.w, 5000), 0);
+    ck_assert_uint_eq(mu_writer_drain(s.w, NULL), 4);
     mu_writer_free(s.w);
 }
 END_TEST
@@ -1119,6 +1219,8 @@ int main(void)
                    test_writer_keeps_one_objects_writes_in_order_one_at_a_time);
     tcase_add_test(tc, test_writer_runs_other_objects_while_one_is_blocked);
     tcase_add_test(tc, test_writer_sends_different_objects_concurrently);
+    tcase_add_test(tc, test_writer_sends_few_background_writes_at_once);
+    tcase_add_test(tc, test_writer_full_queue_lifts_the_background_cap);
     tcase_add_test(tc, test_writer_coalesces_queued_state_writes_only);
     tcase_add_test(tc, test_writer_submit_blocks_while_the_queue_is_full);
     tcase_add_test(tc, test_writer_refuses_bad_writes_without_calling_done);
