@@ -443,7 +443,8 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
         /* a full queue lifts the background cap (pick): workers that
          * passed over background writes take them now */
         w->nspace_waiters++;
-        pthread_cond_broadcast(&w->work);
+        if (w->nbg_running >= (size_t)w->o.background)
+            pthread_cond_broadcast(&w->work);
         while (!w->stopping && w->nqueued >= w->o.cap)
             pthread_cond_wait(&w->space, &w->lock);
         w->nspace_waiters--;
@@ -467,6 +468,10 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
         it->w.flags &= ~MU_WRITE_URGENT; /* behind its key's queued write */
         link_item(w, it, w->tail, NULL);
     }
+    /* behind a background write of its key, it is one too: a worker that
+     * passes over that one must not send this one first */
+    if (old && background(old))
+        it->w.flags |= MU_WRITE_BACKGROUND;
     w->nqueued++;
     if (!background(it))
         w->nfg_queued++;

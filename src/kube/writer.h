@@ -44,7 +44,8 @@
  * burst of status writes on every worker made the binds and releases
  * that gangs wait on slower and less even (issue 15: a gang's members
  * bound further apart). Background writes keep their order per key and
- * their place in the queue among themselves. While a submitter waits for
+ * their place in the queue among themselves; a write queued behind a
+ * background write of its key becomes one (so the order per key holds). While a submitter waits for
  * room (see Bounds) the cap is lifted: writes that only tell never hold
  * up the owner longer than they would without it.
  *

@@ -720,6 +720,36 @@ START_TEST(test_writer_submit_blocks_while_the_queue_is_full)
 }
 END_TEST
 
+/* A write queued behind a background write of its own object waits with
+ * it under the cap: the object's writes still go in order. */
+START_TEST(test_writer_keeps_one_objects_order_under_the_background_cap)
+{
+    struct mu_writer *w;
+
+    rec_init();
+    w = writer_bg(3, 0, 1);
+    ck_assert_int_eq(submit_tw(w, 0, "pg/0", MU_WRITE_BACKGROUND, true, 0, 0),
+                     0);
+    wait_started(1);
+    ck_assert_int_eq(submit_tw(w, 1, "pg/1", MU_WRITE_BACKGROUND, false, 0, 0),
+                     0);
+    ck_assert_int_eq(submit_tw(w, 2, "pg/1", 0, false, 0, 0), 0);
+    ck_assert_int_eq(submit_tw(w, 3, "pod/a", 0, false, 0, 0), 0);
+    wait_started(2);
+    sleep_ms(50);
+    pthread_mutex_lock(&R.mu);
+    ck_assert_int_eq(R.norder, 2); /* 0 and 3: not 2 before 1 */
+    ck_assert_int_eq(R.order[1], 3);
+    pthread_mutex_unlock(&R.mu);
+    open_gate();
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_uint_eq(mu_writer_drain(w, NULL), 4);
+    ck_assert_int_eq(R.order[2], 1);
+    ck_assert_int_eq(R.order[3], 2);
+    mu_writer_free(w);
+}
+END_TEST
+
 /* A submitter waiting for room lifts the background cap: the queued
  * statuses go out beside the one that holds the cap, and the write that
  * waited is queued and sent while that one still runs. */
@@ -1221,6 +1251,8 @@ int main(void)
     tcase_add_test(tc, test_writer_sends_different_objects_concurrently);
     tcase_add_test(tc, test_writer_sends_few_background_writes_at_once);
     tcase_add_test(tc, test_writer_full_queue_lifts_the_background_cap);
+    tcase_add_test(tc,
+                   test_writer_keeps_one_objects_order_under_the_background_cap);
     tcase_add_test(tc, test_writer_coalesces_queued_state_writes_only);
     tcase_add_test(tc, test_writer_submit_blocks_while_the_queue_is_full);
     tcase_add_test(tc, test_writer_refuses_bad_writes_without_calling_done);
