@@ -243,6 +243,29 @@ rss_json() {
          END { printf "{"; s = ""; for (k in m) { printf "%s\"%s\": %.0f", s, k, m[k] / 1024; s = ", " } printf "}" }' "$1"
 }
 # the apiserver's request counters and latencies (admin token)
+# pod DELETEs the apiserver has answered so far (any client)
+pod_deletes() {
+    apiserver_metrics | awk '/^apiserver_request_duration_seconds_count/ && /verb="DELETE"/ && /resource="pods"/ && /subresource=""/ { n += $2 } END { printf "%d\n", n }'
+}
+
+# after a clean: until kwok has finished deleting the pods it still thinks
+# terminating (at 5,000 nodes it sent 11,236 DELETEs into the next run),
+# i.e. no pod DELETE answered for 5 s, at most 300 s
+quiet_deletes() {
+    local last now same=0
+    last=$(pod_deletes)
+    for _ in $(seq 1 300); do
+        sleep 1
+        now=$(pod_deletes)
+        if [ "$now" = "$last" ]; then
+            same=$((same + 1)); [ $same -ge 5 ] && return 0
+        else
+            same=0; last=$now
+        fi
+    done
+    log "pod DELETEs still going 300 s after the clean"
+}
+
 apiserver_metrics() {
     curl -s --max-time 10 --cacert "$D/pki/ca.crt" \
         -H "Authorization: Bearer $(awk -F, '$2 == "admin" {print $1}' "$D/pki/tokens.csv")" \
@@ -1409,6 +1432,7 @@ run_one() {
     mkdir -p "$RD"
     bp clean --timeout $(( 180 + PODS / 50 )) >"$RD/clean.log" 2>&1 ||
         { tail -3 "$RD/clean.log" >&2; log "$c run $i: no clean slate: skipped"; FAILED=1; return; }
+    quiet_deletes
     case "$c" in
         default) kind=plain sched=default-scheduler ;;
         muster-vcjob|base-vcjob|volcano-vcjob) kind=vcjob sched=volcano ;;
