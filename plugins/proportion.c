@@ -34,7 +34,9 @@ struct prop {
     int64_t again_ms;       /* a gang reclaim evicted reclaims no sooner */
     struct mu_res *vneed;   /* by queue index: per dimension the least a
                                waiting gang of the queue lacks (unset:
-                               none waits) */
+                               none waits), made for a queue when first
+                               asked (vneed_made) */
+    bool *vneed_made;
     struct mu_share_need need; /* of the reclaimer victim_ok asks for */
     /* by queue index: the dimensions where allocated > deserved, made at
      * over_gen - 1 (the queue's alloc_gen; 0: not made) */
@@ -387,6 +389,7 @@ static void close_prop(struct mu_ssn *ssn, void *st)
     free(p->elastic);
     free(p->ahead);
     free(p->vneed);
+    free(p->vneed_made);
     free(p->over);
     free(p->over_gen);
     free(p->share);
@@ -695,28 +698,35 @@ static double dshare(const struct mu_cqueue *q, int d, int64_t delta)
     return (double)a / (double)de;
 }
 
-/* p->vneed, made on first use in a session: per queue and dimension the
- * least that one of its waiting gangs lacks. */
-static void vneed_fill(struct prop *p)
+/* p->vneed of queue q, made on first use in a session (only the queues
+ * reclaim takes from are asked: each costs a walk over the first tasks of
+ * every waiting gang it has): per dimension the least that one of its
+ * waiting gangs lacks. */
+static const struct mu_res *vneed_of(struct prop *p, const struct mu_cqueue *q)
 {
-    p->vneed = mu_xcalloc(p->c->nqueues + 1, sizeof(*p->vneed));
-    for (size_t i = 0; i < p->c->nqueues; i++) {
-        const struct mu_cqueue *q = p->c->queues[i];
-        struct mu_res *vn = &p->vneed[q->index];
+    struct mu_res *vn;
 
-        for (size_t k = 0; k < q->njobs; k++) {
-            struct mu_res n;
-
-            if (!q->jobs[k]->count[MU_TASK_PENDING])
-                continue;
-            mu_share_gang_need(q->jobs[k], &n);
-            for (int d = 0; d < MU_RES_MAX; d++)
-                if (d != MU_RES_PODS && mu_res_has(&n, d) && n.v[d] > 0)
-                    mu_res_put(vn, d,
-                               mu_res_has(vn, d) ? MU_MIN(vn->v[d], n.v[d])
-                                                 : n.v[d]);
-        }
+    if (!p->vneed) {
+        p->vneed = mu_xcalloc(p->c->nqueues + 1, sizeof(*p->vneed));
+        p->vneed_made = mu_xcalloc(p->c->nqueues + 1, sizeof(bool));
     }
+    vn = &p->vneed[q->index];
+    if (p->vneed_made[q->index])
+        return vn;
+    p->vneed_made[q->index] = true;
+    for (size_t k = 0; k < q->njobs; k++) {
+        struct mu_res n;
+
+        if (!q->jobs[k]->count[MU_TASK_PENDING])
+            continue;
+        mu_share_gang_need(q->jobs[k], &n);
+        for (int d = 0; d < MU_RES_MAX; d++)
+            if (d != MU_RES_PODS && mu_res_has(&n, d) && n.v[d] > 0)
+                mu_res_put(vn, d,
+                           mu_res_has(vn, d) ? MU_MIN(vn->v[d], n.v[d])
+                                             : n.v[d]);
+    }
+    return vn;
 }
 
 /* Reclaim moves a unit from the victim's queue V to the preemptor's R only
@@ -738,8 +748,6 @@ static bool keeps_share(struct prop *p, const struct mu_task *pre,
 
     if (!vj || !rj || !vj->queue || !rj->queue)
         return true;
-    if (!p->vneed)
-        vneed_fill(p);
     need = mu_share_need_of(&p->need, rj);
     loss = mu_job_ready_num(vj) > vj->pg.min_member ? victim->qreq
                                                     : &vj->allocated;
@@ -747,7 +755,7 @@ static bool keeps_share(struct prop *p, const struct mu_task *pre,
      * past its share (cpu a queue holds up to its request is not one) */
     for (set = need->set & DIMS_ALL; set; set &= set - 1) {
         int d = __builtin_ctz(set);
-        const struct mu_res *vn = &p->vneed[vj->queue->index];
+        const struct mu_res *vn = vneed_of(p, vj->queue);
 
         if (need->v[d] <= 0 ||
             get0(&vj->queue->allocated, d) <= get0(&vj->queue->deserved, d))
