@@ -559,6 +559,36 @@ START_TEST(test_reclaim_may_take_a_queue_below_its_share_for_a_whole_gang)
 }
 END_TEST
 
+START_TEST(test_reclaim_spares_a_queue_that_would_be_owed_its_waiting_gang)
+{
+    /* 8 GPUs on n1; team-a's capability 3, so team-b deserves 5 and holds
+     * 8 in two 4-GPU pods. team-a's 3-GPU pod would take one of them: team-b
+     * at 4 would then be owed its own waiting 1-GPU gang at once (4 + 1 <=
+     * 5) while below team-a's share (4/5 against 3/3), so reclaim leaves it
+     * (the least waiting need of the victim's queue, proportion.c vneed_of) */
+    load_damped("", NODE("n1", "8")
+                "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+                "metadata: {name: team-a}\nspec: {weight: 1, capability: "
+                "{nvidia.com/gpu: 3}}\n---\n" QUEUE("team-b", "1")
+                    GANG("b1", "team-b", "1", "1", "4", "")
+                        GANG("b2", "team-b", "1", "1", "4", ""));
+    cycle();
+    ck_assert_uint_eq(out.nbinds, 2);
+    run_binds();
+    sim.now_ms = 10000;
+    ck_assert_int_eq(
+        mu_sim_load_text(&sim, "a.yaml",
+                         GANG("a1", "team-a", "1", "1", "3", "")
+                             GANG("b3", "team-b", "1", "1", "1", "")),
+        0);
+    mu_sim_step(&sim);
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 0);
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 0);
+}
+END_TEST
+
 START_TEST(test_reclaim_spares_gangs_younger_than_min_runtime)
 {
     load_damped("proportion.shareWindow: 0s, proportion.reclaimMinRuntime: 5m",
@@ -924,6 +954,7 @@ int main(void)
     tcase_add_test(tc, test_a_team_whose_work_comes_after_a_quiet_spell_is_owed_at_once);
     tcase_add_test(tc, test_reclaim_spares_gangs_younger_than_min_runtime);
     tcase_add_test(tc, test_reclaim_may_take_a_queue_below_its_share_for_a_whole_gang);
+    tcase_add_test(tc, test_reclaim_spares_a_queue_that_would_be_owed_its_waiting_gang);
     tcase_add_test(tc, test_a_gang_reclaim_evicted_does_not_reclaim_straight_back);
     tcase_add_test(tc, test_a_bad_damping_argument_is_warned_and_defaulted);
     suite_add_tcase(s, tc);
