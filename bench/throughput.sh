@@ -588,17 +588,7 @@ def cmd_pg_settle(a):
     path = "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups" % a.ns
     t0, deadline, n = float(a.t0), time.time() + a.timeout, 0
     while True:
-        n, cont = 0, ""
-        while True:
-            st, body = k.req("GET", path + "?limit=5000" + (
-                "&continue=" + urllib.parse.quote(cont) if cont else ""))
-            if st != 200 or not isinstance(body, dict):
-                break
-            n += sum(1 for i in body.get("items") or []
-                     if (i.get("status") or {}).get("phase") == "Running")
-            cont = (body.get("metadata") or {}).get("continue")
-            if not cont:
-                break
+        n = sum(1 for i in items_of(k, path) if (i.get("status") or {}).get("phase") == "Running")
         now = time.time()
         if n >= a.groups:
             print(json.dumps({"podgroups_running_s": now - t0}))
@@ -618,17 +608,22 @@ def count(k, path):
     return n + (rem or 0)
 
 
-def names_of(k, path):
-    """Every object name of a collection, listed in pages."""
-    out, cont = [], ""
+def items_of(k, path):
+    """Every object of a collection, listed in pages (stops at an error)."""
+    cont = ""
     while True:
         st, body = k.req("GET", path + "?limit=5000" + ("&continue=" + urllib.parse.quote(cont) if cont else ""))
         if st != 200 or not isinstance(body, dict):
-            return out
-        out += [i["metadata"]["name"] for i in body.get("items") or []]
+            return
+        yield from body.get("items") or []
         cont = (body.get("metadata") or {}).get("continue")
         if not cont:
-            return out
+            return
+
+
+def names_of(k, path):
+    """Every object name of a collection, listed in pages."""
+    return [i["metadata"]["name"] for i in items_of(k, path)]
 
 
 def cmd_clean(a):

@@ -131,8 +131,6 @@ static void pool_update(struct mu_devices *d, const char *key)
     }
 }
 
-/* Another slice's device of the same key (driver/pool/device) in s's
- * pool, of the newest generation, or NULL. */
 /* A device's key in the index: "driver/pool/device", malloc'd. */
 static char *dev_key(const struct mu_devslice *s, const struct mu_cdev *dev)
 {
@@ -140,7 +138,7 @@ static char *dev_key(const struct mu_devslice *s, const struct mu_cdev *dev)
 }
 
 /* The newest copy of device `name` of s's pool in a slice other than s
- * (slices of one pool share its key). */
+ * (slices of one pool share its key), or NULL. */
 static struct mu_cdev *other_copy(struct mu_devices *d,
                                   const struct mu_devslice *s, const char *name)
 {
