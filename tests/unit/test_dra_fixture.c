@@ -13,22 +13,18 @@ struct mu_cluster c;
 
 json_t *js(const char *fmt, ...)
 {
+    struct mu_sb sb;
     va_list ap;
-    char *txt;
     json_t *j;
     json_error_t e;
-    int n;
 
+    mu_sb_init(&sb);
     va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
+    mu_sb_vaddf(&sb, fmt, ap);
     va_end(ap);
-    txt = mu_xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(txt, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    j = json_loads(txt, 0, &e);
-    ck_assert_msg(j != NULL, "bad test JSON: %s: %s", e.text, txt);
-    free(txt);
+    j = json_loads(sb.buf, 0, &e);
+    ck_assert_msg(j != NULL, "bad test JSON: %s: %s", e.text, sb.buf);
+    mu_sb_release(&sb);
     return j;
 }
 
