@@ -60,6 +60,9 @@ struct mu_devclass {
     struct mu_meta meta;
     struct mu_devsel sel;     /* spec.selectors */
     char *ext_resource;       /* spec.extendedResourceName or NULL */
+    /* not decoded: its bit in the device memo of the inventory that holds
+     * it (sched/devices.h: mu_cdev.cls_ok), -1 for none */
+    int memo_bit;
 };
 int mu_devclass_decode(const json_t *j, struct mu_devclass *out,
                        struct mu_err *err);

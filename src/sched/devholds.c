@@ -34,8 +34,10 @@ void mu_dev_hold_drop(struct mu_dclaim *c, struct mu_cdev *dev)
     c->node = NULL;
     for (size_t i = 0; i < c->nheld && !c->node; i++)
         c->node = c->held[i]->slice->node;
-    dev->holder = NULL;
     s = slice_of(dev, &at);
+    if (dev->holder && s->nd)
+        s->nd->nfree++;
+    dev->holder = NULL;
     if (at < s->first_free)
         s->first_free = at;
 }
@@ -54,6 +56,8 @@ void mu_dev_hold_add(struct mu_dclaim *c, struct mu_cdev *dev)
     if (s->node) /* a device not bound to one node leaves it */
         c->node = s->node;
     dev->holder = c;
+    if (s->nd)
+        s->nd->nfree--;
     while (s->first_free < s->ndevs && s->devs[s->first_free].holder)
         s->first_free++;
 }

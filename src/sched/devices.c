@@ -48,15 +48,17 @@ void mu_devices_clear_changed(struct mu_devices *d)
 
 static void list_add(struct mu_devnode *l, struct mu_devslice *s)
 {
-    size_t i;
+    size_t i, cap = l->cap;
 
-    mu_xgrow_inline((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v),
+    mu_xgrow_inline((void **)&l->v, &cap, (size_t)l->n + 1, sizeof(*l->v),
                     &l->v_one);
+    l->cap = (uint32_t)cap;
     for (i = l->n; i > 0 && strcmp(l->v[i - 1]->s.meta.name,
                                    s->s.meta.name) > 0; i--)
         l->v[i] = l->v[i - 1];
     l->v[i] = s;
     l->n++;
+    l->sum_ok = false;
 }
 
 static void list_free(struct mu_devnode *l)
@@ -70,20 +72,34 @@ static void list_del(struct mu_devnode *l, struct mu_devslice *s)
 {
     for (size_t i = 0; i < l->n; i++)
         if (l->v[i] == s) {
-            memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof(*l->v));
+            memmove(&l->v[i], &l->v[i + 1],
+                    (l->n - i - 1) * sizeof(*l->v));
             l->n--;
+            l->sum_ok = false;
             return;
         }
 }
 
-static struct mu_devnode *list_at(struct mu_map *m, const char *key)
+_Static_assert(sizeof(struct mu_devnode) <= 64,
+               "a node's entry is one cache line");
+
+/* The entry of key in m (d->nodes or d->pools), made empty from the slab
+ * when it has none. */
+static struct mu_devnode *list_at(struct mu_devices *d, struct mu_map *m,
+                                  const char *key)
 {
     struct mu_devnode *l = mu_map_get(m, key);
 
-    if (!l) {
-        l = mu_xcalloc(1, sizeof(*l));
-        mu_map_put(m, key, l);
+    if (l)
+        return l;
+    if (!d->nslabs || d->slab_used == MU_DEV_SLAB) {
+        d->slabs = mu_xrealloc(d->slabs, (d->nslabs + 1) * sizeof(*d->slabs));
+        d->slabs[d->nslabs++] = mu_xcalloc_lines(MU_DEV_SLAB, 64);
+        d->slab_used = 0;
     }
+    l = (struct mu_devnode *)(void *)((char *)d->slabs[d->nslabs - 1] +
+                                      64 * d->slab_used++);
+    mu_map_put(m, key, l);
     return l;
 }
 
@@ -124,6 +140,8 @@ static void pool_update(struct mu_devices *d, const char *key)
         for (size_t k = 0; k < s->s.ndevs; k++)
             if (s->devs[k].usable != ok) {
                 s->devs[k].usable = ok;
+                if (s->nd)
+                    s->nd->sum_ok = false;
                 note_node(d, s->s.node);
                 if (!s->s.node)
                     d->reach_gen++;
@@ -192,7 +210,7 @@ static void slice_unlink(struct mu_devices *d, struct mu_devslice *s,
         free(key);
     }
     if (s->s.node)
-        list_del(list_at(&d->nodes, s->s.node), s);
+        list_del(list_at(d, &d->nodes, s->s.node), s);
     if (unbound(&s->s)) { /* no node's reach list may keep it */
         size_t it = 0;
         void *v;
@@ -213,7 +231,7 @@ static void slice_unlink(struct mu_devices *d, struct mu_devslice *s,
     }
     if (unplanned(&s->s))
         list_del(&d->unplanned, s);
-    list_del(list_at(&d->pools, s->pool_key), s);
+    list_del(list_at(d, &d->pools, s->pool_key), s);
     note_node(d, s->s.node);
 }
 
@@ -247,6 +265,7 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
     s->devs = mu_xcalloc_lines(s->s.ndevs + 1, sizeof(*s->devs));
     s->ndevs = s->s.ndevs;
     s->node = s->s.node;
+    s->nd = s->node ? list_at(d, &d->nodes, s->node) : NULL;
     for (size_t k = 0; k < s->s.ndevs; k++) {
         struct mu_cdev *dev = &s->devs[k];
         struct mu_dclaim *h;
@@ -275,30 +294,35 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
         free(key);
     }
     mu_map_release(&held);
+    mu_dev_memo_classes(d, s);
     mu_map_put(&d->slices, s->s.meta.name, s);
     if (s->s.node)
-        list_add(list_at(&d->nodes, s->s.node), s);
+        list_add(list_at(d, &d->nodes, s->s.node), s);
     if (unbound(&s->s)) {
         list_add(&d->unbound, s);
         d->reach_gen++;
     }
     if (unplanned(&s->s))
         list_add(&d->unplanned, s);
-    list_add(list_at(&d->pools, s->pool_key), s);
+    list_add(list_at(d, &d->pools, s->pool_key), s);
     note_node(d, s->s.node);
     pool_update(d, s->pool_key);
     if (old_pool && strcmp(old_pool, s->pool_key))
         pool_update(d, old_pool);
     free(old_pool);
+    if (s->nd) /* now, not in the cycle that first looks at the node */
+        mu_dev_node_sum(d, s->nd);
 }
 
 void mu_devices_del_slice(struct mu_devices *d, const char *name)
 {
     struct mu_devslice *s = mu_map_get(&d->slices, name);
+    struct mu_devnode *nd;
     char *pool;
 
     if (!s)
         return;
+    nd = s->nd;
     d->hold_gen++;
     d->slice_gen++;
     slice_unlink(d, s, NULL);
@@ -307,6 +331,8 @@ void mu_devices_del_slice(struct mu_devices *d, const char *name)
     slice_free(s);
     pool_update(d, pool);
     free(pool);
+    if (nd)
+        mu_dev_node_sum(d, nd);
 }
 
 /* ---- classes, templates ---- */
@@ -318,6 +344,12 @@ void mu_devices_put_class(struct mu_devices *d, struct mu_devclass *in)
     *c = *in;
     memset(in, 0, sizeof(*in));
     mu_devices_del_class(d, c->meta.name);
+    c->memo_bit = -1;
+    for (int b = 0; b < MU_DEV_CLASS_MEMO && c->memo_bit < 0; b++)
+        if (!(d->class_bits >> b & 1u))
+            c->memo_bit = b;
+    if (c->memo_bit >= 0)
+        d->class_bits |= 1u << c->memo_bit;
     mu_map_put(&d->classes, c->meta.name, c);
     d->next_classes += c->ext_resource != NULL;
     d->gen++;
@@ -330,6 +362,8 @@ void mu_devices_del_class(struct mu_devices *d, const char *name)
 
     if (!c)
         return;
+    if (c->memo_bit >= 0)
+        d->class_bits &= ~(1u << c->memo_bit);
     d->next_classes -= c->ext_resource != NULL;
     mu_devclass_release(c);
     free(c);
@@ -480,10 +514,8 @@ static void free_lists(struct mu_map *m)
     const char *k;
     void *v;
 
-    while (mu_map_next(m, &it, &k, &v)) {
-        list_free(v);
-        free(v);
-    }
+    while (mu_map_next(m, &it, &k, &v))
+        list_free(v); /* the entry is the slab's */
     mu_map_release(m);
 }
 
@@ -525,6 +557,9 @@ void mu_devices_release(struct mu_devices *d)
     mu_map_release(&d->devs);
     free_lists(&d->nodes);
     free_lists(&d->pools);
+    for (size_t i = 0; i < d->nslabs; i++)
+        free(d->slabs[i]);
+    free(d->slabs);
     list_free(&d->unbound);
     list_free(&d->unplanned);
     mu_devices_set_maps(d, NULL, 0);
@@ -543,13 +578,13 @@ void mu_devices_release(struct mu_devices *d)
 
 struct mu_devnode *mu_devices_node(struct mu_devices *d, const char *name)
 {
-    return list_at(&d->nodes, name);
+    return list_at(d, &d->nodes, name);
 }
 
 void mu_devices_node_reach(struct mu_devices *d, const char *name,
                            const struct mu_kvs *labels)
 {
-    struct mu_devnode *nd = list_at(&d->nodes, name);
+    struct mu_devnode *nd = list_at(d, &d->nodes, name);
     size_t n = 0;
     bool moved = false;
 
@@ -559,13 +594,15 @@ void mu_devices_node_reach(struct mu_devices *d, const char *name,
         if (!s->s.all_nodes &&
             !mu_affinity_matches(&s->s.node_sel, labels, name))
             continue;
-        mu_xgrow((void **)&nd->reach, &nd->cap_reach, n + 1,
-                 sizeof(*nd->reach));
+        size_t cap = nd->cap_reach;
+
+        mu_xgrow((void **)&nd->reach, &cap, n + 1, sizeof(*nd->reach));
+        nd->cap_reach = (uint32_t)cap;
         moved |= n >= nd->nreach || nd->reach[n] != s;
         nd->reach[n++] = s;
     }
     moved |= n != nd->nreach || nd->present != (labels != NULL);
-    nd->nreach = n;
+    nd->nreach = (uint32_t)n;
     nd->present = labels != NULL;
     if (moved) { /* what an option takes at most, or finds free, moved */
         d->hold_gen++;

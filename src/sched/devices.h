@@ -64,6 +64,9 @@
 
 /* Free-device counts remembered (struct mu_devices). */
 #define MU_DEV_COUNT_CACHE 16
+/* Classes whose answer a device remembers (struct mu_cdev's bits); a
+ * class beyond them is matched again at every look. */
+#define MU_DEV_CLASS_MEMO 32
 
 struct mu_dclaim;
 
@@ -72,17 +75,21 @@ struct mu_cdev {
     /* what a search for a free device reads, first; a device is one
      * cache line (the slice's array is line-aligned) */
     bool usable;               /* its pool is complete, newest generation */
-    bool memo_ok;              /* placement's memo: whether the class
-                                  memo_class selects it, valid while the
-                                  inventory's gen is memo_gen + 1 */
     bool memo_sel_ok;          /* whether the selector set memo_sel (an
                                   option's, interned: devplace.c's
                                   sel_key) selects it; a device's
                                   attributes never change */
+    /* placement's memo of the classes that select it, one bit per class
+     * (mu_devclass.memo_bit): known, and of those, selecting; valid while
+     * the inventory's gen is memo_gen + 1. Filled for every class when
+     * the slice comes (mu_devices_put_slice), so a cycle does not read
+     * the device's attributes; after a class changes, one class at a
+     * time as placement asks. */
+    uint32_t cls_known;
+    uint32_t cls_ok;
     struct mu_dclaim *holder;  /* NULL = free */
     struct mu_dclaim *pipe;    /* promised to a pipelined task's claim once
                                   its holder goes (a future fit skips it) */
-    const void *memo_class;
     uint64_t memo_gen;
     const void *memo_sel;
     const struct mu_slice *slice; /* borrowed from the inventory; with dev,
@@ -151,6 +158,7 @@ struct mu_devslice {
                                   search for a free one may start there
                                   (holds fill a slice from the front) */
     const char *node;          /* s.node */
+    struct mu_devnode *nd;     /* node's entry (its sums), NULL without */
     char *pool_key;            /* "driver/pool" */
     struct mu_slice s;
 };
@@ -161,19 +169,42 @@ struct mu_devslice {
  * nodeSelector that selects it: mu_devices_node_reach), by name, after
  * its own: their devices serve a pod on this node as well as on the
  * others that reach them, and a device is held by one claim however many
- * nodes reach it. */
+ * nodes reach it.
+ *
+ * A node's entry also sums up its own slices (devplace.c's node_sum), so
+ * that a fit check of the common claim (one request of ExactCount, no
+ * selectors of its own, on a node that reaches no other slice) reads this
+ * entry and no slice or device: nfree is kept by every hold taken or
+ * dropped (devholds.c, through mu_devslice.nd); the rest is made again
+ * when sum_ok is false (its slices or their usability changed) or the
+ * classes changed (sum_gen). Entries in the maps are line-aligned. */
 struct mu_devnode {
-    size_t n, cap;
+    /* one cache line (the map's entries are a slab of lines: struct
+     * mu_devices.nd_slab); what a fit check reads first */
     struct mu_devslice **v;    /* &v_one until a second slice: most nodes
                                   have one (a fit check reads it here) */
     struct mu_devslice *v_one;
-    size_t nreach, cap_reach;
     struct mu_devslice **reach;
+    uint64_t sum_gen;          /* all_cls is of the inventory's gen
+                                  sum_gen - 1 */
+    uint32_t n, cap;
+    uint32_t nreach, cap_reach;
+    int32_t nfree;             /* own devices that no claim holds */
+    uint32_t all_cls;          /* the class memo bits (mu_devclass.memo_bit)
+                                  of the classes that select every own
+                                  device */
+    bool sum_ok;               /* the sums are of its slices as they are */
+    bool all_usable;           /* every own device is usable */
     bool present;              /* a node of that name is in the cluster
                                   (mu_devices_node_reach): the devices of
                                   an entry without one (its node removed,
                                   or not come yet) count nowhere */
 };
+
+/* Node entries made at once (struct mu_devices.nd_slab): they live as
+ * long as the inventory, and one allocation each would sit between the
+ * cluster's nodes in memory. */
+#define MU_DEV_SLAB 256
 
 struct mu_devices {
     struct mu_map classes;     /* name -> struct mu_devclass * */
@@ -183,6 +214,10 @@ struct mu_devices {
     struct mu_map claims;      /* "ns/name" -> struct mu_dclaim * */
     struct mu_map templates;   /* "ns/name" -> struct mu_claimtemplate * */
     struct mu_map pools;       /* "driver/pool" -> struct mu_devnode * */
+    size_t nslabs;
+    struct mu_devnode **slabs; /* the entries of nodes and pools, made
+                                  MU_DEV_SLAB at a time, line-aligned */
+    size_t slab_used;          /* entries given of the last slab */
     struct mu_devnode unbound; /* the slices of allNodes or a nodeSelector */
     struct mu_devnode unplanned; /* those of perDeviceNodeSelection: not
                                   planned, counted apart in why-pending */
@@ -195,6 +230,9 @@ struct mu_devices {
     size_t nmaps;
     struct mu_devmap *maps;    /* from the config, first match wins */
     int next_classes;          /* classes with an extendedResourceName */
+    uint32_t class_bits;       /* the memo bits the classes hold
+                                  (mu_devclass.memo_bit; at most
+                                  MU_DEV_CLASS_MEMO classes have one) */
     uint64_t gen;              /* moves whenever a class or a mapping
                                   changes (every demand resolved before is
                                   stale; a template's or claim's change
@@ -282,11 +320,13 @@ struct mu_devdemand {
                                   the queue's sums read it for every task
                                   placed */
     size_t n;
+    char *why;                 /* why it cannot be planned, or NULL: a fit
+                                  check reads it first, so next to n and
+                                  the entries (one cache line, not two) */
     struct mu_devdemand_entry *c; /* c_in, or allocated when more; so a
                                   demand is not moved once resolved */
     struct mu_devdemand_entry c_in[MU_DEVDEMAND_INLINE];
     uint32_t ext_dims;         /* the ext_dim bits of the entries */
-    char *why;                 /* why it cannot be planned, or NULL */
     struct mu_res quota;       /* per mapped resource name */
     char *sig;                 /* what placement depends on, for shapes */
     bool by_slices;            /* its quota counts an All request by the

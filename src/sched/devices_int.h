@@ -62,6 +62,15 @@ void mu_dev_claim_free(struct mu_devices *d, struct mu_dclaim *c);
 void mu_dev_claim_spec(const struct mu_devices *d, struct mu_dclaim *c,
                        const struct mu_claimspec *spec);
 
+/* Placement (devplace.c): fills the class memo of s's devices for every
+ * class of d (mu_cdev.cls_ok), while the slice just decoded is in the
+ * cache: a cycle then reads no device's attributes. */
+void mu_dev_memo_classes(const struct mu_devices *d, struct mu_devslice *s);
+/* Makes node entry nd's sums again (struct mu_devnode): its free devices,
+ * whether all are usable, and the classes that select every one of them
+ * (their memo filled on the way). */
+void mu_dev_node_sum(const struct mu_devices *d, struct mu_devnode *nd);
+
 /* Placement (devplace.c): holds for c (which holds nothing) the devices
  * of node nd its requests pick, first fit; a request that finds none is
  * left short. */

@@ -380,10 +380,97 @@ static bool dev_free(const struct mu_cdev *dev, bool future)
     return !h || (future && h->users > 0 && h->leaving == h->users);
 }
 
+/* Whether class c selects dev, remembered on the device in c's bit
+ * (classes change only with the inventory's gen): most requests name a
+ * class and nothing else. */
+static bool class_ok(const struct mu_devices *d, const struct mu_devclass *c,
+                     struct mu_cdev *dev)
+{
+    struct mu_cel_device v;
+    uint32_t bit;
+    bool ok;
+
+    if (dev->memo_gen != d->gen + 1) {
+        dev->memo_gen = d->gen + 1;
+        dev->cls_known = 0;
+        dev->cls_ok = 0;
+    }
+    if (c->memo_bit < 0) {
+        v = mu_cdev_view(dev);
+        return mu_devsel_match(&c->sel, &v);
+    }
+    bit = 1u << c->memo_bit;
+    if (dev->cls_known & bit)
+        return (dev->cls_ok & bit) != 0;
+    v = mu_cdev_view(dev);
+    ok = mu_devsel_match(&c->sel, &v);
+    dev->cls_known |= bit;
+    if (ok)
+        dev->cls_ok |= bit;
+    return ok;
+}
+
+void mu_dev_memo_classes(const struct mu_devices *d, struct mu_devslice *s)
+{
+    size_t it = 0;
+    const char *k;
+    void *v;
+
+    while (mu_map_next(&d->classes, &it, &k, &v))
+        for (size_t i = 0; i < s->ndevs; i++)
+            class_ok(d, v, &s->devs[i]);
+}
+
+void mu_dev_node_sum(const struct mu_devices *d, struct mu_devnode *nd)
+{
+    uint32_t all = d->class_bits;
+    int32_t nfree = 0;
+    bool usable = true;
+
+    for (size_t i = 0; i < nd->n; i++) {
+        struct mu_devslice *s = nd->v[i];
+
+        mu_dev_memo_classes(d, s);
+        for (size_t k = 0; k < s->ndevs; k++) {
+            const struct mu_cdev *dev = &s->devs[k];
+
+            nfree += !dev->holder;
+            usable &= dev->usable;
+            all &= dev->cls_known & dev->cls_ok;
+        }
+    }
+    nd->nfree = nfree;
+    nd->all_usable = usable;
+    nd->all_cls = all;
+    nd->sum_gen = d->gen + 1;
+    nd->sum_ok = true;
+}
+
+/* A fit check of claim c (one request: c->one) on node entry nd from its
+ * sums alone, when they can answer: ExactCount of a class without
+ * selectors of the option's own, on a node that reaches no other slice,
+ * every device usable and of that class; then *fit. The same answer as
+ * pick_in, which a future check (leaving holders, promises) still takes. */
+static bool sum_fit(const struct mu_devices *d, const struct mu_dclaim *c,
+                    const struct mu_devnode *nd, bool *fit)
+{
+    struct mu_devnode *m = (struct mu_devnode *)nd;
+    const struct mu_devclass *k = c->one_class;
+
+    if (!nd || nd->nreach || c->one_sel || c->one_mode != MU_ALLOC_EXACT ||
+        c->one_count < 1 || c->one_count > MU_DEV_PICK_MAX ||
+        c->one_gen != d->gen + 1 || !k || k->memo_bit < 0)
+        return false;
+    if (!nd->sum_ok || nd->sum_gen != d->gen + 1)
+        mu_dev_node_sum(d, m);
+    if (!nd->all_usable || !(nd->all_cls >> k->memo_bit & 1u))
+        return false;
+    *fit = nd->nfree >= c->one_count;
+    return true;
+}
+
 /* Whether class c and option o (NULL: one without selectors) select
- * dev. The class's answer is
- * remembered on the device (classes change only with the inventory's
- * gen): most requests name a class and nothing else. */
+ * dev. */
 static bool serves(const struct mu_devices *d, const struct mu_devclass *c,
                    const struct mu_devopt *o, const struct mu_cdev *dev)
 {
@@ -392,14 +479,10 @@ static bool serves(const struct mu_devices *d, const struct mu_devclass *c,
     const void *k;
     bool ok;
 
-    if (m->memo_class != c || m->memo_gen != d->gen + 1) {
-        v = mu_cdev_view(dev);
-        m->memo_class = c;
-        m->memo_gen = d->gen + 1;
-        m->memo_ok = mu_devsel_match(&c->sel, &v);
-    }
-    if (!m->memo_ok || !o || !o->sel.n)
-        return m->memo_ok;
+    if (!class_ok(d, c, m))
+        return false;
+    if (!o || !o->sel.n)
+        return true;
     /* the option's own selectors: remembered per selector set (a device's
      * attributes never change) unless the set is not interned */
     k = sel_key(d, o);
@@ -620,7 +703,7 @@ bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
                  (c->nheld == c->api.nresults && reaches_held(c, nd, node));
         else if (c->nheld)
             ok = reaches_held(c, nd, node);
-        else
+        else if (dm->n > 1 || future || !c->one || !sum_fit(d, c, nd, &ok))
             ok = pick_claim(d, nd, c, future, true, p);
     }
     return ok;

@@ -829,6 +829,68 @@ START_TEST(test_a_claims_class_changed_after_it_is_seen)
 }
 END_TEST
 
+/* A claim of one device of class cls, for pod name, and the pod. */
+static struct mu_task *pod_of_class(const char *name, const char *cls)
+{
+    char req[256], key[64], ref[160];
+
+    snprintf(req, sizeof(req),
+             "[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":"
+             "\"%s\"}}]", cls);
+    snprintf(key, sizeof(key), "%s-gpu", name);
+    claim(key, req, "");
+    snprintf(ref, sizeof(ref),
+             "[{\"name\":\"gpu\",\"resourceClaimName\":\"%s\"}]", key);
+    return pod(name, ref, "{}");
+}
+
+#define MODEL_IS(m) \
+    "\"device.attributes[\\\"gpu.x\\\"].model == \\\"" m "\\\"\""
+
+/* A device remembers each class's answer in the class's own bit: filled
+ * when its slice comes, forgotten when any class changes (a class put
+ * again, or a new one taking a deleted class's bit, is asked again), and
+ * a class beyond the memo's bits is matched every time. */
+START_TEST(test_each_class_keeps_its_own_answer_on_a_device)
+{
+    struct mu_task *h, *a, *b, *last, *none;
+    char name[32];
+
+    class_("h", MODEL_IS("H100"), NULL);
+    class_("a", MODEL_IS("A100"), NULL);
+    slice("s1", "n1", "p1", 0, 1, 2, "H100");
+    h = pod_of_class("h", "h");
+    a = pod_of_class("a", "a");
+    for (int i = 0; i < 3; i++) { /* asked in turn: neither answer lost */
+        ck_assert(fits(h, "n1"));
+        ck_assert(!fits(a, "n1"));
+    }
+    /* a goes, b (H100) comes: it takes a's bit, and is asked */
+    mu_cluster_del_class(&c, "a");
+    class_("b", MODEL_IS("H100"), NULL);
+    b = pod_of_class("b", "b");
+    ck_assert(fits(b, "n1"));
+    ck_assert(fits(h, "n1"));
+    /* h put again selecting A100: its old answer is not kept */
+    class_("h", MODEL_IS("A100"), NULL);
+    ck_assert(!fits(h, "n1"));
+    ck_assert(fits(b, "n1"));
+    /* beyond the memo's bits (gpu, h and b hold three) */
+    for (int i = 0; i < MU_DEV_CLASS_MEMO; i++) {
+        snprintf(name, sizeof(name), "x%02d", i);
+        class_(name, MODEL_IS("V100"), NULL);
+    }
+    class_("zlast", MODEL_IS("H100"), NULL);
+    class_("znone", MODEL_IS("V100"), NULL);
+    last = pod_of_class("last", "zlast");
+    none = pod_of_class("none", "znone");
+    ck_assert(fits(last, "n1"));
+    ck_assert(!fits(none, "n1"));
+    ck_assert(fits(b, "n1"));
+    ck_assert(!fits(h, "n1"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dra");
@@ -862,6 +924,7 @@ int main(void)
     tcase_add_test(tc, test_free_device_search_skips_only_what_is_held);
     tcase_add_test(tc, test_a_claim_gone_or_made_again_is_seen_by_the_demand);
     tcase_add_test(tc, test_a_claims_class_changed_after_it_is_seen);
+    tcase_add_test(tc, test_each_class_keeps_its_own_answer_on_a_device);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -1,7 +1,8 @@
 /* The free-device counts a pending pod's why is made of (sched/devplace.c:
  * mu_devices_free_count, mu_devfree_text): per class or selector set,
  * remembered while the inventory and the holds stand, only on the
- * cluster's nodes, and in words. */
+ * cluster's nodes, and in words; and the counts a node's entry keeps for
+ * a fit check (mu_devnode's sums). */
 #include <check.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "sched/cluster.h"
 #include "sched/cluster_dra.h"
 #include "sched/devices_int.h" /* the free-count memo's fill */
+#include "sched/statement.h"
 #include "test_dra_fixture.h"
 
 /* The free counts remembered for a pod's option are not another's: a
@@ -206,6 +208,97 @@ START_TEST(test_selector_answers_follow_the_set_asked)
 }
 END_TEST
 
+/* Node n1's free devices counted by reading them, against its sums. */
+static void sums_match(void)
+{
+    const struct mu_devnode *nd = mu_devices_node(&c.dev, "n1");
+    int total = 0;
+
+    for (size_t i = 0; i < nd->n; i++)
+        total += (int)nd->v[i]->ndevs;
+    ck_assert_int_eq(nd->nfree, total - held_on("n1"));
+}
+
+/* A node's sums answer the common fit check without reading a device:
+ * they follow every hold taken and given back, a slice coming and going
+ * with its holds, a pool made incomplete and a class changed; a node
+ * with a device its class does not select is read device by device. */
+START_TEST(test_node_sums_follow_holds_slices_and_classes)
+{
+    struct mu_task *a, *b, *one, *h;
+    struct mu_stmt st;
+
+    template_("two", "[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":"
+                     "\"gpu\",\"count\":2}}]");
+    template_("one", ONE);
+    slice("s1", "n1", "p1", 0, 1, 3, "H100");
+    a = pod("a", TMPL("two"), "{}");
+    b = pod("b", TMPL("two"), "{}");
+    one = pod("o", TMPL("one"), "{}");
+    mu_cluster_link(&c);
+    mu_stmt_init(&st, &c);
+    ck_assert(fits(a, "n1"));
+    ck_assert(mu_devices_node(&c.dev, "n1")->sum_ok);
+    mu_stmt_place(&st, a, mu_cluster_node(&c, "n1"), MU_TASK_ALLOCATED);
+    sums_match();
+    ck_assert(!fits(b, "n1")); /* one left */
+    ck_assert(fits(one, "n1"));
+    mu_stmt_rollback(&st, 0);
+    sums_match();
+    ck_assert(fits(b, "n1"));
+    /* a second slice: a and b both fit, then nothing is left */
+    slice("s2", "n1", "p2", 0, 1, 1, "H100");
+    sums_match();
+    mu_stmt_place(&st, a, mu_cluster_node(&c, "n1"), MU_TASK_ALLOCATED);
+    mu_stmt_place(&st, b, mu_cluster_node(&c, "n1"), MU_TASK_ALLOCATED);
+    sums_match();
+    ck_assert(!fits(one, "n1"));
+    /* the slice goes with the device b held there */
+    mu_cluster_del_slice(&c, "s2");
+    sums_match();
+    ck_assert(!fits(one, "n1"));
+    mu_stmt_rollback(&st, 0);
+    sums_match();
+    ck_assert(fits(a, "n1"));
+    /* an incomplete pool: its devices are not usable */
+    slice("s3", "n1", "p3", 0, 2, 1, "H100");
+    sums_match();
+    ck_assert(fits(a, "n1"));
+    mu_cluster_del_slice(&c, "s1");
+    ck_assert(!fits(one, "n1")); /* s3 alone, of a pool of two slices */
+    slice("s5", "n2", "p3", 0, 2, 1, "H100"); /* the pool whole: n1 too */
+    ck_assert(fits(one, "n1"));
+    /* the class put again (n1's sums made again, all usable), then the
+     * pool incomplete again from n2: n1's sums are stale */
+    class_("gpu", "\"device.driver == \\\"gpu.x\\\"\"", "nvidia.com/gpu");
+    ck_assert(fits(one, "n1"));
+    mu_cluster_del_slice(&c, "s5");
+    ck_assert(!fits(one, "n1"));
+    slice("s1", "n1", "p1", 0, 1, 3, "H100");
+    ck_assert(fits(a, "n1"));
+    mu_cluster_del_slice(&c, "s3");
+    /* the class changed: it no longer selects these devices, then does */
+    class_("gpu", "\"device.driver == \\\"gpu.y\\\"\"", "nvidia.com/gpu");
+    ck_assert(!fits(one, "n1"));
+    class_("gpu", "\"device.driver == \\\"gpu.x\\\"\"", "nvidia.com/gpu");
+    ck_assert(fits(one, "n1"));
+    /* a class that selects some of the node's devices only */
+    class_("h", "\"device.attributes[\\\"gpu.x\\\"].model == "
+                "\\\"H100\\\"\"", NULL);
+    template_("h", "[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":"
+                   "\"h\",\"count\":3}}]");
+    h = pod("h", TMPL("h"), "{}");
+    slice("s4", "n1", "p4", 0, 1, 2, "A100");
+    ck_assert(fits(h, "n1")); /* the three H100 of s1 */
+    mu_stmt_place(&st, one, mu_cluster_node(&c, "n1"), MU_TASK_ALLOCATED);
+    sums_match();
+    /* one took an H100 (s1 comes first): two H100 and two A100 left */
+    ck_assert_int_eq(mu_devices_node(&c.dev, "n1")->nfree, 4);
+    ck_assert(!fits(h, "n1"));
+    mu_stmt_release(&st);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dra_counts");
@@ -219,6 +312,7 @@ int main(void)
     tcase_add_test(tc, test_free_devices_in_words);
     tcase_add_test(tc, test_claims_of_one_class_share_their_free_counts);
     tcase_add_test(tc, test_selector_answers_follow_the_set_asked);
+    tcase_add_test(tc, test_node_sums_follow_holds_slices_and_classes);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
