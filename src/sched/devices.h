@@ -81,10 +81,11 @@ struct mu_cdev {
                                   attributes never change */
     /* placement's memo of the classes that select it, one bit per class
      * (mu_devclass.memo_bit): known, and of those, selecting; valid while
-     * the inventory's gen is memo_gen + 1. Filled for every class when
+     * memo_gen is the inventory's gen + 1. Filled for every class when
      * the slice comes (mu_devices_put_slice), so a cycle does not read
-     * the device's attributes; after a class changes, one class at a
-     * time as placement asks. */
+     * the device's attributes; after a class changes, for every class
+     * when its node's sums are made again (mu_dev_node_sum), else one
+     * class at a time as placement asks. */
     uint32_t cls_known;
     uint32_t cls_ok;
     struct mu_dclaim *holder;  /* NULL = free */
@@ -171,7 +172,7 @@ struct mu_devslice {
  * others that reach them, and a device is held by one claim however many
  * nodes reach it.
  *
- * A node's entry also sums up its own slices (devplace.c's node_sum), so
+ * A node's entry also sums up its own slices (mu_dev_node_sum), so
  * that a fit check of the common claim (one request of ExactCount, no
  * selectors of its own, on a node that reaches no other slice) reads this
  * entry and no slice or device: nfree is kept by every hold taken or
@@ -180,13 +181,13 @@ struct mu_devslice {
  * classes changed (sum_gen). Entries in the maps are line-aligned. */
 struct mu_devnode {
     /* one cache line (the map's entries are a slab of lines: struct
-     * mu_devices.nd_slab); what a fit check reads first */
+     * mu_devices.slabs); what a fit check reads first */
     struct mu_devslice **v;    /* &v_one until a second slice: most nodes
                                   have one (a fit check reads it here) */
     struct mu_devslice *v_one;
     struct mu_devslice **reach;
-    uint64_t sum_gen;          /* all_cls is of the inventory's gen
-                                  sum_gen - 1 */
+    uint64_t sum_gen;          /* all_cls holds while the inventory's
+                                  gen + 1 is sum_gen */
     uint32_t n, cap;
     uint32_t nreach, cap_reach;
     int32_t nfree;             /* own devices that no claim holds */
@@ -201,7 +202,7 @@ struct mu_devnode {
                                   or not come yet) count nowhere */
 };
 
-/* Node entries made at once (struct mu_devices.nd_slab): they live as
+/* Node entries made at once (struct mu_devices.slabs): they live as
  * long as the inventory, and one allocation each would sit between the
  * cluster's nodes in memory. */
 #define MU_DEV_SLAB 256

@@ -416,9 +416,14 @@ void mu_dev_memo_classes(const struct mu_devices *d, struct mu_devslice *s)
     const char *k;
     void *v;
 
-    while (mu_map_next(&d->classes, &it, &k, &v))
+    while (mu_map_next(&d->classes, &it, &k, &v)) {
+        const struct mu_devclass *c = v;
+
+        if (c->memo_bit < 0)
+            continue; /* no memo to fill: matched at every look */
         for (size_t i = 0; i < s->ndevs; i++)
-            class_ok(d, v, &s->devs[i]);
+            class_ok(d, c, &s->devs[i]);
+    }
 }
 
 void mu_dev_node_sum(const struct mu_devices *d, struct mu_devnode *nd)
