@@ -106,7 +106,7 @@ struct mu_devopt {
     const void *memo_class;
     uint64_t memo_gen;
     /* not decoded: placement's key for its selector set, interned in the
-     * inventory that holds the option (sched/devplace.c: sel_key) */
+     * inventory that holds the option (sched/devsel.c: mu_dev_sel_key) */
     const void *memo_selkey;
 };
 

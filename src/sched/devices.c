@@ -1,7 +1,8 @@
 /*
  * devices.c - the DRA device inventory: slices and pools, classes,
  * templates and claims, the devices the API's allocations hold
- * (devices.h). Demands and placement are devplace.c's.
+ * (devices.h). Demands and placement are devplace.c's, matching
+ * devsel.c's, counting devcount.c's.
  */
 #include "sched/devices_int.h"
 

@@ -76,8 +76,8 @@ struct mu_cdev {
      * cache line (the slice's array is line-aligned) */
     bool usable;               /* its pool is complete, newest generation */
     bool memo_sel_ok;          /* whether the selector set memo_sel (an
-                                  option's, interned: devplace.c's
-                                  sel_key) selects it; a device's
+                                  option's, interned: devsel.c's
+                                  mu_dev_sel_key) selects it; a device's
                                   attributes never change */
     /* placement's memo of the classes that select it, one bit per class
      * (mu_devclass.memo_bit): known, and of those, selecting; valid while

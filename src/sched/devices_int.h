@@ -1,8 +1,9 @@
 /*
  * devices_int.h - what the files of the device inventory share
  * (sched/devices.c: the inventory; devholds.c: holds and promises;
- * devplace.c: demands, matching and placement). Not for other files: the
- * contract is devices.h.
+ * devsel.c: what a class or option selects; devplace.c: demands, fits
+ * and placement; devcount.c: quotas and free counts). Not for other
+ * files: the contract is devices.h.
  */
 #ifndef MU_SCHED_DEVICES_INT_H
 #define MU_SCHED_DEVICES_INT_H
@@ -18,7 +19,7 @@ struct devcount {
     int64_t total, nodes, best, unplanned;
 };
 
-/* The most devices an All option selects on one node (devplace.c); like
+/* The most devices an All option selects on one node (devcount.c); like
  * devcount, keyed on hold_gen too, which every slice, claim and template
  * put or deleted moves (an option's address may be reused after). */
 struct devmost {
@@ -62,9 +63,9 @@ void mu_dev_claim_free(struct mu_devices *d, struct mu_dclaim *c);
 void mu_dev_claim_spec(const struct mu_devices *d, struct mu_dclaim *c,
                        const struct mu_claimspec *spec);
 
-/* Placement (devplace.c): fills the class memo of s's devices for every
- * class of d (mu_cdev.cls_ok), while the slice just decoded is in the
- * cache: a cycle then reads no device's attributes. */
+/* Fills the class memo of s's devices for every class of d that has a
+ * memo bit (mu_cdev.cls_ok), while the slice just decoded is in the
+ * cache: a cycle then reads no device's attributes (devsel.c). */
 void mu_dev_memo_classes(const struct mu_devices *d, struct mu_devslice *s);
 /* Makes node entry nd's sums again (struct mu_devnode): its free devices,
  * whether all are usable, and the classes that select every one of them
@@ -76,5 +77,138 @@ void mu_dev_node_sum(const struct mu_devices *d, struct mu_devnode *nd);
  * left short. */
 void mu_dev_plan_claim(const struct mu_devices *d, struct mu_dclaim *c,
                        const struct mu_devnode *nd);
+
+/* ---- what several files match and count with (devsel.c, and inline:
+ * placement reads them for every device it looks at) ---- */
+
+/* The quota name a class counts under (the config's mapping, else its
+ * extendedResourceName), or NULL. */
+const char *mu_dev_class_quota(const struct mu_devices *d, const char *name);
+/* The key of o's selector set (o has selectors): their class and CEL
+ * sources' text, interned in the inventory (the claims of one template
+ * share it), or o itself once MU_DEV_SELKEYS_MAX sets are; remembered on
+ * o. */
+const void *mu_dev_sel_key(const struct mu_devices *d,
+                           const struct mu_devopt *o);
+/* What the free-count memos key option o (of class c) on: the class when
+ * o has no selectors of its own, else its selector set's key. */
+const void *mu_dev_count_key(const struct mu_devices *d,
+                             const struct mu_devclass *c,
+                             const struct mu_devopt *o);
+/* The most usable devices option o selects on one node (an All request
+ * takes every one of them on the node it lands on); remembered per class
+ * or selector set (the pods of one template share it) while the
+ * inventory and its holds stay (devcount.c). */
+int64_t mu_dev_all_most(const struct mu_devices *d, const struct mu_devopt *o);
+
+/* Remembers c (found or NULL) as the claim entry e names. */
+static inline void mu_dev_entry_memo(const struct mu_devices *d,
+                                     struct mu_devdemand_entry *e,
+                                     struct mu_dclaim *c)
+{
+    e->memo = c;
+    e->memo_gen = (c ? d->claim_del_gen : d->claim_add_gen) + 1;
+}
+
+/* The claim entry i of dm is: its private claim, or the inventory's that
+ * its key names (remembered: mu_devdemand_entry.memo), or NULL. */
+static inline struct mu_dclaim *mu_dev_entry_claim(
+    const struct mu_devices *d, const struct mu_devdemand *dm, size_t i)
+{
+    struct mu_devdemand_entry *e = (struct mu_devdemand_entry *)&dm->c[i];
+
+    if (e->priv)
+        return e->priv;
+    if (e->memo_gen != (e->memo ? d->claim_del_gen : d->claim_add_gen) + 1)
+        mu_dev_entry_memo(d, e, mu_map_get(&d->claims, e->claim_key));
+    return e->memo;
+}
+
+/* The slices a node entry serves from: its own, then those it reaches. */
+static inline size_t mu_dev_nd_count(const struct mu_devnode *nd)
+{
+    return (size_t)nd->n + nd->nreach;
+}
+
+static inline struct mu_devslice *mu_dev_nd_slice(const struct mu_devnode *nd,
+                                                  size_t i)
+{
+    return i < nd->n ? nd->v[i] : nd->reach[i - nd->n];
+}
+
+/* Whether class c selects dev, remembered on the device in c's bit
+ * (classes change only with the inventory's gen): most requests name a
+ * class and nothing else. */
+static inline bool mu_dev_class_ok(const struct mu_devices *d,
+                                   const struct mu_devclass *c,
+                                   struct mu_cdev *dev)
+{
+    struct mu_cel_device v;
+    uint32_t bit;
+    bool ok;
+
+    if (dev->memo_gen != d->gen + 1) {
+        dev->memo_gen = d->gen + 1;
+        dev->cls_known = 0;
+        dev->cls_ok = 0;
+    }
+    if (c->memo_bit < 0) {
+        v = mu_cdev_view(dev);
+        return mu_devsel_match(&c->sel, &v);
+    }
+    bit = 1u << c->memo_bit;
+    if (dev->cls_known & bit)
+        return (dev->cls_ok & bit) != 0;
+    v = mu_cdev_view(dev);
+    ok = mu_devsel_match(&c->sel, &v);
+    dev->cls_known |= bit;
+    if (ok)
+        dev->cls_ok |= bit;
+    return ok;
+}
+
+/* The class o names (NULL when there is none), remembered on o: classes
+ * change only with the inventory's gen. */
+static inline const struct mu_devclass *
+mu_dev_opt_class(const struct mu_devices *d, const struct mu_devopt *o)
+{
+    struct mu_devopt *m = (struct mu_devopt *)o;
+
+    if (m->memo_gen != d->gen + 1) {
+        m->memo_class = mu_map_get(&d->classes, o->class_name);
+        m->memo_gen = d->gen + 1;
+    }
+    return m->memo_class;
+}
+
+/* Whether class c and option o (NULL: one without selectors) select
+ * dev. */
+static inline bool mu_dev_serves(const struct mu_devices *d,
+                                 const struct mu_devclass *c,
+                                 const struct mu_devopt *o,
+                                 const struct mu_cdev *dev)
+{
+    struct mu_cdev *m = (struct mu_cdev *)dev;
+    struct mu_cel_device v;
+    const void *k;
+    bool ok;
+
+    if (!mu_dev_class_ok(d, c, m))
+        return false;
+    if (!o || !o->sel.n)
+        return true;
+    /* the option's own selectors: remembered per selector set (a device's
+     * attributes never change) unless the set is not interned */
+    k = mu_dev_sel_key(d, o);
+    if (k != o && m->memo_sel == k)
+        return m->memo_sel_ok;
+    v = mu_cdev_view(dev);
+    ok = mu_devsel_match(&o->sel, &v);
+    if (k != o) {
+        m->memo_sel = k;
+        m->memo_sel_ok = ok;
+    }
+    return ok;
+}
 
 #endif

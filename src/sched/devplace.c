@@ -1,6 +1,7 @@
 /*
  * devplace.c - a pod's claims resolved into a demand, devices matched to
- * it, and the devices placement takes, gives and promises (devices.h).
+ * it, a node's sums, and the devices placement takes, gives and promises
+ * (devices.h, devices_int.h).
  */
 #include "sched/devices_int.h"
 
@@ -10,68 +11,6 @@
 
 /* ---- demands ---- */
 
-/* The quota name of a class, or NULL. */
-static const char *class_quota(const struct mu_devices *d, const char *name)
-{
-    const struct mu_devclass *c;
-
-    for (size_t i = 0; i < d->nmaps; i++)
-        if (!strcmp(d->maps[i].class_name, name))
-            return d->maps[i].resource;
-    c = mu_map_get(&d->classes, name);
-    return c ? c->ext_resource : NULL;
-}
-
-/* Remembers c (found or NULL) as the claim entry e names (entry_claim). */
-static void entry_memo(const struct mu_devices *d,
-                       struct mu_devdemand_entry *e, struct mu_dclaim *c)
-{
-    e->memo = c;
-    e->memo_gen = (c ? d->claim_del_gen : d->claim_add_gen) + 1;
-}
-
-/* The key of o's selector set (o has selectors): their class and CEL
- * sources' text, interned in the inventory (the claims of one template
- * share it), or o itself once MU_DEV_SELKEYS_MAX sets are; remembered on
- * o. */
-static const void *sel_key(const struct mu_devices *d,
-                           const struct mu_devopt *o)
-{
-    struct mu_devopt *memo = (struct mu_devopt *)o;
-    struct mu_devcounts *m = d->counts;
-    const void *key;
-    struct mu_sb sb;
-
-    if (o->memo_selkey)
-        return o->memo_selkey;
-    mu_sb_init(&sb);
-    mu_sb_add(&sb, o->class_name);
-    for (size_t i = 0; i < o->sel.n; i++) {
-        mu_sb_addn(&sb, "\n", 1);
-        mu_sb_add(&sb, o->sel.src[i] ? o->sel.src[i] : "");
-    }
-    key = mu_map_get(&m->selkeys, sb.buf);
-    if (!key && m->selkeys.n < MU_DEV_SELKEYS_MAX) {
-        key = mu_xstrdup(sb.buf);
-        mu_map_put(&m->selkeys, sb.buf, (void *)key);
-    }
-    mu_sb_release(&sb);
-    memo->memo_selkey = key ? key : o;
-    return memo->memo_selkey;
-}
-
-/* What the free-count memos key option o (of class c) on: the class when
- * o has no selectors of its own, else its selector set's key. */
-static const void *count_key(const struct mu_devices *d,
-                             const struct mu_devclass *c,
-                             const struct mu_devopt *o)
-{
-    return o->sel.n ? sel_key(d, o) : c;
-}
-
-static int64_t all_most(const struct mu_devices *d, const struct mu_devopt *o);
-static void quota_of(struct mu_devices *d, const struct mu_devnode *nd,
-                     struct mu_resnames *rn, struct mu_res *out);
 
 /* Adds n devices of class class_name to out's quota, when the class maps
  * to a quota name. */
@@ -79,7 +18,7 @@ static void charge(struct mu_devices *d, const char *what,
                    const char *class_name, int64_t n,
                    struct mu_resnames *rn, struct mu_devdemand *out)
 {
-    const char *q = class_quota(d, class_name);
+    const char *q = mu_dev_class_quota(d, class_name);
     int dim;
 
     if (!q || n <= 0)
@@ -154,13 +93,13 @@ static void demand_spec(struct mu_devices *d, const char *what,
     for (size_t i = 0; i < spec->nreqs; i++) {
         const struct mu_devopt *o = &spec->reqs[i].opts[0];
 
-        if (!spec->reqs[i].nopts || !class_quota(d, o->class_name))
+        if (!spec->reqs[i].nopts || !mu_dev_class_quota(d, o->class_name))
             continue;
         if (o->mode == MU_ALLOC_EXACT) {
             charge(d, what, o->class_name, o->count, rn, out);
         } else {
             out->by_slices = true;
-            charge(d, what, o->class_name, all_most(d, o), rn, out);
+            charge(d, what, o->class_name, mu_dev_all_most(d, o), rn, out);
         }
     }
 }
@@ -279,7 +218,7 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
         if (c) {
             char *what = mu_xasprintf("ResourceClaim %s", key);
 
-            entry_memo(d, &out->c[out->n], c);
+            mu_dev_entry_memo(d, &out->c[out->n], c);
             out->c[out->n++].claim_key = key;
             /* a claim named by resourceClaimName may be shared by any
              * number of pods: it is not charged to each of them */
@@ -343,18 +282,6 @@ void mu_devdemand_release(struct mu_devdemand *dm)
     memset(dm, 0, sizeof(*dm));
 }
 
-static struct mu_dclaim *entry_claim(const struct mu_devices *d,
-                                     const struct mu_devdemand *dm, size_t i)
-{
-    struct mu_devdemand_entry *e = (struct mu_devdemand_entry *)&dm->c[i];
-
-    if (e->priv)
-        return e->priv;
-    if (e->memo_gen != (e->memo ? d->claim_del_gen : d->claim_add_gen) + 1)
-        entry_memo(d, e, mu_map_get(&d->claims, e->claim_key));
-    return e->memo;
-}
-
 /* ---- matching ---- */
 
 /* Devices picked by one fit check or take, beyond those held. */
@@ -378,52 +305,6 @@ static bool dev_free(const struct mu_cdev *dev, bool future)
     if (future && dev->pipe)
         return false; /* promised to a pipelined task */
     return !h || (future && h->users > 0 && h->leaving == h->users);
-}
-
-/* Whether class c selects dev, remembered on the device in c's bit
- * (classes change only with the inventory's gen): most requests name a
- * class and nothing else. */
-static bool class_ok(const struct mu_devices *d, const struct mu_devclass *c,
-                     struct mu_cdev *dev)
-{
-    struct mu_cel_device v;
-    uint32_t bit;
-    bool ok;
-
-    if (dev->memo_gen != d->gen + 1) {
-        dev->memo_gen = d->gen + 1;
-        dev->cls_known = 0;
-        dev->cls_ok = 0;
-    }
-    if (c->memo_bit < 0) {
-        v = mu_cdev_view(dev);
-        return mu_devsel_match(&c->sel, &v);
-    }
-    bit = 1u << c->memo_bit;
-    if (dev->cls_known & bit)
-        return (dev->cls_ok & bit) != 0;
-    v = mu_cdev_view(dev);
-    ok = mu_devsel_match(&c->sel, &v);
-    dev->cls_known |= bit;
-    if (ok)
-        dev->cls_ok |= bit;
-    return ok;
-}
-
-void mu_dev_memo_classes(const struct mu_devices *d, struct mu_devslice *s)
-{
-    size_t it = 0;
-    const char *k;
-    void *v;
-
-    while (mu_map_next(&d->classes, &it, &k, &v)) {
-        const struct mu_devclass *c = v;
-
-        if (c->memo_bit < 0)
-            continue; /* no memo to fill: matched at every look */
-        for (size_t i = 0; i < s->ndevs; i++)
-            class_ok(d, c, &s->devs[i]);
-    }
 }
 
 void mu_dev_node_sum(const struct mu_devices *d, struct mu_devnode *nd)
@@ -474,59 +355,6 @@ static bool sum_fit(const struct mu_devices *d, const struct mu_dclaim *c,
     return true;
 }
 
-/* Whether class c and option o (NULL: one without selectors) select
- * dev. */
-static bool serves(const struct mu_devices *d, const struct mu_devclass *c,
-                   const struct mu_devopt *o, const struct mu_cdev *dev)
-{
-    struct mu_cdev *m = (struct mu_cdev *)dev;
-    struct mu_cel_device v;
-    const void *k;
-    bool ok;
-
-    if (!class_ok(d, c, m))
-        return false;
-    if (!o || !o->sel.n)
-        return true;
-    /* the option's own selectors: remembered per selector set (a device's
-     * attributes never change) unless the set is not interned */
-    k = sel_key(d, o);
-    if (k != o && m->memo_sel == k)
-        return m->memo_sel_ok;
-    v = mu_cdev_view(dev);
-    ok = mu_devsel_match(&o->sel, &v);
-    if (k != o) {
-        m->memo_sel = k;
-        m->memo_sel_ok = ok;
-    }
-    return ok;
-}
-
-/* The class o names (NULL when there is none), remembered on o: classes
- * change only with the inventory's gen. */
-static const struct mu_devclass *opt_class(const struct mu_devices *d,
-                                           const struct mu_devopt *o)
-{
-    struct mu_devopt *m = (struct mu_devopt *)o;
-
-    if (m->memo_gen != d->gen + 1) {
-        m->memo_class = mu_map_get(&d->classes, o->class_name);
-        m->memo_gen = d->gen + 1;
-    }
-    return m->memo_class;
-}
-
-/* The slices a node entry serves from: its own, then those it reaches. */
-static size_t nd_count(const struct mu_devnode *nd)
-{
-    return nd->n + nd->nreach;
-}
-
-static struct mu_devslice *nd_slice(const struct mu_devnode *nd, size_t i)
-{
-    return i < nd->n ? nd->v[i] : nd->reach[i - nd->n];
-}
-
 /* Whether node entry nd (of node `node`) reaches every device c holds. */
 static bool reaches_held(const struct mu_dclaim *c,
                          const struct mu_devnode *nd, const char *node)
@@ -562,13 +390,13 @@ static bool pick_in(const struct mu_devices *d, const struct mu_devnode *nd,
 
     if (!c || !nd)
         return false;
-    for (size_t i = 0; i < nd_count(nd); i++) {
-        const struct mu_devslice *s = nd_slice(nd, i);
+    for (size_t i = 0; i < mu_dev_nd_count(nd); i++) {
+        const struct mu_devslice *s = mu_dev_nd_slice(nd, i);
 
         for (size_t k = skip ? s->first_free : 0; k < s->ndevs; k++) {
             struct mu_cdev *dev = &s->devs[k];
 
-            if (!dev->usable || picked(p, dev) || !serves(d, c, o, dev))
+            if (!dev->usable || picked(p, dev) || !mu_dev_serves(d, c, o, dev))
                 continue;
             if (!dev_free(dev, future)) {
                 if (mode == MU_ALLOC_ALL)
@@ -592,43 +420,8 @@ fail:
 static bool pick_opt(const struct mu_devices *d, const struct mu_devnode *nd,
                      const struct mu_devopt *o, bool future, struct picks *p)
 {
-    return pick_in(d, nd, opt_class(d, o), o, o->mode, o->count, future, p);
-}
-
-/* The most usable devices option o selects on one node (an All request
- * takes every one of them on the node it lands on); remembered per option
- * (the pods of one template share it) while the inventory stays. */
-static int64_t all_most(const struct mu_devices *d, const struct mu_devopt *o)
-{
-    const struct mu_devclass *c = opt_class(d, o);
-    const void *key = count_key(d, c, o);
-    struct devmost *e;
-    int64_t best = 0;
-    size_t it = 0;
-    const char *k;
-    void *v;
-
-    for (size_t i = 0; i < MU_DEV_COUNT_CACHE; i++) {
-        e = &d->counts->m[i];
-        if (e->opt == key && e->gen == d->gen && e->hold_gen == d->hold_gen)
-            return e->most;
-    }
-    while (c && mu_map_next(&d->nodes, &it, &k, &v)) {
-        const struct mu_devnode *nd = v;
-        int64_t n = 0;
-
-        for (size_t i = 0; nd->present && i < nd_count(nd); i++)
-            for (size_t j = 0; j < nd_slice(nd, i)->s.ndevs; j++)
-                n += nd_slice(nd, i)->devs[j].usable &&
-                     serves(d, c, o, &nd_slice(nd, i)->devs[j]);
-        best = MU_MAX(best, n);
-    }
-    e = &d->counts->m[d->counts->next_most++ % MU_DEV_COUNT_CACHE];
-    e->opt = key;
-    e->gen = d->gen;
-    e->hold_gen = d->hold_gen;
-    e->most = best;
-    return best;
+    return pick_in(d, nd, mu_dev_opt_class(d, o), o, o->mode, o->count,
+                   future, p);
 }
 
 /* Picks for every request of claim c on node nd (each its first option
@@ -644,7 +437,7 @@ static bool pick_claim(const struct mu_devices *d, const struct mu_devnode *nd,
         struct mu_dclaim *m = (struct mu_dclaim *)c;
 
         if (m->one_gen != d->gen + 1) {
-            m->one_class = opt_class(d, c->one);
+            m->one_class = mu_dev_opt_class(d, c->one);
             m->one_gen = d->gen + 1;
         }
         return pick_in(d, nd, c->one_class, c->one_sel ? c->one : NULL,
@@ -680,10 +473,10 @@ void mu_dev_claim_spec(const struct mu_devices *d, struct mu_dclaim *c,
     c->one_mode = o->mode;
     /* its class and selector set's key now, while the spec just decoded
      * is in the cache (the first fit would read it cold) */
-    c->one_class = opt_class(d, o);
+    c->one_class = mu_dev_opt_class(d, o);
     c->one_gen = d->gen + 1;
     if (c->one_sel)
-        sel_key(d, o);
+        mu_dev_sel_key(d, o);
 }
 
 bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
@@ -697,7 +490,7 @@ bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
         return false;
     p->n = 0;
     for (size_t i = 0; i < dm->n && ok; i++) {
-        const struct mu_dclaim *c = entry_claim(d, dm, i);
+        const struct mu_dclaim *c = mu_dev_entry_claim(d, dm, i);
 
         if (dm->c[i].ext_dim >= 0 && (node_dims >> dm->c[i].ext_dim & 1u))
             continue; /* the node's allocatable serves it */
@@ -733,7 +526,7 @@ void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
 {
     d->hold_gen++;
     for (size_t i = 0; i < dm->n; i++) {
-        struct mu_dclaim *c = entry_claim(d, dm, i);
+        struct mu_dclaim *c = mu_dev_entry_claim(d, dm, i);
 
         if (!c || dm->c[i].taken ||
             (dm->c[i].ext_dim >= 0 && (node_dims >> dm->c[i].ext_dim & 1u)))
@@ -754,7 +547,7 @@ void mu_devices_pipe(struct mu_devices *d, struct mu_devdemand *dm,
 
     d->hold_gen++;
     for (size_t i = 0; i < dm->n; i++) {
-        struct mu_dclaim *c = entry_claim(d, dm, i);
+        struct mu_dclaim *c = mu_dev_entry_claim(d, dm, i);
 
         if (!c || c->api_alloc || c->nheld || c->users || c->npiped ||
             (dm->c[i].ext_dim >= 0 && (node_dims >> dm->c[i].ext_dim & 1u)))
@@ -775,7 +568,7 @@ void mu_devices_unpipe(struct mu_devices *d, struct mu_devdemand *dm)
 {
     d->hold_gen++;
     for (size_t i = 0; i < dm->n; i++) {
-        struct mu_dclaim *c = entry_claim(d, dm, i);
+        struct mu_dclaim *c = mu_dev_entry_claim(d, dm, i);
 
         if (c) {
             mu_dev_note_reach(d, c);
@@ -795,7 +588,7 @@ void mu_devices_give(struct mu_devices *d, struct mu_devdemand *dm)
 {
     d->hold_gen++;
     for (size_t i = 0; i < dm->n; i++) {
-        struct mu_dclaim *c = entry_claim(d, dm, i);
+        struct mu_dclaim *c = mu_dev_entry_claim(d, dm, i);
 
         if (!dm->c[i].taken)
             continue;
@@ -814,7 +607,7 @@ void mu_devices_leaving(struct mu_devices *d, struct mu_devdemand *dm,
                         bool on)
 {
     for (size_t i = 0; i < dm->n; i++) {
-        struct mu_dclaim *c = entry_claim(d, dm, i);
+        struct mu_dclaim *c = mu_dev_entry_claim(d, dm, i);
 
         if (!c || !dm->c[i].taken)
             continue;
@@ -823,179 +616,3 @@ void mu_devices_leaving(struct mu_devices *d, struct mu_devdemand *dm,
     }
 }
 
-/* ---- counting ---- */
-
-void mu_devices_unbound_quota(struct mu_devices *d, struct mu_resnames *rn,
-                              struct mu_res *out)
-{
-    quota_of(d, &d->unbound, rn, out);
-}
-
-void mu_devices_node_quota(struct mu_devices *d, const char *node,
-                           struct mu_resnames *rn, struct mu_res *out)
-{
-    quota_of(d, mu_map_get(&d->nodes, node), rn, out);
-}
-
-/* Per mapped resource name, the usable devices of nd's own slices. */
-static void quota_of(struct mu_devices *d, const struct mu_devnode *nd,
-                     struct mu_resnames *rn, struct mu_res *out)
-{
-    size_t it = 0, nc = 0, cap = 0;
-    const char **names;
-    struct {
-        const struct mu_devclass *c;
-        int dim;
-    } *m = NULL;
-
-    mu_res_zero(out);
-    if (!nd || !nd->n)
-        return;
-    /* the mapped classes in name order (quota names registered in a
-     * fixed order), then each usable device counted once per quota name
-     * however many of them select it */
-    names = mu_map_sorted_keys(&d->classes, &nc);
-    for (size_t i = 0; i < nc; i++) {
-        const char *q = class_quota(d, names[i]);
-        int dim;
-
-        if (!q || (dim = mu_resnames_index(rn, q, true)) < 0)
-            continue;
-        mu_xgrow((void **)&m, &cap, it + 1, sizeof(*m));
-        m[it].c = mu_map_get(&d->classes, names[i]);
-        m[it++].dim = dim;
-    }
-    free(names);
-    for (size_t i = 0; i < nd->n && it; i++)
-        for (size_t k = 0; k < nd->v[i]->s.ndevs; k++) {
-            const struct mu_cdev *dev = &nd->v[i]->devs[k];
-            struct mu_cel_device v;
-            uint32_t seen = 0;
-
-            if (!dev->usable)
-                continue;
-            v = mu_cdev_view(dev);
-            for (size_t j = 0; j < it; j++)
-                if (!(seen & (1u << m[j].dim)) &&
-                    mu_devsel_match(&m[j].c->sel, &v)) {
-                    seen |= 1u << m[j].dim;
-                    mu_res_put(out, m[j].dim, out->v[m[j].dim] + 1);
-                }
-        }
-    free(m);
-}
-
-/* Usable free devices option o of class c selects in slice s (those
- * before its first_free are held: not read). */
-static int64_t free_on(const struct mu_devices *d, const struct mu_devclass *c,
-                       const struct mu_devopt *o, const struct mu_devslice *s)
-{
-    int64_t n = 0;
-
-    for (size_t j = s->first_free; j < s->ndevs; j++) {
-        const struct mu_cdev *dev = &s->devs[j];
-
-        n += dev->usable && !dev->holder && serves(d, c, o, dev);
-    }
-    return n;
-}
-
-void mu_devices_free_count(const struct mu_devices *d,
-                           const struct mu_devdemand *dm,
-                           struct mu_devfree *out)
-{
-    const struct mu_devopt *o = NULL;
-    const struct mu_devclass *c;
-    struct devcount *e;
-    const void *key;
-    size_t it = 0;
-    const char *k;
-    void *v;
-
-    memset(out, 0, sizeof(*out));
-    out->per = 1;
-    for (size_t i = 0; i < dm->n && !o; i++) {
-        const struct mu_dclaim *cl = entry_claim(d, dm, i);
-
-        if (cl && !cl->nheld && cl->spec->nreqs)
-            o = &cl->spec->reqs[0].opts[0];
-    }
-    if (!o || !(c = mu_map_get(&d->classes, o->class_name)))
-        return;
-    out->class_name = o->class_name;
-    out->per = o->mode == MU_ALLOC_EXACT ? o->count : 1;
-    /* every claim made from one template has an option of its own: they
-     * share one answer (count_key) */
-    key = count_key(d, c, o);
-    for (size_t i = 0; i < MU_DEV_COUNT_CACHE; i++) {
-        e = &d->counts->e[i];
-        if (e->opt == key && e->hold_gen == d->hold_gen && e->gen == d->gen &&
-            e->resolve_gen == d->resolve_gen) {
-            out->total = e->total;
-            out->nodes = e->nodes;
-            out->best = e->best;
-            out->unplanned = e->unplanned;
-            return;
-        }
-    }
-    while (mu_map_next(&d->nodes, &it, &k, &v)) {
-        const struct mu_devnode *nd = v;
-        int64_t own = 0, n;
-
-        if (!nd->present)
-            continue;
-        for (size_t i = 0; i < nd->n; i++)
-            own += free_on(d, c, o, nd->v[i]);
-        n = own;
-        for (size_t i = 0; i < nd->nreach; i++)
-            n += free_on(d, c, o, nd->reach[i]);
-        out->total += own; /* those it reaches: once, below */
-        out->nodes += n > 0;
-        out->best = MU_MAX(out->best, n);
-    }
-    for (size_t i = 0; i < d->unbound.n; i++)
-        out->total += free_on(d, c, o, d->unbound.v[i]);
-    for (size_t i = 0; i < d->unplanned.n; i++)
-        out->unplanned += free_on(d, c, o, d->unplanned.v[i]);
-    e = &d->counts->e[d->counts->next++ % MU_DEV_COUNT_CACHE];
-    e->opt = key;
-    e->hold_gen = d->hold_gen;
-    e->gen = d->gen;
-    e->resolve_gen = d->resolve_gen;
-    e->total = out->total;
-    e->nodes = out->nodes;
-    e->best = out->best;
-    e->unplanned = out->unplanned;
-}
-
-void mu_devfree_text(const struct mu_devfree *f, int64_t pods,
-                     struct mu_sb *sb)
-{
-    int64_t need = f->per * pods;
-
-    /* no printf: a cycle writes this for every gang that waits on devices */
-    mu_sb_add(sb, "needs ");
-    mu_sb_addi(sb, need);
-    mu_sb_add(sb, need == 1 ? " device of class " : " devices of class ");
-    mu_sb_add(sb, f->class_name);
-    mu_sb_add(sb, " (");
-    mu_sb_addi(sb, f->per);
-    mu_sb_add(sb, " per pod); ");
-    if (!f->total) {
-        mu_sb_add(sb, "none free");
-    } else {
-        mu_sb_add(sb, "free: ");
-        mu_sb_addi(sb, f->total);
-        mu_sb_add(sb, " on ");
-        mu_sb_addi(sb, f->nodes);
-        mu_sb_add(sb, f->nodes == 1 ? " node, at most " : " nodes, at most ");
-        mu_sb_addi(sb, f->best);
-        mu_sb_add(sb, " on one node");
-    }
-    if (f->unplanned) {
-        mu_sb_add(sb, " (and ");
-        mu_sb_addi(sb, f->unplanned);
-        mu_sb_add(sb, " in ResourceSlices with perDeviceNodeSelection, "
-                      "which muster does not plan)");
-    }
-}

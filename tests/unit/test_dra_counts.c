@@ -1,4 +1,4 @@
-/* The free-device counts a pending pod's why is made of (sched/devplace.c:
+/* The free-device counts a pending pod's why is made of (sched/devcount.c:
  * mu_devices_free_count, mu_devfree_text): per class or selector set,
  * remembered while the inventory and the holds stand, only on the
  * cluster's nodes, and in words; and the counts a node's entry keeps for
