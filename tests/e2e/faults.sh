@@ -143,7 +143,7 @@ UID0=$(kubectl get pod fa-0 -o jsonpath='{.metadata.uid}')
 check "fa-0 is the pod that was made (never deleted and made again)" \
     bash -c "[ -n '$UID0' ] && ! kubectl get pod fa-0 -o jsonpath='{.metadata.annotations}' | grep -q made-again-from"
 check "muster read fa-1 back and bound it again: the batch is ok" \
-    bash -c "grep 'bind default/fa#' '$D/muster.log' | tail -1 | grep -q ': ok'"
+    wait_for 10 bash -c "grep 'bind default/fa#' '$D/muster.log' | tail -1 | grep -q ': ok'"
 check "muster deleted nothing" bash -c "! grep -q 'deleting it\\|were deleted\\|was deleted' '$D/muster.log'"
 { podgroup fb 2; bare_pod fb-0 fb 0; bare_pod fb-1 fb 0; } | kubectl apply -f - >/dev/null
 check "a binding that went through with a 500 for an answer: the gang binds whole" \
@@ -151,7 +151,7 @@ check "a binding that went through with a 500 for an answer: the gang binds whol
 check "the proxy did send fb-1's binding on and answered 500" \
     grep -q 'injected 500: POST /api/v1/namespaces/default/pods/fb-1/binding' "$D/proxy.log"
 check "muster read fb-1 back bound and counted it so: the batch is ok" \
-    bash -c "grep 'bind default/fb#' '$D/muster.log' | tail -1 | grep -q ': ok'"
+    wait_for 10 bash -c "grep 'bind default/fb#' '$D/muster.log' | tail -1 | grep -q ': ok'"
 
 # --- 2. kill -9 with a gang pinned but unbound --------------------------------
 # the proxy holds every binding while $D/hold exists; kube-scheduler is
