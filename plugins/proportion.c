@@ -755,13 +755,14 @@ static bool keeps_share(struct prop *p, const struct mu_task *pre,
      * past its share (cpu a queue holds up to its request is not one) */
     for (set = need->set & DIMS_ALL; set; set &= set - 1) {
         int d = __builtin_ctz(set);
-        const struct mu_res *vn = vneed_of(p, vj->queue);
+        const struct mu_res *vn;
 
         if (need->v[d] <= 0 ||
             get0(&vj->queue->allocated, d) <= get0(&vj->queue->deserved, d))
             continue;
         r = MU_MAX(r, dshare(rj->queue, d, need->v[d]));
         v = MU_MAX(v, dshare(vj->queue, d, -get0(loss, d)));
+        vn = vneed_of(p, vj->queue); /* a queue past its share only */
         if (mu_res_has(vn, d) &&
             mu_add_sat(mu_sub_sat(get0(&vj->queue->allocated, d),
                                   get0(loss, d)),

@@ -295,7 +295,8 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
         free(key);
     }
     mu_map_release(&held);
-    mu_dev_memo_classes(d, s);
+    if (!s->nd) /* else its node's sums fill it, below */
+        mu_dev_memo_classes(d, s);
     mu_map_put(&d->slices, s->s.meta.name, s);
     if (s->s.node)
         list_add(list_at(d, &d->nodes, s->s.node), s);

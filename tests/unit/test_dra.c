@@ -124,8 +124,7 @@ START_TEST(test_take_give_and_undo)
     struct mu_task *a, *b;
     struct mu_stmt st;
 
-    template_("two", "[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":"
-                     "\"gpu\",\"count\":2}}]");
+    template_("two", TWO);
     slice("s1", "n1", "p1", 0, 1, 3, "H100");
     a = pod("a", TMPL("two"), "{}");
     b = pod("b", TMPL("two"), "{}");
@@ -581,10 +580,6 @@ START_TEST(test_slices_not_bound_to_a_node)
     ck_assert(!fits(t[4], "n2"));
 }
 END_TEST
-
-#define TWO                                                               \
-    "[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu\","        \
-    "\"count\":2}}]"
 
 /* The edges of devices not bound to one node: a claim holding one of
  * them and one of a node slice that goes; a device the API allocates

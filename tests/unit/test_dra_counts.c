@@ -228,8 +228,7 @@ START_TEST(test_node_sums_follow_holds_slices_and_classes)
     struct mu_task *a, *b, *one, *h;
     struct mu_stmt st;
 
-    template_("two", "[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":"
-                     "\"gpu\",\"count\":2}}]");
+    template_("two", TWO);
     template_("one", ONE);
     slice("s1", "n1", "p1", 0, 1, 3, "H100");
     a = pod("a", TMPL("two"), "{}");

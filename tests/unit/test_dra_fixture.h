@@ -37,6 +37,10 @@ void setup(void);
 void teardown(void);
 
 #define ONE "[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu\"}}]"
+/* one request of two devices of class gpu */
+#define TWO                                                              \
+    "[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu\","     \
+    "\"count\":2}}]"
 /* one request of every device of class gpu on its node */
 #define ALL_REQ                                                          \
     "[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":\"gpu\","       \
