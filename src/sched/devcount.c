@@ -116,6 +116,27 @@ static int64_t free_on(const struct mu_devices *d, const struct mu_devclass *c,
     return n;
 }
 
+/* Usable free devices option o of class c selects among node entry nd's
+ * own slices: from its sums when they answer (o has no selectors of its
+ * own, c selects every device, every one usable), else device by
+ * device. */
+static int64_t own_free(const struct mu_devices *d,
+                        const struct mu_devclass *c, const struct mu_devopt *o,
+                        const struct mu_devnode *nd)
+{
+    int64_t n = 0;
+
+    if (!o->sel.n && c->memo_bit >= 0) {
+        if (!nd->sum_ok || nd->sum_gen != d->gen + 1)
+            mu_dev_node_sum(d, (struct mu_devnode *)nd);
+        if (nd->all_usable && (nd->all_cls >> c->memo_bit & 1u))
+            return nd->nfree;
+    }
+    for (size_t i = 0; i < nd->n; i++)
+        n += free_on(d, c, o, nd->v[i]);
+    return n;
+}
+
 void mu_devices_free_count(const struct mu_devices *d,
                            const struct mu_devdemand *dm,
                            struct mu_devfree *out)
@@ -156,12 +177,11 @@ void mu_devices_free_count(const struct mu_devices *d,
     }
     while (mu_map_next(&d->nodes, &it, &k, &v)) {
         const struct mu_devnode *nd = v;
-        int64_t own = 0, n;
+        int64_t own, n;
 
         if (!nd->present)
             continue;
-        for (size_t i = 0; i < nd->n; i++)
-            own += free_on(d, c, o, nd->v[i]);
+        own = own_free(d, c, o, nd);
         n = own;
         for (size_t i = 0; i < nd->nreach; i++)
             n += free_on(d, c, o, nd->reach[i]);

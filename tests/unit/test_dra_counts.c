@@ -298,6 +298,47 @@ START_TEST(test_node_sums_follow_holds_slices_and_classes)
 }
 END_TEST
 
+/* A node's free devices are counted from its sums only where they
+ * answer: a class that selects some of its devices, or a pool not whole,
+ * is counted device by device. */
+START_TEST(test_free_counts_from_node_sums_only_where_they_answer)
+{
+    struct mu_task *h, *g, *g2;
+    struct mu_devfree f;
+
+    class_("h", "\"device.attributes[\\\"gpu.x\\\"].model == "
+                "\\\"H100\\\"\"", NULL);
+    template_("h", "[{\"name\":\"g\",\"exactly\":{\"deviceClassName\":"
+                   "\"h\"}}]");
+    template_("one", ONE);
+    slice("s1", "n1", "p1", 0, 1, 3, "H100");
+    slice("s4", "n1", "p4", 0, 1, 2, "A100");
+    h = pod("h", TMPL("h"), "{}");
+    g = pod("g", TMPL("one"), "{}");
+    g2 = pod("g2", TMPL("one"), "{}");
+    mu_devices_free_count(&c.dev, h->dd, &f);
+    ck_assert_int_eq(f.total, 3); /* the H100 only, not the node's 5 */
+    ck_assert_int_eq(f.best, 3);
+    mu_devices_free_count(&c.dev, g->dd, &f);
+    ck_assert_int_eq(f.total, 5);
+    /* a pool of two slices with one come: its device is not usable */
+    slice("s3", "n2", "p3", 0, 2, 1, "H100");
+    mu_devices_free_count(&c.dev, g->dd, &f);
+    ck_assert_int_eq(f.total, 5);
+    ck_assert_int_eq(f.nodes, 1);
+    /* holds move both */
+    mu_task_place(&c, h, mu_cluster_node(&c, "n1"), MU_TASK_ALLOCATED);
+    mu_devices_free_count(&c.dev, g2->dd, &f);
+    ck_assert_int_eq(f.total, 4);
+    mu_task_place(&c, g, mu_cluster_node(&c, "n1"), MU_TASK_ALLOCATED);
+    mu_devices_free_count(&c.dev, h->dd, &f);
+    ck_assert_ptr_null(f.class_name); /* h holds its device: nothing asked */
+    mu_devices_free_count(&c.dev, g2->dd, &f);
+    ck_assert_int_eq(f.total, 3);
+    ck_assert_int_eq(f.best, 3);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dra_counts");
@@ -312,6 +353,7 @@ int main(void)
     tcase_add_test(tc, test_claims_of_one_class_share_their_free_counts);
     tcase_add_test(tc, test_selector_answers_follow_the_set_asked);
     tcase_add_test(tc, test_node_sums_follow_holds_slices_and_classes);
+    tcase_add_test(tc, test_free_counts_from_node_sums_only_where_they_answer);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
