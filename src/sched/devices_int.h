@@ -1,9 +1,9 @@
 /*
  * devices_int.h - what the files of the device inventory share
  * (sched/devices.c: the inventory; devholds.c: holds and promises;
- * devsel.c: what a class or option selects; devplace.c: demands, fits
- * and placement; devcount.c: quotas and free counts). Not for other
- * files: the contract is devices.h.
+ * devsel.c: what a class or option selects, and a node's sums;
+ * devplace.c: demands, fits and placement; devcount.c: quotas and free
+ * counts). Not for other files: the contract is devices.h.
  */
 #ifndef MU_SCHED_DEVICES_INT_H
 #define MU_SCHED_DEVICES_INT_H
@@ -69,7 +69,7 @@ void mu_dev_claim_spec(const struct mu_devices *d, struct mu_dclaim *c,
 void mu_dev_memo_classes(const struct mu_devices *d, struct mu_devslice *s);
 /* Makes node entry nd's sums again (struct mu_devnode): its free devices,
  * whether all are usable, and the classes that select every one of them
- * (their memo filled on the way). */
+ * (their memo filled on the way) (devsel.c). */
 void mu_dev_node_sum(const struct mu_devices *d, struct mu_devnode *nd);
 
 /* Placement (devplace.c): holds for c (which holds nothing) the devices

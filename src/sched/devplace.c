@@ -307,31 +307,6 @@ static bool dev_free(const struct mu_cdev *dev, bool future)
     return !h || (future && h->users > 0 && h->leaving == h->users);
 }
 
-void mu_dev_node_sum(const struct mu_devices *d, struct mu_devnode *nd)
-{
-    uint32_t all = d->class_bits;
-    int32_t nfree = 0;
-    bool usable = true;
-
-    for (size_t i = 0; i < nd->n; i++) {
-        struct mu_devslice *s = nd->v[i];
-
-        mu_dev_memo_classes(d, s);
-        for (size_t k = 0; k < s->ndevs; k++) {
-            const struct mu_cdev *dev = &s->devs[k];
-
-            nfree += !dev->holder;
-            usable &= dev->usable;
-            all &= dev->cls_known & dev->cls_ok;
-        }
-    }
-    nd->nfree = nfree;
-    nd->all_usable = usable;
-    nd->all_cls = all;
-    nd->sum_gen = d->gen + 1;
-    nd->sum_ok = true;
-}
-
 /* A fit check of claim c (one request: c->one) on node entry nd from its
  * sums alone, when they can answer: ExactCount of a class without
  * selectors of the option's own, on a node that reaches no other slice,

@@ -1,7 +1,8 @@
 /*
  * devsel.c - which devices a class or an option selects: the classes'
- * answers a device remembers, the selector sets interned in the inventory,
- * and the quota name a class is counted under (devices_int.h).
+ * answers a device remembers, and a node's sums of them; the selector
+ * sets interned in the inventory, and the quota name a class is counted
+ * under (devices_int.h).
  */
 #include "sched/devices_int.h"
 
@@ -63,4 +64,29 @@ void mu_dev_memo_classes(const struct mu_devices *d, struct mu_devslice *s)
         for (size_t i = 0; i < s->ndevs; i++)
             mu_dev_class_ok(d, c, &s->devs[i]);
     }
+}
+
+void mu_dev_node_sum(const struct mu_devices *d, struct mu_devnode *nd)
+{
+    uint32_t all = d->class_bits;
+    int32_t nfree = 0;
+    bool usable = true;
+
+    for (size_t i = 0; i < nd->n; i++) {
+        struct mu_devslice *s = nd->v[i];
+
+        mu_dev_memo_classes(d, s);
+        for (size_t k = 0; k < s->ndevs; k++) {
+            const struct mu_cdev *dev = &s->devs[k];
+
+            nfree += !dev->holder;
+            usable &= dev->usable;
+            all &= dev->cls_known & dev->cls_ok;
+        }
+    }
+    nd->nfree = nfree;
+    nd->all_usable = usable;
+    nd->all_cls = all;
+    nd->sum_gen = d->gen + 1;
+    nd->sum_ok = true;
 }
