@@ -126,12 +126,8 @@ static int64_t own_free(const struct mu_devices *d,
 {
     int64_t n = 0;
 
-    if (!o->sel.n && c->memo_bit >= 0) {
-        if (!nd->sum_ok || nd->sum_gen != d->gen + 1)
-            mu_dev_node_sum(d, (struct mu_devnode *)nd);
-        if (nd->all_usable && (nd->all_cls >> c->memo_bit & 1u))
-            return nd->nfree;
-    }
+    if (!o->sel.n && mu_dev_sums_serve(d, nd, c))
+        return nd->nfree;
     for (size_t i = 0; i < nd->n; i++)
         n += free_on(d, c, o, nd->v[i]);
     return n;

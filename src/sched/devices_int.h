@@ -71,6 +71,20 @@ void mu_dev_memo_classes(const struct mu_devices *d, struct mu_devslice *s);
  * whether all are usable, and the classes that select every one of them
  * (their memo filled on the way) (devsel.c). */
 void mu_dev_node_sum(const struct mu_devices *d, struct mu_devnode *nd);
+/* Whether nd's sums answer for class c (c has a memo bit, selects every
+ * own device of nd, every one usable): then nd->nfree is what c finds
+ * free among them. Makes the sums again when stale (the const reader
+ * fills them, as it does the memos). */
+static inline bool mu_dev_sums_serve(const struct mu_devices *d,
+                                     const struct mu_devnode *nd,
+                                     const struct mu_devclass *c)
+{
+    if (c->memo_bit < 0)
+        return false;
+    if (!nd->sum_ok || nd->sum_gen != d->gen + 1)
+        mu_dev_node_sum(d, (struct mu_devnode *)nd);
+    return nd->all_usable && (nd->all_cls >> c->memo_bit & 1u);
+}
 
 /* Placement (devplace.c): holds for c (which holds nothing) the devices
  * of node nd its requests pick, first fit; a request that finds none is

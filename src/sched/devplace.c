@@ -315,16 +315,10 @@ static bool dev_free(const struct mu_cdev *dev, bool future)
 static bool sum_fit(const struct mu_devices *d, const struct mu_dclaim *c,
                     const struct mu_devnode *nd, bool *fit)
 {
-    struct mu_devnode *m = (struct mu_devnode *)nd;
-    const struct mu_devclass *k = c->one_class;
-
     if (!nd || nd->nreach || c->one_sel || c->one_mode != MU_ALLOC_EXACT ||
         c->one_count < 1 || c->one_count > MU_DEV_PICK_MAX ||
-        c->one_gen != d->gen + 1 || !k || k->memo_bit < 0)
-        return false;
-    if (!nd->sum_ok || nd->sum_gen != d->gen + 1)
-        mu_dev_node_sum(d, m);
-    if (!nd->all_usable || !(nd->all_cls >> k->memo_bit & 1u))
+        c->one_gen != d->gen + 1 || !c->one_class ||
+        !mu_dev_sums_serve(d, nd, c->one_class))
         return false;
     *fit = nd->nfree >= c->one_count;
     return true;
