@@ -1,5 +1,7 @@
 #include "extender/view.h"
 
+#include <string.h>
+
 #include "common/mu.h"
 
 /*
@@ -40,16 +42,92 @@ static void free_names(char **names)
     free(names);
 }
 
-static void free_pod(struct mu_view_pod *p)
+/* The bytes f's string s takes in an entry (0 for NULL). */
+static size_t str_room(const char *s)
 {
-    free(p->uid);
-    free(p->ns);
-    free(p->name);
-    free(p->node);
-    free(p->gang);
-    free(p->release);
-    free(p->reason);
-    free(p);
+    return s ? strlen(s) + 1 : 0;
+}
+
+/* Copies s to *at and returns the copy (NULL for NULL). */
+static char *str_put(char **at, const char *s)
+{
+    char *out;
+    size_t n;
+
+    if (!s)
+        return NULL;
+    n = strlen(s) + 1;
+    out = memcpy(*at, s, n);
+    *at += n;
+    return out;
+}
+
+struct mu_view_pod *mu_view_pod_make(const struct mu_view_pod *f)
+{
+    size_t room = str_room(f->uid) + str_room(f->ns) + str_room(f->name) +
+                  str_room(f->node) + str_room(f->gang) +
+                  str_room(f->release) + str_room(f->reason);
+    struct mu_view_pod *p = mu_xmalloc(sizeof(*p) + room);
+    char *at = (char *)(p + 1);
+
+    p->uid = str_put(&at, f->uid ? f->uid : "");
+    p->ns = str_put(&at, f->ns);
+    p->name = str_put(&at, f->name);
+    p->node = str_put(&at, f->node);
+    p->gang = str_put(&at, f->gang);
+    p->release = str_put(&at, f->release);
+    p->reason = str_put(&at, f->reason);
+    p->batch_size = f->batch_size;
+    p->controlled = f->controlled;
+    p->plain = f->plain;
+    p->hash = mu_hash_str(p->uid);
+    atomic_init(&p->refs, 1);
+    return p;
+}
+
+void mu_view_pod_unref(struct mu_view_pod *p)
+{
+    if (!p)
+        return;
+    HB_BEFORE(&p->refs);
+    if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1) {
+        HB_AFTER(&p->refs);
+        free(p);
+    }
+}
+
+static struct mu_view_pod *pod_ref(struct mu_view_pod *p)
+{
+    atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+    return p;
+}
+
+/* The slot of uid (hash h) in v's table: the pod there, or the empty slot
+ * where it would go. v->cap > 0. */
+static size_t slot_of(const struct mu_view *v, const char *uid, uint64_t h)
+{
+    size_t mask = v->cap - 1, i = (size_t)h & mask;
+
+    while (v->pods[i] &&
+           !(v->pods[i]->hash == h && !strcmp(v->pods[i]->uid, uid)))
+        i = (i + 1) & mask;
+    return i;
+}
+
+/* Room for one more pod at a load of at most a half. */
+static void grow(struct mu_view *v)
+{
+    struct mu_view_pod **old = v->pods;
+    size_t ocap = v->cap;
+
+    if ((v->npods + 1) * 2 <= v->cap)
+        return;
+    v->cap = v->cap ? v->cap * 2 : 64;
+    v->pods = mu_xcalloc(v->cap, sizeof(*v->pods));
+    for (size_t i = 0; i < ocap; i++)
+        if (old[i])
+            v->pods[slot_of(v, old[i]->uid, old[i]->hash)] = old[i];
+    free(old);
 }
 
 struct mu_view *mu_view_new(uint64_t gen, bool synced)
@@ -60,7 +138,6 @@ struct mu_view *mu_view_new(uint64_t gen, bool synced)
     v->gen = gen;
     v->synced = synced;
     v->sched_names = copy_names(default_names);
-    mu_map_init(&v->pods);
     mu_map_init(&v->batches);
     return v;
 }
@@ -87,33 +164,61 @@ static void batch_add(struct mu_view *v, const char *release,
     b->uids[b->n++] = mu_xstrdup(uid);
 }
 
+void mu_view_hold_pod(struct mu_view *v, struct mu_view_pod *p)
+{
+    struct mu_view_pod *old;
+    size_t i;
+
+    grow(v);
+    i = slot_of(v, p->uid, p->hash);
+    old = v->pods[i];
+    v->pods[i] = pod_ref(p);
+    if (!old)
+        v->npods++;
+    /* a uid added again in the same batch is listed there once */
+    if (p->release && !(old && !mu_strcmp0(old->release, p->release)))
+        batch_add(v, p->release, p->uid);
+    mu_view_pod_unref(old);
+}
+
 void mu_view_add_pod(struct mu_view *v, const char *uid, const char *ns,
                      const char *name, const char *gang, const char *node,
                      const char *release, int batch_size, const char *reason)
 {
-    struct mu_view_pod *p = mu_xcalloc(1, sizeof(*p));
-    struct mu_view_pod *old;
+    struct mu_view_pod f = {.uid = (char *)uid, .ns = (char *)ns,
+                            .name = (char *)name, .node = (char *)node,
+                            .gang = (char *)gang, .release = (char *)release,
+                            .batch_size = batch_size,
+                            .reason = (char *)reason};
+    struct mu_view_pod *p = mu_view_pod_make(&f);
 
-    p->uid = mu_xstrdup(uid);
-    p->ns = mu_xstrdup_or_null(ns);
-    p->name = mu_xstrdup_or_null(name);
-    p->gang = mu_xstrdup_or_null(gang);
-    p->node = mu_xstrdup_or_null(node);
-    p->release = mu_xstrdup_or_null(release);
-    p->batch_size = batch_size;
-    p->reason = mu_xstrdup_or_null(reason);
-    old = mu_map_put(&v->pods, uid, p);
-    /* a uid added again in the same batch is listed there once */
-    if (release && !(old && !mu_strcmp0(old->release, release)))
-        batch_add(v, release, uid);
-    if (old)
-        free_pod(old);
+    mu_view_hold_pod(v, p);
+    mu_view_pod_unref(p);
+}
+
+/* v's entry for uid, to be changed before publishing: copied first when
+ * another view or a cache shares it (entries are immutable once shared). */
+static struct mu_view_pod *own_pod(struct mu_view *v, const char *uid)
+{
+    struct mu_view_pod *p, *copy;
+    size_t i;
+
+    if (!uid || !v->cap)
+        return NULL;
+    i = slot_of(v, uid, mu_hash_str(uid));
+    p = v->pods[i];
+    if (!p || atomic_load(&p->refs) == 1)
+        return p;
+    copy = mu_view_pod_make(p);
+    v->pods[i] = copy;
+    mu_view_pod_unref(p);
+    return copy;
 }
 
 void mu_view_set_controlled(struct mu_view *v, const char *uid,
                             bool controlled)
 {
-    struct mu_view_pod *p = uid ? mu_map_get(&v->pods, uid) : NULL;
+    struct mu_view_pod *p = own_pod(v, uid);
 
     if (p)
         p->controlled = controlled;
@@ -121,7 +226,7 @@ void mu_view_set_controlled(struct mu_view *v, const char *uid,
 
 void mu_view_set_plain(struct mu_view *v, const char *uid, bool plain)
 {
-    struct mu_view_pod *p = uid ? mu_map_get(&v->pods, uid) : NULL;
+    struct mu_view_pod *p = own_pod(v, uid);
 
     if (p)
         p->plain = plain;
@@ -137,9 +242,9 @@ const struct mu_view_batch *mu_view_batch(const struct mu_view *v,
 
 const struct mu_view_pod *mu_view_pod(const struct mu_view *v, const char *uid)
 {
-    if (!v || !uid)
+    if (!v || !uid || !v->cap)
         return NULL;
-    return mu_map_get(&v->pods, uid);
+    return v->pods[slot_of(v, uid, mu_hash_str(uid))];
 }
 
 bool mu_view_serves(const struct mu_view *v, const char *sched_name)
@@ -161,10 +266,9 @@ static void view_free(struct mu_view *v)
     size_t it = 0;
     void *pod;
 
-    while (mu_map_next(&v->pods, &it, NULL, &pod))
-        free_pod(pod);
-    mu_map_release(&v->pods);
-    it = 0;
+    for (size_t i = 0; i < v->cap; i++)
+        mu_view_pod_unref(v->pods[i]);
+    free(v->pods);
     while (mu_map_next(&v->batches, &it, NULL, &pod)) {
         struct mu_view_batch *b = pod;
 
@@ -222,5 +326,77 @@ void mu_view_put(struct mu_view *v)
     if (atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel) == 1) {
         HB_AFTER(&v->refs);
         view_free(v);
+    }
+}
+
+/* One cached entry: the pod's last, and the sweep it was last put in. */
+struct mu_view_cent {
+    struct mu_view_pod *pod;
+    uint64_t gen;
+};
+
+void mu_view_cache_init(struct mu_view_cache *c)
+{
+    mu_map_init(&c->ents);
+    c->gen = 0;
+}
+
+void mu_view_cache_release(struct mu_view_cache *c)
+{
+    size_t it = 0;
+    void *v;
+
+    while (mu_map_next(&c->ents, &it, NULL, &v)) {
+        mu_view_pod_unref(((struct mu_view_cent *)v)->pod);
+        free(v);
+    }
+    mu_map_release(&c->ents);
+}
+
+static bool same_pod(const struct mu_view_pod *a, const struct mu_view_pod *f)
+{
+    return a->batch_size == f->batch_size && a->controlled == f->controlled &&
+           a->plain == f->plain && !mu_strcmp0(a->ns, f->ns) &&
+           !mu_strcmp0(a->name, f->name) && !mu_strcmp0(a->node, f->node) &&
+           !mu_strcmp0(a->gang, f->gang) &&
+           !mu_strcmp0(a->release, f->release) &&
+           !mu_strcmp0(a->reason, f->reason);
+}
+
+void mu_view_cache_put(struct mu_view_cache *c, struct mu_view *v,
+                       const struct mu_view_pod *f)
+{
+    struct mu_view_cent *e;
+
+    if (!f->uid)
+        return;
+    e = mu_map_get(&c->ents, f->uid);
+    if (!e) {
+        e = mu_xcalloc(1, sizeof(*e));
+        mu_map_put(&c->ents, f->uid, e);
+    }
+    if (!e->pod || !same_pod(e->pod, f)) {
+        mu_view_pod_unref(e->pod);
+        e->pod = mu_view_pod_make(f);
+    }
+    e->gen = c->gen + 1;
+    mu_view_hold_pod(v, e->pod);
+}
+
+void mu_view_cache_sweep(struct mu_view_cache *c)
+{
+    size_t it = 0;
+    const char *k;
+    void *v;
+
+    c->gen++;
+    while (mu_map_next(&c->ents, &it, &k, &v)) {
+        struct mu_view_cent *e = v;
+
+        if (e->gen == c->gen)
+            continue;
+        mu_map_del(&c->ents, k);
+        mu_view_pod_unref(e->pod);
+        free(e);
     }
 }

@@ -45,6 +45,8 @@ struct mu_view_pod {
                        muster may bind it itself (mu_view_set_plain),
                        once muster's own gate, if it has one, is lifted
                        by its release (a bind before gets a 409) */
+    uint64_t hash;  /* of uid: where the view's table keeps it */
+    atomic_int refs; /* the views and caches holding it (below) */
 };
 
 /* The members of one release batch, in the order they were added (their
@@ -59,12 +61,35 @@ struct mu_view {
     uint64_t gen;        /* publication number, increasing */
     bool synced;         /* the caches have listed everything once */
     char **sched_names;  /* schedulerNames muster serves (NULL-terminated) */
-    struct mu_map pods;  /* uid -> struct mu_view_pod * (owned) */
+    size_t npods;        /* pods held */
+    size_t cap;          /* slots of pods: a power of two, or 0 */
+    struct mu_view_pod **pods; /* open addressing on hash (a reference
+                                  held on each) */
     struct mu_map batches; /* release -> struct mu_view_batch * (owned) */
 };
 
 /* An empty, unsynced view serving schedulerName "volcano". */
 struct mu_view *mu_view_new(uint64_t gen, bool synced);
+/*
+ * Pod entries are immutable once made, counted, and may be held by many
+ * views at once: a publisher that keeps each pod's entry from one view to
+ * the next (struct mu_view_cache) copies nothing for the pods whose state
+ * has not moved, so a publication costs a lookup and a compare a pod, not
+ * a copy of every string (issue 15: a view of 40,000 pending pods made
+ * after every cycle of a backlog was most of the scheduler thread's
+ * work).
+ *
+ * mu_view_pod_make copies f's strings (uid required; the others may be
+ * NULL) and f's other fields into one allocation and returns it with one
+ * reference, the caller's. mu_view_pod_unref drops one (NULL: nothing);
+ * the last frees it. Any thread.
+ */
+struct mu_view_pod *mu_view_pod_make(const struct mu_view_pod *f);
+void mu_view_pod_unref(struct mu_view_pod *p);
+/* Adds p (made by mu_view_pod_make) to v, which takes a reference of its
+ * own; a pod with p's uid added before is replaced. Only before
+ * publishing. */
+void mu_view_hold_pod(struct mu_view *v, struct mu_view_pod *p);
 /* Adds a pod; strings are copied; reserved node NULL = must wait. */
 void mu_view_add_pod(struct mu_view *v, const char *uid, const char *ns,
                      const char *name, const char *gang, const char *node,
@@ -92,6 +117,29 @@ bool mu_view_serves(const struct mu_view *v, const char *sched_name);
  * NULL-terminated list); only before publishing. sched_names is owned by
  * the view (the array and its strings, freed with it). */
 void mu_view_set_sched_names(struct mu_view *v, const char *const *names);
+
+/*
+ * The publisher's entries from one view to the next: uid -> the entry
+ * last put in a view for that pod (a reference held on each). One thread
+ * (the publisher's); entries it hands to views are shared read-only.
+ *
+ * mu_view_cache_put(c, v, f) holds in v the cached entry for f->uid when
+ * every field of it equals f's (strings by content), else a new one made
+ * from f, which replaces it in the cache. mu_view_cache_sweep(c), after
+ * the last put of a view, drops the entries of pods not put since the
+ * sweep before (pods gone, bound or no longer muster's), so the cache
+ * holds what that view holds.
+ */
+struct mu_view_cache {
+    struct mu_map ents; /* uid -> struct mu_view_cent * */
+    uint64_t gen;       /* sweeps made; marks the entries put since */
+};
+
+void mu_view_cache_init(struct mu_view_cache *c);
+void mu_view_cache_release(struct mu_view_cache *c);
+void mu_view_cache_put(struct mu_view_cache *c, struct mu_view *v,
+                       const struct mu_view_pod *f);
+void mu_view_cache_sweep(struct mu_view_cache *c);
 
 /* The published view, shared between the scheduler and HTTP threads. */
 struct mu_view_slot {

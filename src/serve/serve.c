@@ -453,7 +453,8 @@ static char *debug_fn(void *ctx, const char *path, bool fresh, int *status)
     return answer;
 }
 
-/* Builds and publishes the extender's view. */
+/* Builds and publishes the extender's view: each pod's entry is the one
+ * the last view had while nothing in it moved (view.h, mu_view_cache). */
 static void publish(struct mu_serve *sv)
 {
     struct mu_cluster *c = &sv->cluster;
@@ -461,36 +462,36 @@ static void publish(struct mu_serve *sv)
 
     for (size_t i = 0; i < c->ntasks; i++) {
         const struct mu_task *t = c->tasks[i];
-        const struct mu_resv *r;
         const struct mu_job *j = t->job;
+        const struct mu_resv *r;
+        const char *why;
+        char *pinned;
 
         if (!t->pod.meta.uid || t->pod.node_name ||
             !mu_view_serves(v, t->pod.scheduler_name))
             continue;
         r = mu_enforcer_resv(&sv->enf, t->key);
-        if (r) {
-            mu_view_add_pod(v, t->pod.meta.uid, t->pod.meta.ns,
-                            t->pod.meta.name, j ? j->key : "", r->node,
-                            r->release, r->batch, NULL);
-        } else {
-            const char *why = j && j->cond.message ? j->cond.message
-                                                   : "waiting for its gang";
-            char *pinned = mu_enforcer_reason(t, why);
-
-            mu_view_add_pod(v, t->pod.meta.uid, t->pod.meta.ns,
-                            t->pod.meta.name, j ? j->key : "", NULL, NULL, 0,
-                            pinned ? pinned : why);
-            free(pinned);
-        }
-        /* only a pod its controller makes again may be deleted by /bind */
-        mu_view_set_controlled(v, t->pod.meta.uid,
-                               t->pod.meta.owner_kind != NULL);
-        /* nothing left for kube-scheduler but the node: /bind may bind
-         * the whole gang at its first member (extender/internal.h) */
-        mu_view_set_plain(v, t->pod.meta.uid,
-                          sv->o->gang_bind != MU_GANG_BIND_ALL &&
-                              mu_enforcer_plain_at_bind(c, t, r));
+        why = j && j->cond.message ? j->cond.message : "waiting for its gang";
+        pinned = r ? NULL : mu_enforcer_reason(t, why);
+        mu_view_cache_put(
+            &sv->vcache, v,
+            &(struct mu_view_pod){
+                .uid = t->pod.meta.uid, .ns = t->pod.meta.ns,
+                .name = t->pod.meta.name, .gang = j ? j->key : (char *)"",
+                .node = r ? r->node : NULL, .release = r ? r->release : NULL,
+                .batch_size = r ? r->batch : 0,
+                .reason = r ? NULL : pinned ? pinned : (char *)why,
+                /* only a pod its controller makes again may be deleted
+                 * by /bind */
+                .controlled = t->pod.meta.owner_kind != NULL,
+                /* nothing left for kube-scheduler but the node: /bind
+                 * may bind the whole gang at its first member
+                 * (extender/internal.h) */
+                .plain = sv->o->gang_bind != MU_GANG_BIND_ALL &&
+                         mu_enforcer_plain_at_bind(c, t, r)});
+        free(pinned);
     }
+    mu_view_cache_sweep(&sv->vcache);
     mu_view_publish(&sv->views, v);
 }
 
@@ -561,6 +562,7 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     sv->pgctl = mu_pgctl_new(&sv->ctl);
     sv->qc = mu_queuectl_new(&sv->ctl);
     mu_view_slot_init(&sv->views);
+    mu_view_cache_init(&sv->vcache);
     mu_map_init(&sv->pending_cmds);
     mu_smetrics_init(&sv->metrics, &sv->enf);
     pthread_mutex_init(&sv->report_lock, NULL);
@@ -675,6 +677,7 @@ static void teardown(struct mu_serve *sv)
     mu_apply_release(&sv->apply);
     mu_jobctl_free(sv->jobctl);
     mu_view_slot_release(&sv->views);
+    mu_view_cache_release(&sv->vcache);
     mu_evq_release(&sv->q);
     mu_kube_pool_free(sv->bind_pool);
     mu_cluster_release(&sv->cluster);

@@ -110,6 +110,8 @@ struct mu_serve {
     uint64_t relbind_refusals;     /* gangs it refused (logged rarely) */
     struct mu_ext_server *http;
     uint64_t view_gen;
+    struct mu_view_cache vcache; /* each pod's view entry, kept from one
+                                    publication to the next (view.h) */
     struct mu_lease *lease;        /* NULL: no leader election */
     bool leads;                    /* the loop ran as leader (adopted) */
     struct mu_map pending_cmds;    /* follower: Command key -> json_t * */

@@ -55,7 +55,7 @@ START_TEST(test_view_add_pod_copies_strings_and_replaces_by_uid)
     ck_assert_ptr_null(p->node);
     ck_assert_ptr_null(p->release);
     ck_assert_str_eq(p->reason, "3/4 members");
-    ck_assert_uint_eq(v->pods.n, 1);
+    ck_assert_uint_eq(v->npods, 1);
     mu_view_put(v);
 }
 END_TEST
@@ -90,6 +90,133 @@ START_TEST(test_view_lists_a_batchs_members_and_marks_plain_pods)
     ck_assert_uint_eq(mu_view_batch(v, "ns/pg#1")->n, 2);
     mu_view_add_pod(v, "u-1", "ns", "w-1", "ns/pg", "n1", "ns/pg#2", 1, NULL);
     ck_assert_uint_eq(mu_view_batch(v, "ns/pg#2")->n, 1);
+    mu_view_put(v);
+}
+END_TEST
+
+/* A pod's fields as publish() gives them. */
+static struct mu_view_pod fields(const char *uid, const char *node,
+                                 const char *reason)
+{
+    return (struct mu_view_pod){.uid = (char *)uid, .ns = (char *)"ns",
+                                .name = (char *)uid, .gang = (char *)"ns/pg",
+                                .node = (char *)node,
+                                .release = node ? (char *)"ns/pg#1" : NULL,
+                                .batch_size = node ? 2 : 0,
+                                .reason = (char *)reason,
+                                .controlled = true};
+}
+
+START_TEST(test_view_cache_shares_unchanged_entries_and_remakes_moved_ones)
+{
+    struct mu_view_cache c;
+    struct mu_view *v1, *v2, *v3;
+    struct mu_view_pod f;
+    const struct mu_view_pod *a1, *b1, *b2;
+    char reason[] = "waiting for its turn";
+
+    mu_view_cache_init(&c);
+    v1 = mu_view_new(1, true);
+    f = fields("u-a", NULL, reason);
+    mu_view_cache_put(&c, v1, &f);
+    f = fields("u-b", NULL, "3/4 members");
+    mu_view_cache_put(&c, v1, &f);
+    mu_view_cache_sweep(&c);
+    a1 = mu_view_pod(v1, "u-a");
+    b1 = mu_view_pod(v1, "u-b");
+    ck_assert_ptr_nonnull(a1);
+    ck_assert_ptr_nonnull(b1);
+
+    /* the same fields, the reason in another buffer: the same entry */
+    v2 = mu_view_new(2, true);
+    f = fields("u-a", NULL, "waiting for its turn");
+    mu_view_cache_put(&c, v2, &f);
+    /* u-b reserved now: a new entry; v1 keeps the old one */
+    f = fields("u-b", "gpu-1", NULL);
+    mu_view_cache_put(&c, v2, &f);
+    mu_view_cache_sweep(&c);
+    ck_assert_ptr_eq(mu_view_pod(v2, "u-a"), a1);
+    b2 = mu_view_pod(v2, "u-b");
+    ck_assert_ptr_ne(b2, b1);
+    ck_assert_str_eq(b2->node, "gpu-1");
+    ck_assert_int_eq(b2->batch_size, 2);
+    ck_assert_ptr_nonnull(mu_view_batch(v2, "ns/pg#1"));
+    ck_assert_ptr_null(b1->node);
+    ck_assert_str_eq(b1->reason, "3/4 members");
+    /* a changed flag alone is a new entry too */
+    v3 = mu_view_new(3, true);
+    f = fields("u-b", "gpu-1", NULL);
+    f.plain = true;
+    mu_view_cache_put(&c, v3, &f);
+    mu_view_cache_sweep(&c);
+    ck_assert_ptr_ne(mu_view_pod(v3, "u-b"), b2);
+    ck_assert(mu_view_pod(v3, "u-b")->plain);
+    ck_assert(!b2->plain);
+    /* u-a was not put in v3: swept from the cache, still in v1 and v2 */
+    ck_assert_ptr_null(mu_view_pod(v3, "u-a"));
+    ck_assert_uint_eq(c.ents.n, 1);
+    ck_assert_uint_eq(v3->npods, 1);
+    mu_view_put(v1);
+    mu_view_put(v3);
+    ck_assert_str_eq(mu_view_pod(v2, "u-a")->reason, "waiting for its turn");
+    mu_view_put(v2);
+    mu_view_cache_release(&c);
+}
+END_TEST
+
+START_TEST(test_view_set_plain_on_a_shared_entry_changes_this_view_only)
+{
+    struct mu_view_cache c;
+    struct mu_view *v1, *v2;
+    struct mu_view_pod f = fields("u-a", "gpu-1", NULL);
+
+    mu_view_cache_init(&c);
+    v1 = mu_view_new(1, true);
+    v2 = mu_view_new(2, true);
+    mu_view_cache_put(&c, v1, &f);
+    mu_view_cache_put(&c, v2, &f);
+    mu_view_cache_sweep(&c);
+    ck_assert_ptr_eq(mu_view_pod(v1, "u-a"), mu_view_pod(v2, "u-a"));
+    mu_view_set_plain(v2, "u-a", true);
+    mu_view_set_controlled(v2, "u-a", false);
+    ck_assert(mu_view_pod(v2, "u-a")->plain);
+    ck_assert(!mu_view_pod(v2, "u-a")->controlled);
+    ck_assert(!mu_view_pod(v1, "u-a")->plain);
+    ck_assert(mu_view_pod(v1, "u-a")->controlled);
+    ck_assert_str_eq(mu_view_pod(v2, "u-a")->node, "gpu-1");
+    mu_view_put(v1);
+    mu_view_put(v2);
+    mu_view_cache_release(&c);
+}
+END_TEST
+
+START_TEST(test_view_table_finds_every_pod_past_many_growths)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    char uid[32];
+
+    for (int i = 0; i < 5000; i++) {
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        mu_view_add_pod(v, uid, "ns", uid, "ns/pg", NULL, NULL, 0, "w");
+    }
+    /* again: replaced, not added */
+    for (int i = 0; i < 5000; i += 7) {
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        mu_view_add_pod(v, uid, "ns", uid, "ns/pg", "n", "ns/pg#1", 1, NULL);
+    }
+    ck_assert_uint_eq(v->npods, 5000);
+    ck_assert_uint_le(v->npods * 2, v->cap);
+    for (int i = 0; i < 5000; i++) {
+        const struct mu_view_pod *p;
+
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        p = mu_view_pod(v, uid);
+        ck_assert_ptr_nonnull(p);
+        ck_assert_str_eq(p->name, uid);
+        ck_assert_int_eq(p->node != NULL, i % 7 == 0);
+    }
+    ck_assert_ptr_null(mu_view_pod(v, "uid-5000"));
+    ck_assert_uint_eq(mu_view_batch(v, "ns/pg#1")->n, (5000 + 6) / 7);
     mu_view_put(v);
 }
 END_TEST
@@ -169,7 +296,7 @@ static void *reader(void *arg)
             atomic_fetch_add(&sh->regressions, 1);
         last = v->gen;
         p = mu_view_pod(v, "u-0");
-        if (!p || strcmp(p->node, "gpu-00") || v->pods.n != 8)
+        if (!p || strcmp(p->node, "gpu-00") || v->npods != 8)
             atomic_fetch_add(&sh->regressions, 1);
         atomic_fetch_add(&sh->reads, 1);
         mu_view_put(v);
@@ -226,6 +353,11 @@ int main(void)
     tcase_add_test(tc, test_view_slot_is_empty_before_the_first_publish);
     tcase_add_test(tc, test_view_readers_keep_an_old_view_after_a_new_publish);
     tcase_add_test(tc, test_view_publish_get_put_across_threads);
+    tcase_add_test(tc,
+                   test_view_cache_shares_unchanged_entries_and_remakes_moved_ones);
+    tcase_add_test(tc,
+                   test_view_set_plain_on_a_shared_entry_changes_this_view_only);
+    tcase_add_test(tc, test_view_table_finds_every_pod_past_many_growths);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
