@@ -323,12 +323,14 @@ void mu_pgctl_sync(struct mu_pgctl *pc)
     for (size_t i = 0; i < c->ntasks; i++) {
         const struct mu_task *t = c->tasks[i];
         const struct mu_pod *p = &t->pod;
-        struct pgc_pod *pp = mu_map_get(&pc->pods, t->key);
         struct pgc_group *g;
         char *name, *gkey;
         bool exists;
+        struct pgc_pod *pp;
 
-        if (!bare(p) || pp)
+        /* bare first: a grouped pod costs no lookup (every cycle walks
+         * them all) */
+        if (!bare(p) || mu_map_get(&pc->pods, t->key))
             continue;
         name = mu_implicit_group_name(p);
         gkey = mu_xasprintf("%s/%s", p->meta.ns, name);
