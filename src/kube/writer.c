@@ -571,6 +571,11 @@ size_t mu_writer_room(struct mu_writer *w)
     return room;
 }
 
+size_t mu_writer_cap(const struct mu_writer *w)
+{
+    return w->o.cap;
+}
+
 void mu_writer_stats(struct mu_writer *w, struct mu_writer_stats *out)
 {
     pthread_mutex_lock(&w->lock);

@@ -194,6 +194,9 @@ struct mu_writer_opts {
  * less those waiting to start; 0 when full). For an owner that writes
  * what can wait (status) only while releases still find room. */
 size_t mu_writer_room(struct mu_writer *w);
+/* The most writes that may queue (opts.cap, or MU_WRITER_QUEUE_CAP);
+ * fixed for the writer's life. */
+size_t mu_writer_cap(const struct mu_writer *w);
 
 /* Figures for /metrics (a consistent snapshot). */
 struct mu_writer_stats {

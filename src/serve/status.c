@@ -139,7 +139,12 @@ static bool write_pg(struct mu_status *s, const struct mu_job *j,
             free(d);
         } else {
             remember(&wr->sig, sig);
-            if (j->cond.type && remember(&wr->cond, cond)) {
+            /* a gang that fits and waits its turn in the release window
+             * gets no Warning: it is not unschedulable, the condition
+             * says what it waits for, and a backlog of 5,000 would post
+             * 5,000 of them while its releases go out (issue 15) */
+            if (j->cond.type && remember(&wr->cond, cond) &&
+                mu_strcmp0(j->cond.reason, "WaitingForRelease")) {
                 bool unsched = !strcmp(j->cond.type, "Unschedulable");
 
                 mu_ctl_event(s->ctl, "scheduling.volcano.sh/v1beta1",
@@ -162,8 +167,14 @@ out:
 bool mu_status_write(struct mu_status *s)
 {
     const struct mu_cluster *c = s->ctl->cluster;
-    size_t room = s->ctl->writer ? mu_writer_room(s->ctl->writer) / 2 : 0;
+    size_t room = 0, half;
     bool held = false;
+
+    if (s->ctl->writer) {
+        room = mu_writer_room(s->ctl->writer);
+        half = mu_writer_cap(s->ctl->writer) / 2;
+        room = room > half ? room - half : 0;
+    }
 
     for (size_t i = 0; i < c->njobs; i++)
         if (!c->jobs[i]->implicit)

@@ -2,7 +2,8 @@
  * status.h - the PodGroup status muster serve owes the API after every
  * cycle: phase, running/succeeded/failed and the scheduling condition,
  * written with one merge patch per PodGroup when what it says changed,
- * and an event when the condition's kind (type and reason) changed.
+ * and an event when the condition's kind (type and reason) changed (none
+ * for WaitingForRelease: the gang fits and waits its turn, sched/cycle.c).
  * (Queue status is the queue controller's, ctrl/queuectl.h; a vcjob's is
  * the vcjob controller's.)
  *
@@ -37,12 +38,15 @@ void mu_status_release(struct mu_status *s);
 /*
  * Writes the status of every PodGroup that is not implicit (see above),
  * while the writer has room for them: status is what can wait, so it
- * takes at most the half of the writer's queue that is free
- * (mu_writer_room / 2; a status and its event count two), leaving the rest
- * to releases and deletes, and never blocks the scheduler thread on a
- * full queue (5,000 PodGroups changed in one cycle of a backlog). Returns
- * true when some were held back: the caller calls again at a later cycle
- * (they are not taken as written).
+ * never fills the writer's queue past half its cap (a status and its event
+ * count two), leaving the other half to releases and deletes, and never
+ * blocks the scheduler thread on a full queue (5,000 PodGroups changed in
+ * one cycle of a backlog). Half the room left, taken afresh at every
+ * cycle, kept a backlog's statuses (sent 8 at a time, MU_WRITER_BACKGROUND)
+ * in a queue that stayed full for minutes, and the release budget, which
+ * is half the room left too (serve/enforce.h), down to a gang or two a
+ * cycle (issue 15). Returns true when some were held back: the caller calls
+ * again at a later cycle (they are not taken as written).
  */
 bool mu_status_write(struct mu_status *s);
 
