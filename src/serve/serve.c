@@ -495,10 +495,14 @@ static void publish(struct mu_serve *sv)
     mu_view_publish(&sv->views, v);
 }
 
-static void cycle(struct mu_serve *sv)
+/* One cycle and what it owes the API. True when it published the view
+ * (it reserved pods): nothing after the publication changes what the
+ * view holds, so the caller need not publish again. */
+static bool cycle(struct mu_serve *sv)
 {
     struct mu_cycle_out out;
     int64_t t0 = mu_now_ns();
+    bool published;
 
     mu_pgctl_sync(sv->pgctl);
     mu_cluster_link(&sv->cluster);
@@ -513,7 +517,8 @@ static void cycle(struct mu_serve *sv)
     sv->settled = !out.nbinds && !out.nevicts && !out.nchanged;
     sv->wake_ns = out.wake_ms == INT64_MAX ? INT64_MAX : out.wake_ms * 1000000;
     mu_enforcer_evict(&sv->enf, &out);
-    if (mu_enforcer_reserve(&sv->enf, &out))
+    published = mu_enforcer_reserve(&sv->enf, &out);
+    if (published)
         publish(sv);
     mu_enforcer_release_pods(&sv->enf, &out);
     (void)mu_status_write(&sv->status); /* what it holds back: idle_tick */
@@ -522,6 +527,7 @@ static void cycle(struct mu_serve *sv)
     mu_cycle_out_release(&out);
     mu_smetrics_queues(&sv->metrics, &sv->cluster);
     report(sv);
+    return published;
 }
 
 /* A tick with nothing new (see settled in serve_int.h): PodGroup statuses
@@ -716,6 +722,7 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
 {
     struct mu_serve sv;
     int64_t next_tick, burst_end = 0, start_ns = mu_now_ns();
+    int64_t busy_ns = 0; /* the last cycle and its publication took */
     bool dirty = false, was_synced = false;
     int r;
 
@@ -780,8 +787,13 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
             r = mu_err_set(err, -ENOLCK, "lost the leader election lease");
             break;
         }
+        /* and never shorter than the last cycle took: under a stream
+         * that never stops (a backlog binding), the scheduler thread
+         * takes at most half a core and leaves the rest to the control
+         * plane it shares the machine with (issue 15) */
         if (dirty && !was_dirty)
-            burst_end = mu_now_ns() + o->coalesce_ms * 1000000;
+            burst_end = mu_now_ns() +
+                        MU_MAX(o->coalesce_ms * 1000000, busy_ns);
         /* before every cache has listed, the view stays the empty unsynced
          * one of setup: /filter and /bind answer "starting" without
          * looking at pods, so a view of them built per event batch would
@@ -816,7 +828,9 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
         if (dirty && mu_now_ns() < burst_end)
             continue;
         if (dirty || mu_now_ns() >= next_tick) {
-            if (mu_now_ns() >= next_tick)
+            int64_t busy0 = mu_now_ns();
+
+            if (busy0 >= next_tick)
                 mu_jobctl_sync(sv.jobctl, true);
             mu_enforcer_expire(&sv.enf);
             mu_enforcer_recover(&sv.enf);
@@ -824,13 +838,14 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
                 mu_enforcer_idle(&sv.enf)) {
                 idle_tick(&sv);
             } else {
-                cycle(&sv);
-                publish(&sv);
+                if (!cycle(&sv))
+                    publish(&sv);
             }
             mu_enforcer_announce(&sv.enf);
             mu_enforcer_partial(&sv.enf);
             dirty = false;
             next_tick = mu_now_ns() + o->period_ms * 1000000;
+            busy_ns = next_tick - o->period_ms * 1000000 - busy0;
         }
     }
     say(&sv, "stopping");

@@ -24,7 +24,9 @@ struct mu_serve_opts {
     const char *listen;       /* extender address, "127.0.0.1:8888" */
     const char *config_path;  /* scheduler configuration; NULL: built in */
     int64_t period_ms;        /* cycle tick (1000) */
-    int64_t coalesce_ms;      /* wait after the first event of a burst (20) */
+    int64_t coalesce_ms;      /* wait after the first event of a burst (20),
+                                 or as long as the last cycle took when
+                                 that is longer (serve.c) */
     int64_t bind_timeout_ms;  /* a release batch must reach /bind (20000) */
     /* How a gang of pods that ask nothing of kube-scheduler beyond their
      * node (mu_enforcer_plain) is bound. MU_GANG_BIND_RELEASE
