@@ -85,15 +85,21 @@ struct mu_view_pod *mu_view_pod_make(const struct mu_view_pod *f)
     return p;
 }
 
+/* Drops one reference of *refs; true when it was the last (the caller
+ * frees). */
+static bool last_ref(atomic_int *refs)
+{
+    HB_BEFORE(refs);
+    if (atomic_fetch_sub_explicit(refs, 1, memory_order_acq_rel) != 1)
+        return false;
+    HB_AFTER(refs);
+    return true;
+}
+
 void mu_view_pod_unref(struct mu_view_pod *p)
 {
-    if (!p)
-        return;
-    HB_BEFORE(&p->refs);
-    if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1) {
-        HB_AFTER(&p->refs);
+    if (p && last_ref(&p->refs))
         free(p);
-    }
 }
 
 static struct mu_view_pod *pod_ref(struct mu_view_pod *p)
@@ -320,13 +326,8 @@ struct mu_view *mu_view_get(struct mu_view_slot *s)
 
 void mu_view_put(struct mu_view *v)
 {
-    if (!v)
-        return;
-    HB_BEFORE(&v->refs);
-    if (atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel) == 1) {
-        HB_AFTER(&v->refs);
+    if (v && last_ref(&v->refs))
         view_free(v);
-    }
 }
 
 /* One cached entry: the pod's last, and the sweep it was last put in. */
