@@ -98,6 +98,9 @@ void mu_kube_shared_limiter_init(struct mu_kube_shared_limiter *s, double qps,
 {
     pthread_mutex_init(&s->lock, NULL);
     mu_kube_limiter_init(&s->l, qps, burst, now_ns);
+    s->delayed = 0;
+    s->delayed_ns = 0;
+    s->credit = 0;
 }
 
 void mu_kube_shared_limiter_release(struct mu_kube_shared_limiter *s)
@@ -108,12 +111,46 @@ void mu_kube_shared_limiter_release(struct mu_kube_shared_limiter *s)
 int64_t mu_kube_shared_limiter_reserve(struct mu_kube_shared_limiter *s,
                                        int64_t now_ns)
 {
-    int64_t wait;
+    pthread_mutex_lock(&s->lock);
+    if (s->credit > 0) {
+        s->credit--;
+        pthread_mutex_unlock(&s->lock);
+        return 0;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return mu_kube_shared_limiter_reserve_n(s, 1, now_ns);
+}
+
+void mu_kube_shared_limiter_credit(struct mu_kube_shared_limiter *s, int n)
+{
+    pthread_mutex_lock(&s->lock);
+    s->credit += n > 0 ? n : 0;
+    pthread_mutex_unlock(&s->lock);
+}
+
+int64_t mu_kube_shared_limiter_reserve_n(struct mu_kube_shared_limiter *s,
+                                         int n, int64_t now_ns)
+{
+    int64_t wait = 0;
 
     pthread_mutex_lock(&s->lock);
-    wait = mu_kube_limiter_reserve(&s->l, now_ns);
+    for (int i = 0; i < n; i++)
+        wait = mu_kube_limiter_reserve(&s->l, now_ns);
+    if (wait > 0) {
+        s->delayed += (uint64_t)n;
+        s->delayed_ns += wait * n; /* each of them waits the last one's */
+    }
     pthread_mutex_unlock(&s->lock);
     return wait;
+}
+
+void mu_kube_shared_limiter_stats(struct mu_kube_shared_limiter *s,
+                                  uint64_t *delayed, int64_t *delayed_ns)
+{
+    pthread_mutex_lock(&s->lock);
+    *delayed = s->delayed;
+    *delayed_ns = s->delayed_ns;
+    pthread_mutex_unlock(&s->lock);
 }
 
 static void log_line(struct mu_kube *k, const char *fmt, ...) MU_PRINTF(2, 3);

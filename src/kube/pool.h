@@ -30,6 +30,7 @@
 #define MU_KUBE_POOL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/mu.h"
 #include "kube/caps.h"
@@ -54,6 +55,15 @@ struct mu_kube *mu_kube_pool_get(struct mu_kube_pool *p, struct mu_err *err);
  * last call failed with a transport error may be put back too: libcurl
  * reconnects. Beyond max_idle idle clients, k is freed. */
 void mu_kube_pool_put(struct mu_kube_pool *p, struct mu_kube *k);
+/* Waits until n requests may go by the pool's rate limit, then lets the
+ * next n requests of the pool's clients go without waiting (the binds of
+ * one gang, sent together: mu_kube_shared_limiter_reserve_n). n < 1 does
+ * nothing. Thread-safe; sleeps on the pool's clock. */
+void mu_kube_pool_prepay(struct mu_kube_pool *p, int n);
+/* The pool's rate limit: how many requests waited for it, and how long
+ * in all (mu_kube_shared_limiter_stats). Thread-safe. */
+void mu_kube_pool_limit_stats(struct mu_kube_pool *p, uint64_t *delayed,
+                              int64_t *delayed_ns);
 /* Frees the pool and its idle clients; every client taken must be back.
  * NULL is a no-op. */
 void mu_kube_pool_free(struct mu_kube_pool *p);

@@ -583,4 +583,5 @@ void mu_writer_stats(struct mu_writer *w, struct mu_writer_stats *out)
     out->queued = w->nqueued;
     out->running = w->nrunning;
     pthread_mutex_unlock(&w->lock);
+    mu_kube_shared_limiter_stats(&w->lim, &out->limited, &out->limited_ns);
 }
