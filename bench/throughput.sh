@@ -1491,7 +1491,7 @@ run_one() {
         wait_http 60 "$murl/readyz" && mready=$(awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN{printf "%.2f", a-b}')
         ( while :; do
               printf '# t %s\n' "$EPOCHREALTIME"
-              curl -s --max-time 1 "$murl/metrics" | grep -E '^muster_(cycle|releases|cycles|writer_queued )'
+              curl -s --max-time 1 "$murl/metrics" | grep -E '^muster_(cycle|releases|cycles|writer_queued |kube_rate_limited|release_binder_pods|gangs_bound_at_release)'
               sleep 1
           done ) >"$RD/muster-samples.txt" 2>/dev/null &
         scraper=$!

@@ -24,6 +24,7 @@ struct mu_relbind {
     pthread_cond_t stopc; /* stop (what a retry's pause waits on) */
     struct gang *head, *tail;
     int queued;
+    long pods; /* members of the gangs queued or being bound */
     bool stop;
     pthread_t th[MU_RELBIND_THREADS];
     int nth;
@@ -145,6 +146,9 @@ static void *worker(void *arg)
         rb->queued--;
         pthread_mutex_unlock(&rb->lock);
         bind_gang(rb, g);
+        pthread_mutex_lock(&rb->lock);
+        rb->pods -= g->n;
+        pthread_mutex_unlock(&rb->lock);
         gang_free(g);
         pthread_mutex_lock(&rb->lock);
     }
@@ -237,10 +241,33 @@ int mu_relbind_submit(struct mu_relbind *rb, const char *release,
         rb->head = g;
     rb->tail = g;
     rb->queued++;
+    rb->pods += n;
     pthread_cond_signal(&rb->cond);
     pthread_mutex_unlock(&rb->lock);
     atomic_fetch_add(&rb->stats.submitted, 1);
     return 0;
+}
+
+long mu_relbind_room(struct mu_relbind *rb)
+{
+    long room;
+
+    pthread_mutex_lock(&rb->lock);
+    room = rb->queued >= MU_RELBIND_QUEUE_MAX || rb->stop
+               ? 0
+               : MU_MAX(MU_RELBIND_PODS_AHEAD - rb->pods, 0L);
+    pthread_mutex_unlock(&rb->lock);
+    return room;
+}
+
+long mu_relbind_pods(struct mu_relbind *rb)
+{
+    long n;
+
+    pthread_mutex_lock(&rb->lock);
+    n = rb->pods;
+    pthread_mutex_unlock(&rb->lock);
+    return n;
 }
 
 const struct mu_relbind_stats *mu_relbind_stats(const struct mu_relbind *rb)

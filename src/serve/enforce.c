@@ -900,6 +900,11 @@ void mu_enforcer_pace(const struct mu_enforcer *e, struct mu_cluster *c)
     c->release_budget = inflight < e->window ? e->window - inflight : 0;
     if (c->release_budget > room)
         c->release_budget = room;
+    if (e->bind_gang && e->bind_gang_room) {
+        room = e->bind_gang_room(e->bind_gang_ctx);
+        if (c->release_budget > room)
+            c->release_budget = room;
+    }
 }
 
 bool mu_enforcer_renew(struct mu_enforcer *e, const char *release)

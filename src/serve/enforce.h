@@ -101,6 +101,10 @@ struct mu_enforcer {
      * thread. */
     int (*bind_gang)(void *ctx, const char *release,
                      struct mu_task *const *t, int n);
+    /* How many more pods bind_gang would bind soon (relbind.h,
+     * mu_relbind_room): the release budget stays within it. NULL: no
+     * bound. */
+    long (*bind_gang_room)(void *ctx);
     void *bind_gang_ctx;
     /* releases of gated pods whose patches are out, to be bound once
      * they landed (mu_enforcer_bind_ungated): release -> its record; at
@@ -254,7 +258,8 @@ bool mu_enforcer_renew(struct mu_enforcer *e, const char *release);
  * batch per call). */
 void mu_enforcer_expire(struct mu_enforcer *e);
 /* Sets c's release_budget (the window less the pods released and not yet
- * bound, at most half the writer's room, never below 0), release_inflight
+ * bound, at most half the writer's room and the release binder's room,
+ * bind_gang_room, never below 0), release_inflight
  * and release_window for the next cycle. */
 void mu_enforcer_pace(const struct mu_enforcer *e, struct mu_cluster *c);
 /* Nothing in flight: no reservation in the ledger, no pod being made

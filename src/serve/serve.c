@@ -198,6 +198,15 @@ static int bind_fn(void *ctx, const char *ns, const char *name,
     return r;
 }
 
+/* A gang's binds wait for the bind pool's rate limit together
+ * (extender.h, mu_pace_fn). */
+static void pace_fn(void *ctx, int n)
+{
+    struct mu_serve *sv = ctx;
+
+    mu_kube_pool_prepay(sv->bind_pool, n);
+}
+
 static int unbind_fn(void *ctx, const char *ns, const char *name,
                      const char *uid, struct mu_err *err)
 {
@@ -392,6 +401,13 @@ static int bind_gang_fn(void *ctx, const char *release,
                 "pods instead (%llu such so far)", release, strerror(-r),
             (unsigned long long)sv->relbind_refusals);
     return r;
+}
+
+static long bind_gang_room_fn(void *ctx)
+{
+    struct mu_serve *sv = ctx;
+
+    return mu_relbind_room(sv->relbind);
 }
 
 static void miss_fn(void *ctx, const char *uid, bool unseen)
@@ -616,11 +632,13 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     sv->barrier = mu_barrier_new(o->bind_timeout_ms, bind_fn, unbind_fn,
                                  report_fn, sv);
     mu_barrier_set_check(sv->barrier, bindcheck_fn);
+    mu_barrier_set_pace(sv->barrier, pace_fn);
     if (o->gang_bind == MU_GANG_BIND_RELEASE) {
         if ((r = mu_relbind_new(sv->barrier, &sv->views, &sv->relbind,
                                 err)) < 0)
             return r;
         sv->enf.bind_gang = bind_gang_fn;
+        sv->enf.bind_gang_room = bind_gang_room_fn;
         sv->enf.bind_gang_ctx = sv;
     }
     memset(&so, 0, sizeof(so));
@@ -629,6 +647,7 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     so.barrier = sv->barrier;
     sv->metrics.writer = sv->writer;
     sv->metrics.relbind = sv->relbind;
+    sv->metrics.bind_pool = sv->bind_pool;
     so.metrics = mu_smetrics_text;
     so.metrics_ctx = &sv->metrics;
     so.debug = debug_fn;

@@ -38,6 +38,46 @@ void mu_smetrics_skipped(struct mu_smetrics *m)
     atomic_fetch_add(&m->cycles_skipped, 1);
 }
 
+/* The clients' rate-limit waits: each family's samples together. */
+static void limited(struct mu_sb *sb, struct mu_smetrics *m)
+{
+    static const char *const name[2] = {"writer", "bind"};
+    uint64_t n[2] = {0, 0};
+    int64_t ns[2] = {0, 0};
+    bool have[2] = {m->writer != NULL, m->bind_pool != NULL};
+
+    if (m->writer) {
+        struct mu_writer_stats ws;
+
+        mu_writer_stats(m->writer, &ws);
+        n[0] = ws.limited;
+        ns[0] = ws.limited_ns;
+    }
+    if (m->bind_pool)
+        mu_kube_pool_limit_stats(m->bind_pool, &n[1], &ns[1]);
+    if (!have[0] && !have[1])
+        return;
+    mu_sb_addf(sb, "# HELP muster_kube_rate_limited_total API requests that "
+                   "waited for muster's own client rate limit (qps/burst), "
+                   "by client: writer (releases, evictions, statuses) or "
+                   "bind.\n"
+                   "# TYPE muster_kube_rate_limited_total counter\n");
+    for (int i = 0; i < 2; i++)
+        if (have[i])
+            mu_sb_addf(sb,
+                       "muster_kube_rate_limited_total{client=\"%s\"} %llu\n",
+                       name[i], (unsigned long long)n[i]);
+    mu_sb_addf(sb, "# HELP muster_kube_rate_limited_seconds_total Their "
+                   "waits, summed.\n"
+                   "# TYPE muster_kube_rate_limited_seconds_total counter\n");
+    for (int i = 0; i < 2; i++)
+        if (have[i])
+            mu_sb_addf(sb,
+                       "muster_kube_rate_limited_seconds_total{client=\"%s\"} "
+                       "%.6f\n",
+                       name[i], (double)ns[i] / 1e9);
+}
+
 char *mu_smetrics_text(void *ctx)
 {
     struct mu_smetrics *m = ctx;
@@ -81,6 +121,7 @@ char *mu_smetrics_text(void *ctx)
                    (unsigned long long)ws.submitted,
                    (unsigned long long)ws.failed);
     }
+    limited(&sb, m);
     if (m->relbind) {
         const struct mu_relbind_stats *rs = mu_relbind_stats(m->relbind);
 
@@ -105,6 +146,13 @@ char *mu_smetrics_text(void *ctx)
                    (unsigned long long)atomic_load(&rs->failed),
                    (unsigned long long)atomic_load(&rs->stale),
                    (unsigned long long)atomic_load(&rs->refused));
+        mu_sb_addf(&sb,
+                   "# HELP muster_release_binder_pods Pods of the gangs "
+                   "released to be bound at their release, queued or being "
+                   "bound.\n"
+                   "# TYPE muster_release_binder_pods gauge\n"
+                   "muster_release_binder_pods %ld\n",
+                   mu_relbind_pods(m->relbind));
     }
     pthread_mutex_lock(&m->lock);
     if (m->queue_text)

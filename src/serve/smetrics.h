@@ -9,8 +9,8 @@
  * thread; mu_smetrics_text on any HTTP thread (the per-queue text is
  * swapped under lock, the rest are atomics or the sources' own stats).
  *
- * Ownership: struct mu_smetrics is the caller's; enf, writer and relbind
- * are borrowed, set before the HTTP server starts, and outlive every
+ * Ownership: struct mu_smetrics is the caller's; enf, writer, relbind and
+ * bind_pool are borrowed, set before the HTTP server starts, and outlive every
  * scrape. The gang-wait histograms (one per queue seen) live as long as
  * the struct, so a queue's series never go back to zero.
  */
@@ -23,6 +23,7 @@
 #include "common/hist.h"
 #include "common/map.h"
 #include "extender/relbind.h"
+#include "kube/pool.h"
 #include "kube/writer.h"
 #include "sched/cluster.h"
 #include "serve/enforce.h"
@@ -31,6 +32,7 @@ struct mu_smetrics {
     const struct mu_enforcer *enf; /* releases, evictions by action */
     struct mu_writer *writer;      /* NULL: none */
     struct mu_relbind *relbind;    /* NULL unless --gang-bind release */
+    struct mu_kube_pool *bind_pool; /* the binds' clients; NULL: none */
     _Atomic int64_t last_cycle_ns;
     atomic_ullong cycles;
     atomic_ullong cycles_skipped;  /* ticks that found nothing new */
