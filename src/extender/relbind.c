@@ -134,6 +134,7 @@ static void *worker(void *arg)
     pthread_mutex_lock(&rb->lock);
     for (;;) {
         struct gang *g;
+        int n;
 
         while (!rb->stop && !rb->head)
             pthread_cond_wait(&rb->cond, &rb->lock);
@@ -146,11 +147,10 @@ static void *worker(void *arg)
         rb->queued--;
         pthread_mutex_unlock(&rb->lock);
         bind_gang(rb, g);
-        pthread_mutex_lock(&rb->lock);
-        rb->pods -= g->n;
-        pthread_mutex_unlock(&rb->lock);
+        n = g->n;
         gang_free(g);
         pthread_mutex_lock(&rb->lock);
+        rb->pods -= n;
     }
     pthread_mutex_unlock(&rb->lock);
     return NULL;
