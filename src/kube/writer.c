@@ -576,6 +576,17 @@ size_t mu_writer_cap(const struct mu_writer *w)
     return w->o.cap;
 }
 
+void mu_writer_set_background(struct mu_writer *w, int n)
+{
+    pthread_mutex_lock(&w->lock);
+    if (n < 1)
+        n = MU_WRITER_BACKGROUND;
+    if (n > w->o.background)
+        pthread_cond_broadcast(&w->work);
+    w->o.background = n;
+    pthread_mutex_unlock(&w->lock);
+}
+
 void mu_writer_stats(struct mu_writer *w, struct mu_writer_stats *out)
 {
     pthread_mutex_lock(&w->lock);

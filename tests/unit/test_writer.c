@@ -512,6 +512,63 @@ START_TEST(test_writer_sends_few_background_writes_at_once)
 }
 END_TEST
 
+/* The cap changed on a running writer: raised, idle workers take the
+ * background writes that wait at once; lowered (n < 1: the default), no
+ * new one starts beside as many. */
+START_TEST(test_writer_background_cap_can_be_raised_and_lowered)
+{
+    struct mu_writer *w;
+
+    rec_init();
+    w = writer_bg(4, 0, 1);
+    for (int i = 0; i < 4; i++) {
+        char key[16];
+
+        snprintf(key, sizeof(key), "pg/%d", i);
+        ck_assert_int_eq(
+            submit_tw(w, i, key, MU_WRITE_BACKGROUND, true, 0, 0), 0);
+    }
+    wait_started(1);
+    sleep_ms(50);
+    pthread_mutex_lock(&R.mu);
+    ck_assert_int_eq(R.norder, 1);
+    pthread_mutex_unlock(&R.mu);
+    mu_writer_set_background(w, 3);
+    wait_started(3);
+    sleep_ms(50);
+    pthread_mutex_lock(&R.mu);
+    ck_assert_int_eq(R.norder, 3); /* three, not the fourth */
+    pthread_mutex_unlock(&R.mu);
+    mu_writer_set_background(w, 0); /* MU_WRITER_BACKGROUND: 8 */
+    wait_started(4);
+    open_gate();
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_uint_eq(mu_writer_drain(w, NULL), 4);
+    mu_writer_free(w);
+
+    /* lowered below what runs: the next waits until fewer run */
+    rec_init();
+    w = writer_bg(4, 0, 4);
+    mu_writer_set_background(w, 2);
+    for (int i = 0; i < 3; i++) {
+        char key[16];
+
+        snprintf(key, sizeof(key), "pg/%d", i);
+        ck_assert_int_eq(
+            submit_tw(w, i, key, MU_WRITE_BACKGROUND, true, 0, 0), 0);
+    }
+    wait_started(2);
+    sleep_ms(50);
+    pthread_mutex_lock(&R.mu);
+    ck_assert_int_eq(R.norder, 2);
+    pthread_mutex_unlock(&R.mu);
+    open_gate();
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_uint_eq(mu_writer_drain(w, NULL), 3);
+    mu_writer_free(w);
+}
+END_TEST
+
 /* --------------------------------------------------------------- gate -- */
 
 static atomic_bool may_write;
@@ -999,6 +1056,7 @@ int main(void)
     tcase_add_test(tc, test_writer_sends_different_objects_concurrently);
     tcase_add_test(tc, test_writer_sends_few_background_writes_at_once);
     tcase_add_test(tc, test_writer_full_queue_lifts_the_background_cap);
+    tcase_add_test(tc, test_writer_background_cap_can_be_raised_and_lowered);
     tcase_add_test(tc,
                    test_writer_keeps_one_objects_order_under_the_background_cap);
     tcase_add_test(tc, test_writer_coalesces_queued_state_writes_only);
