@@ -92,7 +92,6 @@ struct mu_barrier {
     mu_bind_fn bind;
     mu_unbind_fn unbind;
     mu_bindcheck_fn check; /* NULL: ambiguous binds are not read back */
-    mu_pace_fn pace;       /* NULL: a gang's binds are not paced as one */
     mu_report_fn report;
     void *ctx;
     _Atomic(struct mu_ext_stats *) stats;
@@ -173,11 +172,6 @@ void mu_barrier_set_max_waiting(struct mu_barrier *b, int n)
 void mu_barrier_set_check(struct mu_barrier *b, mu_bindcheck_fn check)
 {
     b->check = check;
-}
-
-void mu_barrier_set_pace(struct mu_barrier *b, mu_pace_fn pace)
-{
-    b->pace = pace;
 }
 
 void mu_barrier_set_stats(struct mu_barrier *b, struct mu_ext_stats *st)
@@ -843,8 +837,6 @@ int mu_barrier_bind_gang(struct mu_barrier *b, const char *release,
     g.b = b;
     g.bt = bt;
     atomic_init(&g.next, 0);
-    if (b->pace)
-        b->pace(b->ctx, n);
     bind_all(bt, &g);
     rc = judge(b, bt, &detail);
 

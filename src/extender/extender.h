@@ -239,19 +239,6 @@ void mu_barrier_free(struct mu_barrier *b);
  * before the first mu_ext_bind. */
 void mu_barrier_set_check(struct mu_barrier *b, mu_bindcheck_fn check);
 
-/* Paces a gang bound whole at its first member or at its release
- * (mu_barrier_bind_gang, internal.h): called with the number of its
- * members before any of their binds is sent, it returns once that many
- * binds may go together by the client's rate limit, and lets them go
- * without waiting each for its own turn (serve: mu_kube_pool_prepay). So
- * the limit spaces gangs, not one gang's members: under a limit that is
- * reached, a gang's binds would otherwise go out one slot apart,
- * interleaved with every other gang binding at the time. Called on the
- * binding thread, no lock held. */
-typedef void (*mu_pace_fn)(void *ctx, int n);
-/* Sets it (NULL: none). Call before the first bind. */
-void mu_barrier_set_pace(struct mu_barrier *b, mu_pace_fn pace);
-
 /*
  * Members waiting in /bind at most, over all batches. Each waiting member
  * holds one of kube-scheduler's connections (and an HTTP thread) until its

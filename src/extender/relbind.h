@@ -72,6 +72,10 @@
  * seconds of the workers' binds (300-500 pods/s on the bench machine), so
  * they never run dry between two cycles. */
 #define MU_RELBIND_PODS_AHEAD 4096
+/* A caller within the room stays within the queue's cap too (a gang has
+ * one member at least). */
+_Static_assert(MU_RELBIND_PODS_AHEAD <= MU_RELBIND_QUEUE_MAX,
+               "the binder's room must not outgrow its queue");
 
 struct mu_relbind_stats {
     atomic_ullong submitted; /* gangs taken by mu_relbind_submit */
@@ -101,7 +105,7 @@ int mu_relbind_submit(struct mu_relbind *rb, const char *release,
                       const struct mu_barrier_member *m, int n);
 
 /* How many more members may be released to be bound here: 0 when
- * MU_RELBIND_QUEUE_MAX gangs are queued, else MU_RELBIND_PODS_AHEAD less
+ * MU_RELBIND_QUEUE_MAX gangs are queued or the binder is stopping, else MU_RELBIND_PODS_AHEAD less
  * the members queued or being bound (never below 0). A gang larger than
  * the room is still taken (submit's caps only): the room paces, it does
  * not refuse. Thread-safe. */

@@ -100,7 +100,6 @@ void mu_kube_shared_limiter_init(struct mu_kube_shared_limiter *s, double qps,
     mu_kube_limiter_init(&s->l, qps, burst, now_ns);
     s->delayed = 0;
     s->delayed_ns = 0;
-    s->credit = 0;
 }
 
 void mu_kube_shared_limiter_release(struct mu_kube_shared_limiter *s)
@@ -111,34 +110,13 @@ void mu_kube_shared_limiter_release(struct mu_kube_shared_limiter *s)
 int64_t mu_kube_shared_limiter_reserve(struct mu_kube_shared_limiter *s,
                                        int64_t now_ns)
 {
-    pthread_mutex_lock(&s->lock);
-    if (s->credit > 0) {
-        s->credit--;
-        pthread_mutex_unlock(&s->lock);
-        return 0;
-    }
-    pthread_mutex_unlock(&s->lock);
-    return mu_kube_shared_limiter_reserve_n(s, 1, now_ns);
-}
-
-void mu_kube_shared_limiter_credit(struct mu_kube_shared_limiter *s, int n)
-{
-    pthread_mutex_lock(&s->lock);
-    s->credit += n > 0 ? n : 0;
-    pthread_mutex_unlock(&s->lock);
-}
-
-int64_t mu_kube_shared_limiter_reserve_n(struct mu_kube_shared_limiter *s,
-                                         int n, int64_t now_ns)
-{
-    int64_t wait = 0;
+    int64_t wait;
 
     pthread_mutex_lock(&s->lock);
-    for (int i = 0; i < n; i++)
-        wait = mu_kube_limiter_reserve(&s->l, now_ns);
+    wait = mu_kube_limiter_reserve(&s->l, now_ns);
     if (wait > 0) {
-        s->delayed += (uint64_t)n;
-        s->delayed_ns += wait * n; /* each of them waits the last one's */
+        s->delayed++;
+        s->delayed_ns += wait;
     }
     pthread_mutex_unlock(&s->lock);
     return wait;

@@ -107,31 +107,19 @@ int64_t mu_kube_limiter_reserve(struct mu_kube_limiter *l, int64_t now_ns);
 struct mu_kube_shared_limiter {
     pthread_mutex_t lock;
     struct mu_kube_limiter l;
-    uint64_t delayed;   /* reservations that had to wait */
-    int64_t delayed_ns; /* the waits they were given, summed */
-    int64_t credit;     /* requests paid for ahead (..._credit) */
+    uint64_t delayed;   /* reservations told to wait */
+    int64_t delayed_ns; /* the waits they were told, summed */
 };
 
 void mu_kube_shared_limiter_init(struct mu_kube_shared_limiter *s, double qps,
                                  int burst, int64_t now_ns);
 void mu_kube_shared_limiter_release(struct mu_kube_shared_limiter *s);
-/* mu_kube_limiter_reserve() under the lock; a credit left by
- * mu_kube_shared_limiter_credit is taken first (no wait). */
+/* mu_kube_limiter_reserve() under the lock, counted when it says wait. */
 int64_t mu_kube_shared_limiter_reserve(struct mu_kube_shared_limiter *s,
                                        int64_t now_ns);
-/* n reservations at once, e.g. the binds of one gang, so that the limit
- * spaces the gang as one and not its members one by one: the wait
- * returned is the last one's. Credits are not taken. n < 1 reserves
- * none (0). */
-int64_t mu_kube_shared_limiter_reserve_n(struct mu_kube_shared_limiter *s,
-                                         int n, int64_t now_ns);
-/* After waiting out a reserve_n of n: the next n reservations of any
- * client of s go at once (they were paid for). Credits never expire, so
- * the limit over time stays qps: each request takes one slot, reserved
- * by itself or ahead. */
-void mu_kube_shared_limiter_credit(struct mu_kube_shared_limiter *s, int n);
-/* How many reservations had to wait, and for how long in all (for the
- * metrics: the limit, not the server, held them). */
+/* How many reservations were told to wait, and those waits summed (for
+ * the metrics: muster's own limit, not the server, held them back; a
+ * caller stopped while it waits is counted all the same). */
 void mu_kube_shared_limiter_stats(struct mu_kube_shared_limiter *s,
                                   uint64_t *delayed, int64_t *delayed_ns);
 

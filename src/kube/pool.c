@@ -54,20 +54,6 @@ struct mu_kube *mu_kube_pool_get(struct mu_kube_pool *p, struct mu_err *err)
     return k;
 }
 
-void mu_kube_pool_prepay(struct mu_kube_pool *p, int n)
-{
-    const struct mu_kube_clock *c = &p->opts.clock;
-    int64_t wait, until;
-
-    if (n < 1)
-        return;
-    wait = mu_kube_shared_limiter_reserve_n(&p->lim, n, mu_kube_clock_now(c));
-    for (until = mu_kube_clock_now(c) + wait; wait > 0;
-         wait = until - mu_kube_clock_now(c))
-        mu_kube_clock_sleep(c, wait);
-    mu_kube_shared_limiter_credit(&p->lim, n);
-}
-
 void mu_kube_pool_limit_stats(struct mu_kube_pool *p, uint64_t *delayed,
                               int64_t *delayed_ns)
 {

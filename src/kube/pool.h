@@ -55,14 +55,6 @@ struct mu_kube *mu_kube_pool_get(struct mu_kube_pool *p, struct mu_err *err);
  * last call failed with a transport error may be put back too: libcurl
  * reconnects. Beyond max_idle idle clients, k is freed. */
 void mu_kube_pool_put(struct mu_kube_pool *p, struct mu_kube *k);
-/* Waits until n requests may go by the pool's rate limit, then lets the
- * next n requests of the pool's clients go without waiting (the binds of
- * one gang, sent together: mu_kube_shared_limiter_reserve_n). The credit
- * is the pool's, not the caller's: a request of another thread sent
- * meanwhile may take one, and the caller's request left without then
- * waits its turn as any other; either way each request takes one slot.
- * n < 1 does nothing. Thread-safe; sleeps on the pool's clock. */
-void mu_kube_pool_prepay(struct mu_kube_pool *p, int n);
 /* The pool's rate limit: how many requests waited for it, and how long
  * in all (mu_kube_shared_limiter_stats). Thread-safe. */
 void mu_kube_pool_limit_stats(struct mu_kube_pool *p, uint64_t *delayed,

@@ -198,15 +198,6 @@ static int bind_fn(void *ctx, const char *ns, const char *name,
     return r;
 }
 
-/* A gang's binds wait for the bind pool's rate limit together
- * (extender.h, mu_pace_fn). */
-static void pace_fn(void *ctx, int n)
-{
-    struct mu_serve *sv = ctx;
-
-    mu_kube_pool_prepay(sv->bind_pool, n);
-}
-
 static int unbind_fn(void *ctx, const char *ns, const char *name,
                      const char *uid, struct mu_err *err)
 {
@@ -648,7 +639,6 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
     sv->barrier = mu_barrier_new(o->bind_timeout_ms, bind_fn, unbind_fn,
                                  report_fn, sv);
     mu_barrier_set_check(sv->barrier, bindcheck_fn);
-    mu_barrier_set_pace(sv->barrier, pace_fn);
     if (o->gang_bind == MU_GANG_BIND_RELEASE) {
         if ((r = mu_relbind_new(sv->barrier, &sv->views, &sv->relbind,
                                 err)) < 0)

@@ -67,8 +67,9 @@ static void limited(struct mu_sb *sb, struct mu_smetrics *m)
             mu_sb_addf(sb,
                        "muster_kube_rate_limited_total{client=\"%s\"} %llu\n",
                        name[i], (unsigned long long)n[i]);
-    mu_sb_addf(sb, "# HELP muster_kube_rate_limited_seconds_total Their "
-                   "waits, summed.\n"
+    mu_sb_addf(sb, "# HELP muster_kube_rate_limited_seconds_total Seconds "
+                   "API requests waited for muster's own client rate limit, "
+                   "summed over the requests, by client.\n"
                    "# TYPE muster_kube_rate_limited_seconds_total counter\n");
     for (int i = 0; i < 2; i++)
         if (have[i])

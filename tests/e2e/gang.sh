@@ -558,6 +558,15 @@ unwoken() { # PREFIX N: N pods bound, none with a wake-up annotation
     [ "$(awk 'NF == 2' <<<"$out" | wc -l)" = "$2" ] || { echo "$out" >&2; return 1; }
 }
 check "none of its pods was woken (bound by muster at its release)" unwoken gb-plain- 4
+binder_series() { # the release binder's pods (back to 0) and the rate-limit series
+    local m
+    m=$(curl -sf "http://127.0.0.1:$METRICS/metrics") || return 1
+    grep -qx 'muster_release_binder_pods 0' <<<"$m" &&
+        grep -q '^muster_kube_rate_limited_total{client="bind"} [0-9]' <<<"$m" &&
+        grep -q '^muster_kube_rate_limited_seconds_total{client="writer"} [0-9]' <<<"$m"
+}
+check "/metrics: the release binder holds no pod once the gang is bound; rate-limit waits by client" \
+    wait_for 30 binder_series
 # bound by the release binder (+1 bound); or, rarely, kube-scheduler tried a
 # member between the view's publication and the binder's turn, and its
 # /bind bound the gang (+1 at the first member, the binder's try stale)

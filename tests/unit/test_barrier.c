@@ -42,8 +42,6 @@ struct fake {
     int slow_ms;
     int in_bind, max_in_bind; /* concurrent binds seen */
     int n_reports, n_reports_ok, n_reports_timed_out;
-    int n_paced, paced[8];     /* mu_pace_fn's calls: their n */
-    int calls_at_pace[8];      /* calls made when each came */
     char last_release[128];
     char last_detail[1024];
 };
@@ -1494,16 +1492,6 @@ START_TEST(test_relbind_refuses_past_its_caps_and_free_drops_the_queue)
 }
 END_TEST
 
-static void fake_pace(void *ctx, int n)
-{
-    ck_assert_ptr_eq(ctx, &fk);
-    pthread_mutex_lock(&fk.mu);
-    ck_assert_int_lt(fk.n_paced, 8);
-    fk.calls_at_pace[fk.n_paced] = fk.n_calls;
-    fk.paced[fk.n_paced++] = n;
-    pthread_mutex_unlock(&fk.mu);
-}
-
 static long room(void)
 {
     return mu_relbind_room(rf.rb);
@@ -1519,20 +1507,20 @@ static bool wait_room(long want, int64_t ms)
     return room() == want;
 }
 
-/* A gang bound at its release is paced as one: the pace hook is asked for
- * all its members before any of their binds is sent. The binder's room
- * is MU_RELBIND_PODS_AHEAD less the members queued or being bound, and
- * comes back when they are bound. */
-START_TEST(test_relbind_paces_a_gang_as_one_and_gives_its_room_back)
+/* The binder's room is MU_RELBIND_PODS_AHEAD less the members queued or
+ * being bound: taken at submit, given back once the gang is over, bound
+ * or not (stale: the view no longer holds it; unfit: a member no longer
+ * plain). */
+START_TEST(test_relbind_room_is_taken_at_submit_and_given_back)
 {
     struct mu_view *v = mu_view_new(1, true);
     struct gang_members gm;
 
     add_plain_gang(v, "g", 5, true);
     add_plain_gang(v, "h", 3, true);
+    add_gang_of(v, "u", 2, true); /* not plain: unfit */
     fk.bind_delay_ms = (int)scaled(300);
     relbind_start(&rf, v);
-    mu_barrier_set_pace(rf.b, fake_pace);
     ck_assert_int_eq(room(), MU_RELBIND_PODS_AHEAD);
     ck_assert_int_eq(mu_relbind_pods(rf.rb), 0);
     members_of(&gm, "g", 5);
@@ -1545,11 +1533,16 @@ START_TEST(test_relbind_paces_a_gang_as_one_and_gives_its_room_back)
     ck_assert(wait_count(reports, 2, 5000));
     ck_assert(wait_room(MU_RELBIND_PODS_AHEAD, 5000));
     ck_assert_int_eq(fk.n_reports_ok, 2);
-    ck_assert_int_eq(fk.n_paced, 2);
-    ck_assert_int_eq(fk.paced[0] + fk.paced[1], 8);
-    ck_assert(fk.paced[0] == 5 || fk.paced[0] == 3);
-    /* no bind of a gang before its pace: the first came before any */
-    ck_assert_int_eq(fk.calls_at_pace[0], 0);
+    ck_assert_int_eq(count('b'), 8);
+    /* a release of another id than the view's (stale) and an unfit one */
+    members_of(&gm, "g", 5);
+    ck_assert_int_eq(mu_relbind_submit(rf.rb, "team-a/g#0", gm.m, 5), 0);
+    members_of(&gm, "u", 2);
+    ck_assert_int_eq(mu_relbind_submit(rf.rb, "team-a/u#1", gm.m, 2), 0);
+    ck_assert(wait_count(stale, 1, 5000));
+    ck_assert(wait_count(reports, 3, 5000));
+    ck_assert(wait_room(MU_RELBIND_PODS_AHEAD, 5000));
+    ck_assert_int_eq(mu_relbind_pods(rf.rb), 0);
     ck_assert_int_eq(count('b'), 8);
     relbind_stop(&rf);
 }
@@ -1611,7 +1604,7 @@ int main(void)
     tcase_add_test(tc, test_relbind_drops_a_release_the_view_no_longer_holds);
     tcase_add_test(
         tc, test_relbind_refuses_past_its_caps_and_free_drops_the_queue);
-    tcase_add_test(tc, test_relbind_paces_a_gang_as_one_and_gives_its_room_back);
+    tcase_add_test(tc, test_relbind_room_is_taken_at_submit_and_given_back);
     suite_add_tcase(s, tc);
     tcase_add_test(
         bind, test_bind_reserved_pod_outside_a_batch_binds_at_once_unreported);

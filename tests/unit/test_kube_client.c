@@ -827,11 +827,9 @@ START_TEST(test_kube_limiter_token_bucket)
 }
 END_TEST
 
-/* A gang's n reservations are spaced as one: the wait returned is the
- * last one's, counted for each of the n; the credit that follows lets n
- * requests go with no wait and no count, and then the limit goes on from
- * where the n left it (each request took one slot: the rate is kept). */
-START_TEST(test_kube_shared_limiter_reserves_n_and_credits_them)
+/* A shared limiter counts the reservations it tells to wait, and their
+ * waits: none within the burst, then each one past it. */
+START_TEST(test_kube_shared_limiter_counts_the_waits_it_gives)
 {
     struct mu_kube_shared_limiter l;
     const int64_t s = 1000000000LL;
@@ -839,36 +837,26 @@ START_TEST(test_kube_shared_limiter_reserves_n_and_credits_them)
     int64_t ns;
 
     mu_kube_shared_limiter_init(&l, 10, 3, 0);
-    ck_assert_int_eq(mu_kube_shared_limiter_reserve_n(&l, 3, 0), 0);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(mu_kube_shared_limiter_reserve(&l, 0), 0);
     mu_kube_shared_limiter_stats(&l, &n, &ns);
     ck_assert_uint_eq(n, 0);
     ck_assert_int_eq(ns, 0);
-    /* four more: the fourth slot is 400 ms away, and all four wait it */
-    ck_assert_int_eq(mu_kube_shared_limiter_reserve_n(&l, 4, 0), 4 * s / 10);
+    ck_assert_int_eq(mu_kube_shared_limiter_reserve(&l, 0), s / 10);
+    ck_assert_int_eq(mu_kube_shared_limiter_reserve(&l, 0), 2 * s / 10);
     mu_kube_shared_limiter_stats(&l, &n, &ns);
-    ck_assert_uint_eq(n, 4);
-    ck_assert_int_eq(ns, 16 * s / 10);
-    mu_kube_shared_limiter_credit(&l, 4);
-    for (int i = 0; i < 4; i++)
-        ck_assert_int_eq(mu_kube_shared_limiter_reserve(&l, 0), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_int_eq(ns, 3 * s / 10);
+    /* refilled: no wait, no count */
+    ck_assert_int_eq(mu_kube_shared_limiter_reserve(&l, 10 * s), 0);
     mu_kube_shared_limiter_stats(&l, &n, &ns);
-    ck_assert_uint_eq(n, 4);
-    /* the credit spent, the next one waits behind the seven before it */
-    ck_assert_int_eq(mu_kube_shared_limiter_reserve(&l, 0), 5 * s / 10);
-    mu_kube_shared_limiter_stats(&l, &n, &ns);
-    ck_assert_uint_eq(n, 5);
-    ck_assert_int_eq(ns, 21 * s / 10);
-    /* none reserved, nothing credited */
-    ck_assert_int_eq(mu_kube_shared_limiter_reserve_n(&l, 0, 0), 0);
-    mu_kube_shared_limiter_credit(&l, -3);
-    ck_assert_int_eq(mu_kube_shared_limiter_reserve(&l, 0), 6 * s / 10);
+    ck_assert_uint_eq(n, 2);
     mu_kube_shared_limiter_release(&l);
 }
 END_TEST
 
-/* A pool's prepay waits (on the pool's clock) for the n-th slot, then its
- * clients send n requests without waiting; the one after waits its turn. */
-START_TEST(test_kube_pool_prepay_lets_n_requests_go_together)
+/* A pool's clients share one limit, and the pool reports its waits. */
+START_TEST(test_kube_pool_clients_share_one_limit_and_count_its_waits)
 {
     struct fclock fc = {.now = 0};
     struct mu_kube_opts o = {
@@ -884,24 +872,18 @@ START_TEST(test_kube_pool_prepay_lets_n_requests_go_together)
     cfg.server = mu_xstrdup(srv.url);
     ck_assert_int_eq(mu_kube_pool_new(&cfg, &o, 4, &p, &err), 0);
     mu_kube_config_release(&cfg);
-    mu_kube_pool_prepay(p, 3); /* slots at 0, 0.5 and 1 s */
-    ck_assert_int_eq(fc.now, 1000000000LL);
     for (int i = 0; i < 3; i++) {
         k[i] = mu_kube_pool_get(p, &err);
         ck_assert_ptr_nonnull(k[i]);
-    }
-    for (int i = 0; i < 4; i++)
         kf_reply_body(&srv, 200, "{}");
+    }
+    /* one at once, then one every 500 ms, whichever client sends it */
     for (int i = 0; i < 3; i++)
         ck_assert_int_eq(mu_kube_get(k[i], "/x", NULL, NULL, &err), 0);
     ck_assert_int_eq(fc.now, 1000000000LL);
-    ck_assert_int_eq(mu_kube_get(k[0], "/x", NULL, NULL, &err), 0);
-    ck_assert_int_eq(fc.now, 1500000000LL);
     mu_kube_pool_limit_stats(p, &n, &ns);
-    ck_assert_uint_eq(n, 4); /* the three prepaid waited too */
-    ck_assert_int_eq(ns, 3500000000LL);
-    mu_kube_pool_prepay(p, 0);
-    ck_assert_int_eq(fc.now, 1500000000LL);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_int_eq(ns, 1000000000LL);
     for (int i = 0; i < 3; i++)
         mu_kube_pool_put(p, k[i]);
     mu_kube_pool_free(p);
@@ -1046,14 +1028,14 @@ int main(void)
     tcase_add_test(tc, test_kube_timeout_is_etimedout);
     tcase_add_test(tc, test_kube_no_token_no_authorization_header);
     tcase_add_test(tc, test_kube_client_waits_for_limiter);
-    tcase_add_test(tc, test_kube_pool_prepay_lets_n_requests_go_together);
+    tcase_add_test(tc, test_kube_pool_clients_share_one_limit_and_count_its_waits);
     tcase_add_test(tc, test_kube_stop_flag_cancels_limiter_wait);
     tcase_add_checked_fixture(tt, tok_setup, tok_teardown);
     tcase_add_test(tt, test_kube_token_file_reread_after_60s);
     tcase_add_test(tt, test_kube_token_file_reread_and_retry_after_401);
     tcase_add_test(tt, test_kube_401_with_unchanged_token_is_not_retried);
     tcase_add_test(tp, test_kube_limiter_token_bucket);
-    tcase_add_test(tp, test_kube_shared_limiter_reserves_n_and_credits_them);
+    tcase_add_test(tp, test_kube_shared_limiter_counts_the_waits_it_gives);
 
     tcase_add_test(tp, test_kube_http_errno_table);
     tcase_add_test(tp, test_kube_event_of_cluster_object_goes_to_default);

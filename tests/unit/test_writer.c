@@ -513,8 +513,9 @@ START_TEST(test_writer_sends_few_background_writes_at_once)
 END_TEST
 
 /* The cap changed on a running writer: raised, idle workers take the
- * background writes that wait at once; lowered (n < 1: the default), no
- * new one starts beside as many. */
+ * background writes that wait at once; n < 1 sets the default
+ * (MU_WRITER_BACKGROUND, 8); lowered below what runs, no new one starts
+ * until fewer run. */
 START_TEST(test_writer_background_cap_can_be_raised_and_lowered)
 {
     struct mu_writer *w;
@@ -539,17 +540,16 @@ START_TEST(test_writer_background_cap_can_be_raised_and_lowered)
     pthread_mutex_lock(&R.mu);
     ck_assert_int_eq(R.norder, 3); /* three, not the fourth */
     pthread_mutex_unlock(&R.mu);
-    mu_writer_set_background(w, 0); /* MU_WRITER_BACKGROUND: 8 */
+    mu_writer_set_background(w, 0); /* the default, 8: the fourth goes */
     wait_started(4);
     open_gate();
     ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
     ck_assert_uint_eq(mu_writer_drain(w, NULL), 4);
     mu_writer_free(w);
 
-    /* lowered below what runs: the next waits until fewer run */
+    /* three running under a cap of 4, lowered to 2: a fourth waits */
     rec_init();
     w = writer_bg(4, 0, 4);
-    mu_writer_set_background(w, 2);
     for (int i = 0; i < 3; i++) {
         char key[16];
 
@@ -557,14 +557,17 @@ START_TEST(test_writer_background_cap_can_be_raised_and_lowered)
         ck_assert_int_eq(
             submit_tw(w, i, key, MU_WRITE_BACKGROUND, true, 0, 0), 0);
     }
-    wait_started(2);
+    wait_started(3);
+    mu_writer_set_background(w, 2);
+    ck_assert_int_eq(submit_tw(w, 3, "pg/3", MU_WRITE_BACKGROUND, true, 0, 0),
+                     0);
     sleep_ms(50);
     pthread_mutex_lock(&R.mu);
-    ck_assert_int_eq(R.norder, 2);
+    ck_assert_int_eq(R.norder, 3);
     pthread_mutex_unlock(&R.mu);
     open_gate();
     ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
-    ck_assert_uint_eq(mu_writer_drain(w, NULL), 3);
+    ck_assert_uint_eq(mu_writer_drain(w, NULL), 4);
     mu_writer_free(w);
 }
 END_TEST
