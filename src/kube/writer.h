@@ -214,7 +214,7 @@ struct mu_writer_stats {
     uint64_t submitted; /* writes accepted */
     uint64_t failed;    /* completed with an error (not -ECANCELED) */
     uint64_t coalesced; /* replaced before they were sent */
-    uint64_t limited;   /* sent after waiting for the rate limit */
+    uint64_t limited;   /* told to wait by the rate limit */
     int64_t limited_ns; /* those waits, summed */
 };
 
