@@ -869,8 +869,9 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
             mu_enforcer_announce(&sv.enf);
             mu_enforcer_partial(&sv.enf);
             dirty = false;
-            busy_ns = mu_now_ns() - busy0;
-            next_tick = busy0 + busy_ns + o->period_ms * 1000000;
+            next_tick = mu_now_ns();
+            busy_ns = next_tick - busy0;
+            next_tick += o->period_ms * 1000000;
         }
     }
     say(&sv, "stopping");

@@ -38,21 +38,16 @@ void mu_smetrics_skipped(struct mu_smetrics *m)
     atomic_fetch_add(&m->cycles_skipped, 1);
 }
 
-/* The clients' rate-limit waits: each family's samples together. */
-static void limited(struct mu_sb *sb, struct mu_smetrics *m)
+/* The clients' rate-limit waits, each family's samples together: ws is
+ * the writer's stats (NULL: no writer). */
+static void limited(struct mu_sb *sb, const struct mu_smetrics *m,
+                    const struct mu_writer_stats *ws)
 {
     static const char *const name[2] = {"writer", "bind"};
-    uint64_t n[2] = {0, 0};
-    int64_t ns[2] = {0, 0};
-    bool have[2] = {m->writer != NULL, m->bind_pool != NULL};
+    uint64_t n[2] = {ws ? ws->limited : 0, 0};
+    int64_t ns[2] = {ws ? ws->limited_ns : 0, 0};
+    bool have[2] = {ws != NULL, m->bind_pool != NULL};
 
-    if (m->writer) {
-        struct mu_writer_stats ws;
-
-        mu_writer_stats(m->writer, &ws);
-        n[0] = ws.limited;
-        ns[0] = ws.limited_ns;
-    }
     if (m->bind_pool)
         mu_kube_pool_limit_stats(m->bind_pool, &n[1], &ns[1]);
     if (!have[0] && !have[1])
@@ -82,6 +77,7 @@ static void limited(struct mu_sb *sb, struct mu_smetrics *m)
 char *mu_smetrics_text(void *ctx)
 {
     struct mu_smetrics *m = ctx;
+    struct mu_writer_stats ws;
     struct mu_sb sb;
 
     mu_sb_init(&sb);
@@ -106,8 +102,6 @@ char *mu_smetrics_text(void *ctx)
                (unsigned long long)atomic_load(&m->enf->evicted_preempt),
                (unsigned long long)atomic_load(&m->enf->releases));
     if (m->writer) {
-        struct mu_writer_stats ws;
-
         mu_writer_stats(m->writer, &ws);
         mu_sb_addf(&sb,
                    "# TYPE muster_writer_queued gauge\n"
@@ -122,7 +116,7 @@ char *mu_smetrics_text(void *ctx)
                    (unsigned long long)ws.submitted,
                    (unsigned long long)ws.failed);
     }
-    limited(&sb, m);
+    limited(&sb, m, m->writer ? &ws : NULL);
     if (m->relbind) {
         const struct mu_relbind_stats *rs = mu_relbind_stats(m->relbind);
 
