@@ -35,7 +35,8 @@ static const struct mu_api_grant grants[] = {
      MU_SCOPE_CLUSTER, NULL, false,
      "serve.c: the pods' watch, unbind_fn (delete); enforce.c: releases "
      "(strategic merge or get + json patch), announce (merge), evictions "
-     "(delete); pgctl.c: the group annotation (merge); jobctl_act.c: a "
+     "(delete); remake.c: a pod pinned where it cannot run (get, delete, "
+     "create); pgctl.c: the group annotation (merge); jobctl_act.c: a "
      "Job's pods (create, delete)"},
     {MU_API_POD, "binding", CREATE, MU_SCOPE_CLUSTER, NULL, false,
      "client.c mu_kube_bind, from serve.c bind_fn (/bind)"},

@@ -4,6 +4,7 @@
 #include "api/dra.h"
 #include "common/clock.h"
 #include "ctrl/jobctl.h"
+#include "serve/remake.h"
 #include "sched/cluster_dra.h"
 #include "sched/topology.h"
 
@@ -57,6 +58,15 @@ static void good(struct mu_apply *a, enum mu_src s, const json_t *obj)
     free(k);
 }
 
+/* Pod key (uid, when known) is gone: the ledger and the remaker forget
+ * it. */
+static void pod_gone(struct mu_apply *a, const char *key, const char *uid)
+{
+    mu_enforcer_pod_gone(a->enf, key, uid);
+    if (a->remake)
+        mu_remaker_pod_gone(a->remake, uid);
+}
+
 static bool apply_pod(struct mu_apply *a, const struct mu_ev *ev)
 {
     struct mu_cluster *c = a->cluster;
@@ -72,10 +82,9 @@ static bool apply_pod(struct mu_apply *a, const struct mu_ev *ev)
         if (t)
             mu_cluster_remove_task(c, t);
         if (k)
-            mu_enforcer_pod_gone(
-                a->enf, k,
-                json_string_value(json_object_get(
-                    json_object_get(ev->obj, "metadata"), "uid")));
+            pod_gone(a, k,
+                     json_string_value(json_object_get(
+                         json_object_get(ev->obj, "metadata"), "uid")));
         free(k);
         return t != NULL;
     }
@@ -398,7 +407,7 @@ static void list_end(struct mu_apply *a, enum mu_src s)
         for (size_t i = c->ntasks; i-- > 0;)
             if (!listed(a, s, c->tasks[i]->pod.meta.ns,
                         c->tasks[i]->pod.meta.name)) {
-                mu_enforcer_pod_gone(a->enf, c->tasks[i]->key, NULL);
+                pod_gone(a, c->tasks[i]->key, c->tasks[i]->pod.meta.uid);
                 mu_cluster_remove_task(c, c->tasks[i]);
             }
         break;

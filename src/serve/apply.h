@@ -2,12 +2,14 @@
  * apply.h - watch events into the cache: muster serve's informers hand
  * their events (serve/evq.h) to the scheduler thread, which applies each
  * here to the cluster (sched/cluster.h), keeps the enforcer's ledger in
- * step with the pods it sees (serve/enforce.h), and after every relist
- * drops what the list no longer has.
+ * step with the pods it sees (serve/enforce.h) and the remaker with the
+ * pods gone (serve/remake.h), and after every relist drops what the list
+ * no longer has.
  *
  * Threads: the scheduler thread only.
  *
- * Ownership: borrows cluster, ctl and enf (made and freed by serve.c);
+ * Ownership: borrows cluster, ctl, enf and remake (made and freed by
+ * serve.c);
  * owns the relist bookkeeping.
  */
 #ifndef MU_SERVE_APPLY_H
@@ -21,12 +23,15 @@
 #include "serve/evq.h"
 
 struct mu_jobctl;
+struct mu_remaker;
 
 struct mu_apply {
     struct mu_cluster *cluster;
     const struct mu_ctl *ctl;   /* for log lines */
     struct mu_enforcer *enf;    /* its ledger follows the pods */
     struct mu_jobctl *jobctl;   /* told of every Job and pod event */
+    struct mu_remaker *remake;  /* forgets the pods it deleted once gone
+                                   (NULL: none) */
     bool synced[MU_SRC__COUNT];      /* listed once */
     bool listing[MU_SRC__COUNT];     /* a relist is under way */
     struct mu_map listed[MU_SRC__COUNT]; /* keys seen in it -> 1 */

@@ -50,7 +50,6 @@ void mu_enforcer_init(struct mu_enforcer *e, const struct mu_ctl *ctl,
     mu_map_init(&e->announced);
     mu_map_init(&e->unseen);
     mu_map_init(&e->partial);
-    mu_map_init(&e->remake);
     mu_map_init(&e->ungating);
 }
 
@@ -73,19 +72,6 @@ static void ungating_free(struct ungating *u)
     free(u);
 }
 
-static void remake_free(struct mu_remake *c)
-{
-    if (!c)
-        return;
-    free(c->key);
-    free(c->uid);
-    free(c->node);
-    free(c->path);
-    free(c->coll);
-    json_decref(c->made);
-    free(c);
-}
-
 void mu_enforcer_release(struct mu_enforcer *e)
 {
     size_t it = 0;
@@ -97,13 +83,9 @@ void mu_enforcer_release(struct mu_enforcer *e)
     while (mu_map_next(&e->partial, &it, NULL, &v))
         free(v);
     it = 0;
-    while (mu_map_next(&e->remake, &it, NULL, &v))
-        remake_free(v);
-    it = 0;
     while (mu_map_next(&e->ungating, &it, NULL, &v))
         ungating_free(v);
     mu_map_release(&e->ungating);
-    mu_map_release(&e->remake);
     mu_map_release(&e->resv);
     mu_map_release(&e->announced);
     mu_map_release(&e->unseen);
@@ -137,15 +119,11 @@ void mu_enforcer_pod_seen(struct mu_enforcer *e, struct mu_task *t)
 void mu_enforcer_pod_gone(struct mu_enforcer *e, const char *key,
                           const char *uid)
 {
-    struct mu_remake *m = uid ? mu_map_get(&e->remake, uid) : NULL;
-
     resv_free(mu_map_del(&e->resv, key));
     if (uid) {
         mu_map_del(&e->announced, uid);
         mu_map_del(&e->unseen, uid);
     }
-    if (m && m->deleted_only) /* a remake being made stays till it is */
-        remake_free(mu_map_del(&e->remake, uid));
 }
 
 /* The JSON patch ops that set the release's annotations on pod as read
@@ -412,16 +390,13 @@ static void delete_pod(struct mu_enforcer *e, const struct mu_task *t,
         mu_ctl_log(e->ctl, "delete %s not sent: stopping", path);
 }
 
-/* delete_pod for a pod that has no node: it also leaves every plan (status
- * Unknown) until its DELETED event removes it, or a later event of the pod
- * (a delete that did not go through) shows it as it is. Planned again
- * before its delete lands, it would be released, and bound, only to be
- * deleted under its gang. */
-static void delete_unbound(struct mu_enforcer *e, struct mu_task *t,
-                           const char *path)
+void mu_enforcer_delete_unbound(struct mu_enforcer *e, struct mu_task *t)
 {
+    char *path = pod_path(t);
+
     mu_task_set_status(e->ctl->cluster, t, MU_TASK_UNKNOWN);
     delete_pod(e, t, path);
+    free(path);
 }
 
 static void add_resv(struct mu_enforcer *e, struct mu_task *t, const char *node,
@@ -715,15 +690,12 @@ static void fail_release(struct mu_enforcer *e, const char *release)
                                "make it again: kept, pinned", r->key,
                        r->node);
         } else if (r->pinned && t) {
-            char *path = pod_path(t);
-
             /* queued after its release patch if that is still on its way
              * (the writer keeps one pod's writes in order) */
             mu_ctl_log(e->ctl, "pod %s was pinned to %s by a release that "
                                "did not complete; deleting it", r->key,
                        r->node);
-            delete_unbound(e, t, path);
-            free(path);
+            mu_enforcer_delete_unbound(e, t);
         }
         resv_free(mu_map_del(&e->resv, r->key));
     }
@@ -830,8 +802,6 @@ void mu_enforcer_adopt(struct mu_enforcer *e)
         } else if (pinned) {
             /* some members were never released (or are gone): undo, as a
              * failed batch is undone; its controller makes it again */
-            char *path = pod_path(t);
-
             if (!a->said)
                 mu_ctl_log(e->ctl, "release %s: taken over incomplete (%d "
                                    "of %d members released); deleting its "
@@ -840,8 +810,7 @@ void mu_enforcer_adopt(struct mu_enforcer *e)
             mu_ctl_log(e->ctl, "pod %s was pinned to %s by a release that "
                                "did not complete; deleting it", t->key,
                        node);
-            delete_unbound(e, t, path);
-            free(path);
+            mu_enforcer_delete_unbound(e, t);
         }
         a->said = true;
     }
@@ -960,7 +929,7 @@ bool mu_enforcer_renew(struct mu_enforcer *e, const char *release)
 
 bool mu_enforcer_idle(const struct mu_enforcer *e)
 {
-    return !e->resv.n && !e->remake.n;
+    return !e->resv.n;
 }
 
 void mu_enforcer_expire(struct mu_enforcer *e)
@@ -981,224 +950,6 @@ void mu_enforcer_expire(struct mu_enforcer *e)
     mu_ctl_log(e->ctl, "release %s did not reach /bind in time", expired);
     fail_release(e, expired);
     free(expired);
-}
-
-
-/* Creates c->made, a few times over a few seconds before the run gives
- * up (the done call then keeps it for a later try). */
-#define MU_REMAKE_CREATE_TRIES 3
-
-/* Creates c->made. A name still taken is looked at: the pod made by an
- * earlier try (its reply lost) is success; the old pod still going (a
- * finalizer, a grace period) -EAGAIN, tried again later; another pod
- * -EEXIST: the name is someone else's now. */
-static int create_made(struct mu_kube *k, const struct mu_remake *c,
-                       struct mu_err *err)
-{
-    json_t *pod = NULL;
-    const json_t *meta;
-    int r = mu_kube_create(k, c->coll, c->made, NULL, err);
-
-    if (r != -EEXIST)
-        return r;
-    if (mu_kube_get(k, c->path, NULL, &pod, NULL) < 0)
-        return mu_err_set(err, -EAGAIN, "the name is taken, by a pod that "
-                                        "could not be read");
-    meta = json_object_get(pod, "metadata");
-    if (!mu_strcmp0(json_string_value(json_object_get(
-                        json_object_get(meta, "annotations"),
-                        "muster.io/made-again-from")),
-                    c->uid))
-        r = 0;
-    else if (!mu_strcmp0(json_string_value(json_object_get(meta, "uid")),
-                         c->uid))
-        r = mu_err_set(err, -EAGAIN, "the pod it replaces is still going");
-    json_decref(pod);
-    return r;
-}
-
-/* The writer run of a later try: the create alone. */
-static int remake_create_run(struct mu_kube *k, const struct mu_write *w,
-                             void *ctx, struct mu_err *err)
-{
-    return create_made(k, ctx, err);
-}
-
-int mu_serve_remake_run(struct mu_kube *k, const struct mu_write *w,
-                        void *ctx, struct mu_err *err)
-{
-    struct mu_remake *c = ctx;
-    json_t *pod = NULL, *opts, *made;
-    const json_t *meta, *anns;
-    int r;
-
-    r = mu_kube_get(k, c->path, NULL, &pod, err);
-    if (r == -ENOENT)
-        return 0; /* gone: nothing to make again */
-    if (r < 0)
-        return r;
-    meta = json_object_get(pod, "metadata");
-    anns = json_object_get(meta, "annotations");
-    if (mu_strcmp0(json_string_value(json_object_get(meta, "uid")), c->uid) ||
-        json_string_value(
-            json_object_get(json_object_get(pod, "spec"), "nodeName")) ||
-        json_object_get(meta, "deletionTimestamp") ||
-        mu_strcmp0(json_string_value(json_object_get(anns, MU_ANN_PINNED)),
-                   "true")) {
-        json_decref(pod); /* another pod now, bound, going, or unpinned */
-        return 0;
-    }
-    made = mu_serve_remade_pod(pod, c->node);
-    json_decref(pod);
-    opts = mu_api_delete_options(c->uid, NULL);
-    r = mu_kube_call(k, "DELETE", c->path, NULL, opts, NULL, NULL, err);
-    json_decref(opts);
-    if (r == -ENOENT || r == -EBUSY) { /* gone, or another pod's name now */
-        json_decref(made);
-        return 0;
-    }
-    if (r < 0) {
-        json_decref(made);
-        return r;
-    }
-    c->made = made; /* from here on the pod must be made (see enforce.h) */
-    for (int t = 0; t < MU_REMAKE_CREATE_TRIES; t++) {
-        struct timespec ts = {0, 300 * 1000000L};
-
-        r = create_made(k, c, err);
-        if (!r || r == -EEXIST || r == -EINVAL || r == -EPERM ||
-            r == -EACCES)
-            break;
-        nanosleep(&ts, NULL);
-    }
-    return r;
-}
-
-static void remake_send(struct mu_enforcer *e, struct mu_remake *c);
-
-/* On the scheduler thread: a remake write completed. */
-static void remake_done(void *ctx, int rc, const char *msg)
-{
-    struct mu_remake *c = ctx;
-    struct mu_enforcer *e = c->enf;
-    int64_t backoff;
-
-    c->inflight = false;
-    if (!rc && c->made) {
-        mu_ctl_log(e->ctl, "pod %s was pinned to %s, which cannot run it, "
-                           "and has no controller: made again, unpinned, "
-                           "gated", c->key, c->node);
-    } else if (rc == -EEXIST && c->made) {
-        /* another pod holds the name: say what this one was, whole */
-        char *txt = json_dumps(c->made, JSON_COMPACT);
-
-        mu_ctl_log(e->ctl, "pod %s was deleted to be made again, and another "
-                           "pod of that name was made meanwhile; it was: %s",
-                   c->key, txt);
-        free(txt);
-    } else if (rc && c->made && rc != -ECANCELED) {
-        c->tries++;
-        backoff = (int64_t)1000 << (c->tries < 6 ? c->tries : 6);
-        if (backoff > MU_REMAKE_BACKOFF_MAX_MS)
-            backoff = MU_REMAKE_BACKOFF_MAX_MS;
-        c->next_ns = mu_now_ns() + backoff * 1000000;
-        mu_ctl_log(e->ctl, "pod %s was deleted to be made again unpinned, "
-                           "and creating it failed (try %d): %s; trying "
-                           "again in %lld ms", c->key, c->tries, msg,
-                   (long long)backoff);
-        return; /* kept: sent again by mu_enforcer_recover */
-    } else if (rc && c->made) {
-        /* the writer stops: the pod is not made; say what it was */
-        char *txt = json_dumps(c->made, JSON_COMPACT);
-
-        mu_ctl_log(e->ctl, "pod %s was deleted to be made again and muster "
-                           "stops before it is: %s", c->key, txt);
-        free(txt);
-    } else if (rc && rc != -ECANCELED) {
-        mu_ctl_log(e->ctl, "pod %s: making it again unpinned failed (it is "
-                           "left as it was): %s", c->key, msg);
-    }
-    remake_free(mu_map_del(&e->remake, c->uid));
-}
-
-/* Sends c's write: the whole run, or only the create once deleted. */
-static void remake_send(struct mu_enforcer *e, struct mu_remake *c)
-{
-    struct mu_write w = {.method = c->made ? "POST" : "DELETE",
-                         .path = c->made ? c->coll : c->path,
-                         .key = c->path,
-                         .run = c->made ? remake_create_run
-                                        : mu_serve_remake_run,
-                         .done = remake_done,
-                         .ctx = c};
-
-    c->inflight = true;
-    if (mu_writer_submit(e->ctl->writer, &w) < 0) {
-        c->inflight = false;
-        mu_ctl_log(e->ctl, "making pod %s again: not sent: stopping", c->key);
-    }
-}
-
-void mu_enforcer_recover(struct mu_enforcer *e)
-{
-    struct mu_cluster *c = e->ctl->cluster;
-    int64_t now = mu_now_ns();
-    size_t it = 0;
-    void *v;
-
-    while (mu_map_next(&e->remake, &it, NULL, &v)) {
-        struct mu_remake *m = v;
-
-        if (!m->inflight && !m->deleted_only && m->made && now >= m->next_ns)
-            remake_send(e, m);
-    }
-    for (size_t i = 0; i < c->ntasks; i++) {
-        struct mu_task *t = c->tasks[i];
-        const char *node;
-        const struct mu_cnode *n;
-        struct mu_remake *m;
-
-        if (!t->pod.meta.uid || t->pod.meta.deleting || t->pod.node_name ||
-            t->pod.muster_gate || t->pod.phase != MU_POD_PENDING ||
-            !(node = ann(t, MU_ANN_RESERVED)) ||
-            mu_strcmp0(ann(t, MU_ANN_PINNED), "true") ||
-            mu_map_get(&e->resv, t->key) ||
-            mu_map_get(&e->remake, t->pod.meta.uid))
-            continue;
-        n = mu_cluster_node(c, node);
-        if (n && !n->spec.unschedulable)
-            continue; /* it can run there: the cycle plans it there */
-        if (t->pod.meta.owner_kind) {
-            char *path = pod_path(t);
-
-            mu_ctl_log(e->ctl, "pod %s is pinned to %s, which %s; deleting "
-                               "it (its controller makes it again)",
-                       t->key, node, n ? "is unschedulable" : "is gone");
-            delete_unbound(e, t, path);
-            free(path);
-            /* once: the delete is on its way; the entry goes with the pod
-             * (mu_enforcer_pod_gone) */
-            m = mu_xcalloc(1, sizeof(*m));
-            m->enf = e;
-            m->key = mu_xstrdup(t->key);
-            m->uid = mu_xstrdup(t->pod.meta.uid);
-            m->deleted_only = true;
-            mu_map_put(&e->remake, m->uid, m);
-            continue;
-        }
-        mu_ctl_log(e->ctl, "pod %s is pinned to %s, which %s, and has no "
-                           "controller: making it again, unpinned", t->key,
-                   node, n ? "is unschedulable" : "is gone");
-        m = mu_xcalloc(1, sizeof(*m));
-        m->enf = e;
-        m->key = mu_xstrdup(t->key);
-        m->uid = mu_xstrdup(t->pod.meta.uid);
-        m->node = mu_xstrdup(node);
-        m->path = pod_path(t);
-        m->coll = mu_api_path(MU_API_POD, t->pod.meta.ns, NULL, NULL);
-        mu_map_put(&e->remake, m->uid, m);
-        remake_send(e, m);
-    }
 }
 
 /*

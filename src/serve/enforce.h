@@ -84,7 +84,6 @@ struct mu_enforcer {
     struct mu_map announced;  /* uids of waiting pods nudged once -> 1 */
     struct mu_map unseen;     /* uids /filter answered unseen -> 1 */
     struct mu_map partial;    /* PodGroup key -> struct mu_partial */
-    struct mu_map remake;     /* pod uid -> struct mu_remake (recover) */
     uint64_t release_seq;     /* names release batches */
     long window;              /* the release window, in pods (above) */
     atomic_ullong evictions, releases; /* for /metrics */
@@ -233,7 +232,7 @@ void mu_enforcer_adopt(struct mu_enforcer *e);
  * the node can run it; until then its reason says it is pinned there
  * (mu_enforcer_reason). The same rule holds for an expiry
  * (mu_enforcer_expire) and a takeover (mu_enforcer_adopt); a bare pod whose
- * pinned node can no longer run it is made again (mu_enforcer_recover).
+ * pinned node can no longer run it is made again (serve/remake.h).
  */
 void mu_enforcer_bind_report(struct mu_enforcer *e, const char *release,
                              bool ok, const char *detail);
@@ -262,55 +261,18 @@ void mu_enforcer_expire(struct mu_enforcer *e);
  * bind_gang_room, never below 0), release_inflight
  * and release_window for the next cycle. */
 void mu_enforcer_pace(const struct mu_enforcer *e, struct mu_cluster *c);
-/* Nothing in flight: no reservation in the ledger, no pod being made
- * again. Then nothing the enforcer holds can change with time alone. */
+/* Nothing in flight: no reservation in the ledger. Then nothing the
+ * enforcer holds can change with time alone. */
 bool mu_enforcer_idle(const struct mu_enforcer *e);
+/* Deletes pod t, which has no node, through the writer (its uid as the
+ * precondition: a pod made again under the name is spared; after any
+ * write already queued for it); t leaves every plan (status Unknown)
+ * until its DELETED event removes it, or a later event of the pod (a
+ * delete that did not go through) shows it as it is. Planned again
+ * before its delete lands, it would be released, and bound, only to be
+ * deleted under its gang. */
+void mu_enforcer_delete_unbound(struct mu_enforcer *e, struct mu_task *t);
 
-/*
- * Nothing stays pinned to a node where it cannot run. A pod muster pinned
- * (MU_ANN_PINNED), not bound, in no live release (the ledger does not hold
- * it: its batch failed, expired, or its release was another process's),
- * whose pinned node is gone from the cache or unschedulable:
- *   - with a controller: deleted (its controller makes it again, gated);
- *   - without one: made again, since a pod's node affinity cannot be
- *     loosened once it is ungated. A writer run (mu_serve_remake_run) reads
- *     the pod, and only when it is still that uid, unbound and pinned,
- *     deletes it (uid precondition) and creates it again under its name
- *     from its own spec (mu_serve_remade_pod): unpinned, with muster's gate,
- *     muster's release annotations dropped. A create that fails after the
- *     delete is never given up: the pod as it was to be created stays in
- *     e->remake and is sent again (its POST alone) at a later call, with
- *     a backoff from 1 s doubling to MU_REMAKE_BACKOFF_MAX_MS, until it is
- *     made. A 409 is read: the pod an earlier try made (its reply lost) is
- *     success, the old pod still going (a finalizer) is tried again later,
- *     and only a pod someone else made under the name ends it (logged with
- *     the whole pod that was to be made).
- * One write per pod at a time. Called once per cycle, scheduler thread;
- * every request goes through the writer.
- */
-#define MU_REMAKE_BACKOFF_MAX_MS 30000
-void mu_enforcer_recover(struct mu_enforcer *e);
-
-/* A bare pod being made again (mu_enforcer_recover); the ctx of its
- * writes. made is the run's output: written by mu_serve_remake_run on the
- * worker once the old pod is deleted, read by the done call after it
- * (the writer orders the two); the scheduler thread reads it only then. */
-struct mu_remake {
-    struct mu_enforcer *enf;
-    char *key, *uid, *node;
-    char *path, *coll;  /* the pod's path, its collection's */
-    json_t *made;       /* the pod to create (owned), once deleted */
-    bool inflight;      /* a write of it is queued or running */
-    bool deleted_only;  /* a controlled pod deleted: no write of its own;
-                           forgotten when the pod is gone */
-    int tries;          /* failed creates */
-    int64_t next_ns;    /* when a failed create goes again */
-};
-/* The writer run of the first write (exposed for tests): GET, check,
- * DELETE, POST, as said above. 0 when the pod was made again or nothing
- * was to be done (gone, bound, another uid, no longer pinned). */
-int mu_serve_remake_run(struct mu_kube *k, const struct mu_write *w,
-                        void *ctx, struct mu_err *err);
 /* Takes down gangs that ran below minMember for too long: their running
  * members that have a controller (a pod without one is kept). */
 void mu_enforcer_partial(struct mu_enforcer *e);

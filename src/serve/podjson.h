@@ -4,7 +4,7 @@
  * annotations every release leaves on its members, and the pod made again
  * from a bare one pinned to a node that cannot run it. Pure functions:
  * every result is a new object the caller owns; nothing is sent here
- * (serve/enforce.c sends them through the writer).
+ * (serve/enforce.c and serve/remake.c send them through the writer).
  */
 #ifndef MU_SERVE_PODJSON_H
 #define MU_SERVE_PODJSON_H

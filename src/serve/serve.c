@@ -586,6 +586,8 @@ static int setup(struct mu_serve *sv, const struct mu_serve_opts *o,
                               .log_ctx = sv};
     mu_apply_init(&sv->apply, &sv->cluster, &sv->ctl, &sv->enf, NULL);
     mu_enforcer_init(&sv->enf, &sv->ctl, o->bind_timeout_ms);
+    mu_remaker_init(&sv->remake, &sv->ctl, &sv->enf);
+    sv->apply.remake = &sv->remake;
     mu_status_init(&sv->status, &sv->ctl);
     mu_hnstatus_init(&sv->hnstatus, &sv->ctl);
     sv->pgctl = mu_pgctl_new(&sv->ctl);
@@ -704,6 +706,7 @@ static void teardown(struct mu_serve *sv)
     mu_queuectl_free(sv->qc);
     mu_status_release(&sv->status);
     mu_hnstatus_release(&sv->hnstatus);
+    mu_remaker_release(&sv->remake);
     mu_enforcer_release(&sv->enf);
     mu_apply_release(&sv->apply);
     mu_jobctl_free(sv->jobctl);
@@ -858,9 +861,9 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
             if (busy0 >= next_tick)
                 mu_jobctl_sync(sv.jobctl, true);
             mu_enforcer_expire(&sv.enf);
-            mu_enforcer_recover(&sv.enf);
+            mu_remaker_recover(&sv.remake);
             if (!dirty && sv.settled && mu_now_ns() < sv.wake_ns &&
-                mu_enforcer_idle(&sv.enf)) {
+                mu_enforcer_idle(&sv.enf) && mu_remaker_idle(&sv.remake)) {
                 idle_tick(&sv);
             } else {
                 if (!cycle(&sv))

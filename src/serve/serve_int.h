@@ -4,7 +4,8 @@
  * parts and the controllers) and who each part borrows what from. The
  * loop's parts each have their own header and see only their own context:
  * apply.h (watch events into the cache), enforce.h (a cycle's decisions,
- * the reservation ledger), status.h (PodGroup status); the controllers
+ * the reservation ledger), remake.h (pods pinned where they cannot run),
+ * status.h (PodGroup status); the controllers
  * live in src/ctrl with a struct mu_ctl. Everything here belongs to the
  * scheduler thread, except the figures for /metrics (smetrics.h: atomics
  * and a lock) and what the informers and the HTTP threads are handed.
@@ -60,6 +61,7 @@
 #include "sched/report.h"
 #include "serve/apply.h"
 #include "serve/enforce.h"
+#include "serve/remake.h"
 #include "serve/evq.h"
 #include "serve/serve.h"
 #include "serve/smetrics.h"
@@ -99,6 +101,8 @@ struct mu_serve {
     struct mu_ctl ctl;             /* the context of everything below */
     struct mu_apply apply;         /* events into the cache (apply.h) */
     struct mu_enforcer enf;        /* decisions, the ledger (enforce.h) */
+    struct mu_remaker remake;      /* pods pinned where they cannot run
+                                      (remake.h) */
     struct mu_status status;       /* PodGroup status (status.h) */
     struct mu_hnstatus hnstatus;   /* HyperNode nodeCount (hnstatus.h) */
     struct mu_pgctl *pgctl;        /* the PodGroup controller */

@@ -3,15 +3,19 @@
  * members, with a real writer on the fake API server (test_ctl_harness.h):
  * a release whose members are all there is finished (its unbound members
  * one batch in the ledger, on their node); one that is missing members is
- * undone (its pinned pods deleted, woken pods left alone). */
+ * undone (its pinned pods deleted, woken pods left alone). And the
+ * remaker (src/serve/remake.h) on the same fixture: a pod pinned to a node
+ * that is gone is deleted, or made again when nothing else would. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "serve/enforce.h"
+#include "serve/remake.h"
 #include "test_ctl_harness.h"
 
 static struct mu_enforcer enf;
+static struct mu_remaker rmk;
 /* what fake_bind_gang saw and answers (reset for each test: under
  * valgrind the tests run in one process) */
 static int gang_calls, gang_n, gang_rc;
@@ -21,6 +25,7 @@ static void setup(void)
 {
     th_start(NULL);
     mu_enforcer_init(&enf, &th.ctl, 20000);
+    mu_remaker_init(&rmk, &th.ctl, &enf);
     gang_calls = gang_n = gang_rc = 0;
     gang_release[0] = '\0';
 }
@@ -28,6 +33,7 @@ static void setup(void)
 static void teardown(void)
 {
     th_stop_writer();
+    mu_remaker_release(&rmk);
     mu_enforcer_release(&enf);
     th_stop();
 }
@@ -345,8 +351,8 @@ START_TEST(recover_makes_a_bare_pod_pinned_to_a_gone_node_again)
     kf_reply_body(&th.srv, 200, "{}");
     kf_reply_body(&th.srv, 201, "{}");
 
-    mu_enforcer_recover(&enf);
-    mu_enforcer_recover(&enf); /* one write per pod at a time */
+    mu_remaker_recover(&rmk);
+    mu_remaker_recover(&rmk); /* one write per pod at a time */
     th_settle(2, 5000);
 
     ck_assert_uint_eq(kf_count(&th.srv), 3);
@@ -379,7 +385,7 @@ START_TEST(recover_makes_a_bare_pod_pinned_to_a_gone_node_again)
     ck_assert_ptr_nonnull(strstr(th.logged, "pod a/bare-p was pinned to "
                                             "gpu-9, which cannot run it, and "
                                             "has no controller: made again"));
-    ck_assert_ptr_null(mu_map_get(&enf.remake, "u-bare-p"));
+    ck_assert_ptr_null(mu_map_get(&rmk.pods, "u-bare-p"));
 }
 END_TEST
 
@@ -394,28 +400,28 @@ START_TEST(recover_never_gives_up_a_pod_it_deleted_to_make_again)
         kf_reply_body(&th.srv, 500, "{\"kind\":\"Status\",\"code\":500}");
     kf_reply_body(&th.srv, 201, "{}"); /* the later try */
 
-    mu_enforcer_recover(&enf);
+    mu_remaker_recover(&rmk);
     th_settle(2, 10000);
     ck_assert_uint_eq(kf_count(&th.srv), 5);
-    m = mu_map_get(&enf.remake, "u-bare-p");
+    m = mu_map_get(&rmk.pods, "u-bare-p");
     ck_assert_ptr_nonnull(m);
     ck_assert_ptr_nonnull(m->made);
     ck_assert_int_eq(m->tries, 1);
     ck_assert_ptr_nonnull(strstr(th.logged, "creating it failed (try 1)"));
     /* the watch shows the old pod gone: the pod to make is kept */
-    mu_enforcer_pod_gone(&enf, "a/bare-p", "u-bare-p");
-    ck_assert_ptr_nonnull(mu_map_get(&enf.remake, "u-bare-p"));
-    mu_enforcer_recover(&enf); /* before its time: nothing */
+    mu_remaker_pod_gone(&rmk, "u-bare-p");
+    ck_assert_ptr_nonnull(mu_map_get(&rmk.pods, "u-bare-p"));
+    mu_remaker_recover(&rmk); /* before its time: nothing */
     th_settle(1, 2000);
     ck_assert_uint_eq(kf_count(&th.srv), 5);
     m->next_ns = 0;
-    mu_enforcer_recover(&enf);
+    mu_remaker_recover(&rmk);
     th_settle(2, 5000);
     ck_assert_uint_eq(kf_count(&th.srv), 6);
     ck_assert_str_eq(kf_req(&th.srv, 5)->method, "POST");
     ck_assert_str_eq(kf_req(&th.srv, 5)->path, "/api/v1/namespaces/a/pods");
     ck_assert_str_eq(kf_req(&th.srv, 5)->body, kf_req(&th.srv, 4)->body);
-    ck_assert_ptr_null(mu_map_get(&enf.remake, "u-bare-p"));
+    ck_assert_ptr_null(mu_map_get(&rmk.pods, "u-bare-p"));
 }
 END_TEST
 
@@ -424,14 +430,14 @@ START_TEST(recover_deletes_a_controlled_pod_pinned_to_a_gone_node_once)
     add_pod("p", "a/p#1", 1, "gpu-9", NULL, false, true);
     kf_reply_body(&th.srv, 200, "{}");
 
-    mu_enforcer_recover(&enf);
-    mu_enforcer_recover(&enf);
+    mu_remaker_recover(&rmk);
+    mu_remaker_recover(&rmk);
     th_settle(2, 5000);
     ck_assert_uint_eq(kf_count(&th.srv), 1);
     ck_assert_str_eq(kf_req(&th.srv, 0)->method, "DELETE");
     ck_assert_str_eq(kf_req(&th.srv, 0)->path, "/api/v1/namespaces/a/pods/p");
-    mu_enforcer_pod_gone(&enf, "a/p", "u-p");
-    ck_assert_ptr_null(mu_map_get(&enf.remake, "u-p"));
+    mu_remaker_pod_gone(&rmk, "u-p");
+    ck_assert_ptr_null(mu_map_get(&rmk.pods, "u-p"));
 }
 END_TEST
 
@@ -509,20 +515,20 @@ START_TEST(recover_reads_a_409_back_and_knows_its_own_pod)
                   "\"uid\":\"u-new\",\"annotations\":{"
                   "\"muster.io/made-again-from\":\"u-bare-p\"}}}");
 
-    mu_enforcer_recover(&enf);
+    mu_remaker_recover(&rmk);
     th_settle(2, 10000);
     ck_assert_uint_eq(kf_count(&th.srv), 6); /* GET DELETE POST GET POST POST */
     ck_assert_str_eq(kf_req(&th.srv, 3)->method, "GET");
-    m = mu_map_get(&enf.remake, "u-bare-p");
+    m = mu_map_get(&rmk.pods, "u-bare-p");
     ck_assert_ptr_nonnull(m);
     ck_assert_int_eq(m->tries, 1);
     m->next_ns = 0;
-    mu_enforcer_recover(&enf);
+    mu_remaker_recover(&rmk);
     th_settle(2, 5000);
     ck_assert_uint_eq(kf_count(&th.srv), 8);
     ck_assert_str_eq(kf_req(&th.srv, 6)->method, "POST");
     ck_assert_str_eq(kf_req(&th.srv, 7)->method, "GET");
-    ck_assert_ptr_null(mu_map_get(&enf.remake, "u-bare-p"));
+    ck_assert_ptr_null(mu_map_get(&rmk.pods, "u-bare-p"));
     ck_assert_ptr_nonnull(strstr(th.logged, "made again, unpinned, gated"));
 }
 END_TEST
