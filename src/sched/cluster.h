@@ -364,7 +364,9 @@ void mu_cluster_remove_task(struct mu_cluster *c, struct mu_task *t);
  * changes nothing else costs nothing).
  * mu_cluster_update_task replaces the pod: it is removed and added again,
  * so its status follows the new pod; the caller re-applies its own
- * reservations (a task it is binding) afterwards.
+ * reservations (a task it is binding) afterwards. The new task takes the
+ * old one's place in tasks (sorted by key): an update costs O(log n) there,
+ * a removal a move of the entries after it.
  * mu_cluster_update_job and _queue replace the spec, keeping the entry,
  * its tasks and jobs, and the job's phase and condition.
  */

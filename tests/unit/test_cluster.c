@@ -438,6 +438,61 @@ START_TEST(test_pod_update_follows_the_api)
 }
 END_TEST
 
+/* An update puts the new task where the old one was: the cache's tasks
+ * stay in key order, each found under its key, at the first, a middle and
+ * the last slot. */
+START_TEST(test_pod_update_keeps_the_tasks_in_key_order)
+{
+    static const char *const made[] = {"p3", "p1", "p5", "p2", "p4"};
+    static const char *const updated[] = {"p1", "p3", "p5"};
+    struct mu_job *j = add_group("g", 1);
+
+    for (size_t i = 0; i < 5; i++)
+        add_pod(made[i], "g", 1, NULL, "Pending");
+    mu_cluster_link(&c);
+    for (size_t u = 0; u < 3; u++) {
+        char *txt = mu_xasprintf(
+            "{\"metadata\":{\"name\":\"%s\",\"annotations\":{"
+            "\"scheduling.k8s.io/group-name\":\"g\"}},\"spec\":{"
+            "\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\","
+            "\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]},"
+            "\"status\":{\"phase\":\"Running\"}}", updated[u]);
+        json_t *js = json_loads(txt, 0, NULL);
+        struct mu_pod p;
+        struct mu_task *t;
+
+        ck_assert_int_eq(mu_pod_decode(js, &c.rn, &p, NULL), 0);
+        t = mu_cluster_update_task(&c, &p, NULL);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_int_eq(t->status, MU_TASK_RUNNING);
+        ck_assert_ptr_eq(mu_cluster_task(&c, "default", updated[u]), t);
+        json_decref(js);
+        free(txt);
+    }
+    ck_assert_uint_eq(c.ntasks, 5);
+    ck_assert_uint_eq(j->ntasks, 5);
+    for (size_t i = 0; i < 5; i++) {
+        char key[32];
+
+        snprintf(key, sizeof(key), "default/p%zu", i + 1);
+        ck_assert_str_eq(c.tasks[i]->key, key);
+        ck_assert_ptr_eq(mu_cluster_task(&c, "default", key + 8), c.tasks[i]);
+    }
+    ck_assert_int_eq(c.tasks[0]->status, MU_TASK_RUNNING);
+    ck_assert_int_eq(c.tasks[1]->status, MU_TASK_PENDING);
+    ck_assert_int_eq(c.tasks[2]->status, MU_TASK_RUNNING);
+    ck_assert_int_eq(c.tasks[4]->status, MU_TASK_RUNNING);
+    ck_assert_int_eq(mu_cluster_node(&c, "n1")->idle.v[gpu()], 1);
+    /* and a removal at either end keeps the rest in order */
+    mu_cluster_remove_task(&c, c.tasks[4]);
+    mu_cluster_remove_task(&c, c.tasks[0]);
+    ck_assert_uint_eq(c.ntasks, 3);
+    ck_assert_str_eq(c.tasks[0]->key, "default/p2");
+    ck_assert_str_eq(c.tasks[2]->key, "default/p4");
+    ck_assert_int_eq(mu_cluster_node(&c, "n1")->idle.v[gpu()], 3);
+}
+END_TEST
+
 START_TEST(test_job_update_keeps_phase_and_removal_frees_tasks)
 {
     struct mu_job *j = add_group("g", 1);
@@ -596,6 +651,7 @@ int main(void)
     tcase_add_test(tc, test_node_update_moves_idle_by_the_allocatable_change);
     tcase_add_test(tc, test_removed_node_sends_its_tasks_back_to_pending);
     tcase_add_test(tc, test_pod_update_follows_the_api);
+    tcase_add_test(tc, test_pod_update_keeps_the_tasks_in_key_order);
     tcase_add_test(tc, test_job_update_keeps_phase_and_removal_frees_tasks);
     tcase_add_test(tc, test_queue_removal_orphans_its_jobs);
     tcase_add_test(tc, test_removal_from_the_middle_keeps_order_and_indexes);
