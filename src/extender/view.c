@@ -120,15 +120,18 @@ static size_t slot_of(const struct mu_view *v, const char *uid, uint64_t h)
     return i;
 }
 
-/* Room for one more pod at a load of at most a half. */
-static void grow(struct mu_view *v)
+/* Room for n pods at a load of at most a half. */
+static void room_for(struct mu_view *v, size_t n)
 {
     struct mu_view_pod **old = v->pods;
     size_t ocap = v->cap;
 
-    if ((v->npods + 1) * 2 <= v->cap)
+    if (n * 2 <= v->cap)
         return;
-    v->cap = v->cap ? v->cap * 2 : 64;
+    if (!v->cap)
+        v->cap = 64;
+    while (n * 2 > v->cap)
+        v->cap *= 2;
     v->pods = mu_xcalloc(v->cap, sizeof(*v->pods));
     for (size_t i = 0; i < ocap; i++)
         if (old[i])
@@ -170,12 +173,17 @@ static void batch_add(struct mu_view *v, const char *release,
     b->uids[b->n++] = mu_xstrdup(uid);
 }
 
+void mu_view_reserve(struct mu_view *v, size_t n)
+{
+    room_for(v, n);
+}
+
 void mu_view_hold_pod(struct mu_view *v, struct mu_view_pod *p)
 {
     struct mu_view_pod *old;
     size_t i;
 
-    grow(v);
+    room_for(v, v->npods + 1);
     i = slot_of(v, p->uid, p->hash);
     old = v->pods[i];
     v->pods[i] = pod_ref(p);

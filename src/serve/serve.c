@@ -467,6 +467,8 @@ static void publish(struct mu_serve *sv)
     struct mu_cluster *c = &sv->cluster;
     struct mu_view *v = mu_view_new(++sv->view_gen, all_synced(sv));
 
+    /* about the last view's pods: the table is made once */
+    mu_view_reserve(v, sv->vcache.ents.n);
     for (size_t i = 0; i < c->ntasks; i++) {
         const struct mu_task *t = c->tasks[i];
         const struct mu_job *j = t->job;

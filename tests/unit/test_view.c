@@ -221,6 +221,36 @@ START_TEST(test_view_table_finds_every_pod_past_many_growths)
 }
 END_TEST
 
+/* A view reserved for n pods takes them in the table it was given; a
+ * reservation past what it holds moves them all, found as before. */
+START_TEST(test_view_reserve_makes_the_table_once)
+{
+    struct mu_view *v = mu_view_new(1, true);
+    struct mu_view_pod **table;
+    char uid[32];
+
+    mu_view_reserve(v, 3000);
+    ck_assert_uint_ge(v->cap, 6000);
+    table = v->pods;
+    for (int i = 0; i < 3000; i++) {
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        mu_view_add_pod(v, uid, "ns", uid, "ns/pg", NULL, NULL, 0, "w");
+    }
+    ck_assert_ptr_eq(v->pods, table);
+    mu_view_reserve(v, 100); /* less than it holds: nothing moves */
+    ck_assert_ptr_eq(v->pods, table);
+    mu_view_reserve(v, 20000);
+    ck_assert_uint_ge(v->cap, 40000);
+    ck_assert_uint_eq(v->npods, 3000);
+    for (int i = 0; i < 3000; i++) {
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        ck_assert_ptr_nonnull(mu_view_pod(v, uid));
+    }
+    ck_assert_ptr_null(mu_view_pod(v, "uid-3000"));
+    mu_view_put(v);
+}
+END_TEST
+
 START_TEST(test_view_set_sched_names_replaces_the_list)
 {
     struct mu_view *v = mu_view_new(1, true);
@@ -358,6 +388,7 @@ int main(void)
     tcase_add_test(tc,
                    test_view_set_plain_on_a_shared_entry_changes_this_view_only);
     tcase_add_test(tc, test_view_table_finds_every_pod_past_many_growths);
+    tcase_add_test(tc, test_view_reserve_makes_the_table_once);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
