@@ -582,21 +582,34 @@ def cmd_bind_floor(a):
 def cmd_pg_settle(a):
     """After the binds: polls the bench's PodGroups until a.groups of them
     say phase Running (the status a scheduler writes, as `kubectl get
-    podgroup` shows it), or a.timeout. Prints {"podgroups_running_s": time
-    since a.t0} (null at the timeout, with the count reached)."""
+    podgroup` shows it), or a.timeout. Then, with a.pods, counts the bench's
+    pods in phase Running once (what kwok writes: the PodGroups' phase does
+    not wait for it; at 200,000 pods kwok is minutes behind, and listing
+    them all at every poll slowed the poll to 90 s). Prints
+    {"podgroups_running_s": time since a.t0 (null at the timeout, with
+    "podgroups_running", the count reached), "pods_running": that count}.
+    With a.trace, one line per poll: time since t0, PodGroups Running."""
     k = Kube(a.kubeconfig)
     path = "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups" % a.ns
     t0, deadline, n = float(a.t0), time.time() + a.timeout, 0
+    trace = open(a.trace, "w") if a.trace else None
     while True:
         n = sum(1 for i in items_of(k, path) if (i.get("status") or {}).get("phase") == "Running")
         now = time.time()
-        if n >= a.groups:
-            print(json.dumps({"podgroups_running_s": now - t0}))
-            return 0
-        if now > deadline:
-            print(json.dumps({"podgroups_running_s": None, "podgroups_running": n}))
-            return 1
+        if trace:
+            trace.write("%.1f %d\n" % (now - t0, n))
+            trace.flush()
+        if n >= a.groups or now > deadline:
+            break
         time.sleep(0.2)
+    out = {"podgroups_running_s": now - t0 if n >= a.groups else None}
+    if n < a.groups:
+        out["podgroups_running"] = n
+    if a.pods:
+        out["pods_running"] = sum(1 for i in items_of(k, "/api/v1/namespaces/%s/pods" % a.ns)
+                                  if (i.get("status") or {}).get("phase") == "Running")
+    print(json.dumps(out))
+    return 0 if n >= a.groups else 1
 
 
 def count(k, path):
@@ -1243,6 +1256,8 @@ def main():
     p.add_argument("--inflight", type=int, default=8)  # bind_floor: gangs at once
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--expect", type=int, default=0)
+    p.add_argument("--pods", type=int, default=0)  # pg_settle: count pods Running at the end
+    p.add_argument("--trace")                      # pg_settle: one line per poll
     p.add_argument("--out")
     p.add_argument("--ready")
     p.add_argument("--binds")
@@ -1502,7 +1517,9 @@ run_one() {
     # wrote while binding, and how far behind): every gang Running
     local pgs="{}"
     case "$c" in muster|muster-vcjob|muster-tls|base|base-vcjob|volcano|volcano-vcjob)
-        [ $rc = 0 ] && pgs=$(bp pg_settle --groups "$G" --t0 "$t0" --timeout 120) ;;
+        # 120 s, and 1 s more per 100 gangs (25,000 gangs: 370 s)
+        [ $rc = 0 ] && pgs=$(bp pg_settle --groups "$G" --pods "$PODS" --t0 "$t0" \
+            --timeout $((120 + G / 100)) --trace "$RD/settle.txt") ;;
     esac
     jq -e 'type == "object"' <<<"$pgs" >/dev/null 2>&1 || pgs="{}"
     if [ -n "$cpid" ] && ! wait "$cpid"; then
@@ -1546,7 +1563,7 @@ run_one() {
         --argjson pgs "$pgs" --arg mr "$mready" '. + $pgs + {(if (.contender | startswith("volcano")) then "volcano" elif .contender == "bind-floor" then "client" else "muster" end): $ms, kube_scheduler: $ks, apiserver: $api, cpu_s: $cpu, rss_peak_mib: $rss} + (if $mr == "" then {} else {muster_ready_s: ($mr|tonumber)} end)' <<<"$res")
     echo "$res" >>"$R/runs.jsonl"
     echo "$res"
-    log "$c ($G gangs) run $i: $(jq -r '"\(.bound)/\(.expect) bound, \(.pods_per_s // 0 | floor) pods/s (first bind at \(.first_bind_s // 0 | .*10|floor/10) s), gang spread p50 \(.spread_p50_s // 0 | .*1000|floor) ms p99 \(.spread_p99_s // 0 | .*1000|floor) ms\(if has("podgroups_running_s") then ", every PodGroup Running at \(.podgroups_running_s // "timeout" | if type == "number" then (.*10|floor/10 | tostring) + " s" else . end)" else "" end)"' <<<"$res")"
+    log "$c ($G gangs) run $i: $(jq -r '"\(.bound)/\(.expect) bound, \(.pods_per_s // 0 | floor) pods/s (first bind at \(.first_bind_s // 0 | .*10|floor/10) s), gang spread p50 \(.spread_p50_s // 0 | .*1000|floor) ms p99 \(.spread_p99_s // 0 | .*1000|floor) ms\(if has("podgroups_running_s") then ", every PodGroup Running at \(.podgroups_running_s // "timeout" | if type == "number" then (.*10|floor/10 | tostring) + " s" else . end)" else "" end)\(if has("pods_running") then " (pods Running then: \(.pods_running) of \(.expect))" else "" end)"' <<<"$res")"
 }
 
 # ------------------------------------------------------------ the runs ----
