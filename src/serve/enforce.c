@@ -1022,12 +1022,15 @@ void mu_enforcer_partial(struct mu_enforcer *e)
 
     for (size_t i = 0; i < c->njobs; i++) {
         struct mu_job *j = c->jobs[i];
-        struct mu_partial *p = mu_map_get(&e->partial, j->key);
+        struct mu_partial *p;
 
         if (j->phase != MU_PG_UNKNOWN) {
-            free(mu_map_del(&e->partial, j->key));
+            /* no lookup per gang per tick when none is partial */
+            if (e->partial.n)
+                free(mu_map_del(&e->partial, j->key));
             continue;
         }
+        p = mu_map_get(&e->partial, j->key);
         if (!p) {
             p = mu_xcalloc(1, sizeof(*p));
             p->since_ns = now;
