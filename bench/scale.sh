@@ -43,6 +43,9 @@
 #                    --buildtype=release for figures)
 #   --keep           keep the run directory
 # Env: MUSTER_BENCH_RUN_TIMEOUT (seconds per run; default 120 + pods/10),
+#      MUSTER_BENCH_RESTART_ALONE=1 (the restart case restarts muster alone,
+#      kube-scheduler started first and synced: row muster-restart-alone,
+#      whose kube-scheduler ready is from kube-scheduler's own start),
 #      and bench/throughput.sh's.
 # Output: the table on stdout (Markdown), the per-run JSON before it.
 # Exit: bench/throughput.sh's (0 when every run completed).

@@ -91,6 +91,9 @@
 #      MUSTER_BENCH_RESTART_BOUND (gangs created bound for --restart-pending,
 #      default the largest --groups; at most NODES: a gang a node), so the
 #      restart of a full cluster needs no backlog run of the same size,
+#      MUSTER_BENCH_RESTART_ALONE=1 (the restart case restarts muster
+#      alone: kube-scheduler is started first and has synced; default both
+#      start at once, kube-scheduler's ready the limit beside muster's),
 #      MUSTER_CACHE, plus the harness's knobs (tests/e2e/cluster.sh).
 # Output: per-run JSON lines, then a Markdown table and the latency figures
 # on stdout; the same in $D/results/ (kept with --keep).
@@ -1606,24 +1609,39 @@ if [ "$RESTART_PENDING" -gt 0 ] && want muster; then
         for _ in $(seq 1 $((600 + (GB + RG) * SIZE / 100))); do [ -s "$RD/ready" ] && break; kill -0 $wpid 2>/dev/null || break; sleep 0.1; done
         rss_sampler "$RD/rss.txt" &
         rsspid=$!
-        t0=$EPOCHREALTIME mready="" ksready=""
-        start_muster "$RD/muster.log"
-        start_kube_scheduler "$D/sched-muster.yaml" "$RD/kube-scheduler.log"
-        # the limit beside it: kube-scheduler's /readyz turns 200 once its
-        # own informers have taken the same objects (sched-handler-sync);
         # both waits grow with the objects (at 250,000 pods the initial
         # lists alone took over 6 minutes here)
         rwait=$(( 300 + (GB + RG) * SIZE / 200 ))
-        ( wait_http "$rwait" "https://127.0.0.1:$SPORT/readyz" -k &&
-            awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN{printf "%.2f", a-b}' >"$RD/ks-ready" ) &
-        kspid=$!
+        mready="" ksready="" rname=muster-restart
+        if [ "${MUSTER_BENCH_RESTART_ALONE:-0}" = 1 ]; then
+            # muster restarted alone (a crash, an upgrade, a failover):
+            # kube-scheduler runs and has synced before muster starts; t0
+            # is muster's start, kube-scheduler's ready is from its own
+            rname=muster-restart-alone
+            tk=$EPOCHREALTIME
+            start_kube_scheduler "$D/sched-muster.yaml" "$RD/kube-scheduler.log"
+            wait_http "$rwait" "https://127.0.0.1:$SPORT/readyz" -k &&
+                ksready=$(awk -v a="$EPOCHREALTIME" -v b="$tk" 'BEGIN{printf "%.2f", a-b}')
+            t0=$EPOCHREALTIME
+            start_muster "$RD/muster.log"
+        else
+            t0=$EPOCHREALTIME
+            start_muster "$RD/muster.log"
+            start_kube_scheduler "$D/sched-muster.yaml" "$RD/kube-scheduler.log"
+            # the limit beside it: kube-scheduler's /readyz turns 200 once
+            # its own informers have taken the same objects
+            # (sched-handler-sync)
+            ( wait_http "$rwait" "https://127.0.0.1:$SPORT/readyz" -k &&
+                awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN{printf "%.2f", a-b}' >"$RD/ks-ready" ) &
+            kspid=$!
+        fi
         wait_http "$rwait" "http://127.0.0.1:$MPORT/readyz" && mready=$(awk -v a="$EPOCHREALTIME" -v b="$t0" 'BEGIN{printf "%.2f", a-b}')
-        wait "$kspid" && ksready=$(cat "$RD/ks-ready")
+        [ "$rname" = muster-restart ] && wait "$kspid" && ksready=$(cat "$RD/ks-ready")
         wait $wpid || { FAILED=1; log "restart: not every pending pod bound ($(cat "$RD/watch.log"))"; }
         kill "$rsspid" 2>/dev/null; wait "$rsspid" 2>/dev/null
         rss_hwm "$RD/rss.txt"
         stop kube-scheduler; stop muster
-        res=$(bp analyze --binds "$RD/binds.txt" --t0 "$t0" --contender muster-restart --run 1 \
+        res=$(bp analyze --binds "$RD/binds.txt" --t0 "$t0" --contender "$rname" --run 1 \
             --expect "$(( RG * SIZE ))" --size "$SIZE" --groups "$RG" |
             jq -c --argjson rss "$(rss_json "$RD/rss.txt")" --arg mr "$mready" --argjson bound "$(( GB * SIZE ))" \
                 --arg kr "$ksready" \
