@@ -1019,6 +1019,10 @@ void mu_enforcer_partial(struct mu_enforcer *e)
 {
     struct mu_cluster *c = e->ctl->cluster;
     int64_t now = mu_now_ns();
+    uint64_t call = ++e->partial_calls;
+    size_t it = 0, seen = 0;
+    const char *key;
+    void *v;
 
     for (size_t i = 0; i < c->njobs; i++) {
         struct mu_job *j = c->jobs[i];
@@ -1035,7 +1039,10 @@ void mu_enforcer_partial(struct mu_enforcer *e)
             p = mu_xcalloc(1, sizeof(*p));
             p->since_ns = now;
             mu_map_put(&e->partial, j->key, p);
-        } else if (now - p->since_ns > MU_PARTIAL_GRACE_NS) {
+        }
+        p->seen = call;
+        seen++;
+        if (now - p->since_ns > MU_PARTIAL_GRACE_NS) {
             mu_ctl_log(e->ctl, "gang %s ran below minMember %d for too long; "
                                "taking its running pods down", j->key,
                        j->pg.min_member);
@@ -1056,6 +1063,13 @@ void mu_enforcer_partial(struct mu_enforcer *e)
                 free(path);
             }
             free(mu_map_del(&e->partial, j->key));
+            seen--;
         }
     }
+    /* the entries of PodGroups deleted while partial */
+    while (e->partial.n > seen && mu_map_next(&e->partial, &it, &key, &v))
+        if (((struct mu_partial *)v)->seen != call) {
+            mu_map_del(&e->partial, key);
+            free(v);
+        }
 }

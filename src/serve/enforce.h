@@ -75,6 +75,7 @@ struct mu_resv {
 /* Since when a PodGroup has run below minMember (mu_enforcer_partial). */
 struct mu_partial {
     int64_t since_ns;
+    uint64_t seen; /* the last mu_enforcer_partial call that saw its job */
 };
 
 struct mu_enforcer {
@@ -84,6 +85,7 @@ struct mu_enforcer {
     struct mu_map announced;  /* uids of waiting pods nudged once -> 1 */
     struct mu_map unseen;     /* uids /filter answered unseen -> 1 */
     struct mu_map partial;    /* PodGroup key -> struct mu_partial */
+    uint64_t partial_calls;   /* mu_enforcer_partial calls (seen) */
     uint64_t release_seq;     /* names release batches */
     long window;              /* the release window, in pods (above) */
     atomic_ullong evictions, releases; /* for /metrics */

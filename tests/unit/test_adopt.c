@@ -5,7 +5,8 @@
  * one batch in the ledger, on their node); one that is missing members is
  * undone (its pinned pods deleted, woken pods left alone). And the
  * remaker (src/serve/remake.h) on the same fixture: a pod pinned to a node
- * that is gone is deleted, or made again when nothing else would. */
+ * that is gone is deleted, or made again when nothing else would; and the
+ * bookkeeping of gangs running partial (mu_enforcer_partial). */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -789,6 +790,50 @@ START_TEST(release_leaves_a_gated_batch_whose_patch_fails_or_is_refused)
 }
 END_TEST
 
+/* A PodGroup running partial is timed from the first tick that sees it;
+ * one deleted meanwhile is forgotten at the next tick, the others keep
+ * their time. */
+START_TEST(partial_forgets_a_podgroup_deleted_while_partial)
+{
+    const char *names[] = {"pa", "pb"};
+    struct mu_job *j[2];
+    struct mu_partial *p;
+    int64_t since;
+
+    for (int i = 0; i < 2; i++) {
+        char *txt = mu_xasprintf("{\"metadata\":{\"name\":\"%s\","
+                                 "\"namespace\":\"a\",\"uid\":\"u-%s\"},"
+                                 "\"spec\":{\"minMember\":2}}",
+                                 names[i], names[i]);
+        json_t *js = json_loads(txt, 0, NULL);
+        struct mu_podgroup pg;
+
+        ck_assert_int_eq(mu_podgroup_decode(js, &th.cluster.rn, &pg, NULL),
+                         0);
+        j[i] = mu_cluster_add_job(&th.cluster, &pg, NULL);
+        ck_assert_ptr_nonnull(j[i]);
+        j[i]->phase = MU_PG_UNKNOWN;
+        json_decref(js);
+        free(txt);
+    }
+    mu_enforcer_partial(&enf);
+    ck_assert_uint_eq(enf.partial.n, 2);
+    p = mu_map_get(&enf.partial, "a/pb");
+    ck_assert_ptr_nonnull(p);
+    since = p->since_ns;
+    mu_cluster_remove_job(&th.cluster, j[0]);
+    mu_enforcer_partial(&enf);
+    ck_assert_uint_eq(enf.partial.n, 1);
+    ck_assert_ptr_null(mu_map_get(&enf.partial, "a/pa"));
+    p = mu_map_get(&enf.partial, "a/pb");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(p->since_ns, since);
+    j[1]->phase = MU_PG_RUNNING;
+    mu_enforcer_partial(&enf);
+    ck_assert_uint_eq(enf.partial.n, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("adopt");
@@ -816,6 +861,7 @@ int main(void)
         tc, release_leaves_a_gated_batch_whose_patch_fails_or_is_refused);
     tcase_add_test(tc, gated_pods_are_plain_at_bind_and_bindable_once_ungated);
     tcase_add_test(tc, recover_reads_a_409_back_and_knows_its_own_pod);
+    tcase_add_test(tc, partial_forgets_a_podgroup_deleted_while_partial);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
