@@ -570,8 +570,9 @@ static enum mu_task_status status_of_pod(const struct mu_pod *p)
     }
 }
 
-/* The index of t in c->tasks, which is sorted by key (task_cmp); t is
- * there. */
+/* The index of t in c->tasks, found by its key (the array is sorted by
+ * key, task_cmp), or by a search should it ever not be there; c->ntasks
+ * when t is not in it. */
 static size_t task_slot(const struct mu_cluster *c, const struct mu_task *t)
 {
     size_t lo = 0, hi = c->ntasks;
@@ -584,6 +585,10 @@ static size_t task_slot(const struct mu_cluster *c, const struct mu_task *t)
         else
             hi = mid;
     }
+    if (lo < c->ntasks && c->tasks[lo] == t)
+        return lo;
+    for (lo = 0; lo < c->ntasks && c->tasks[lo] != t; lo++)
+        ;
     return lo;
 }
 
@@ -685,10 +690,8 @@ void mu_cluster_remove_task(struct mu_cluster *c, struct mu_task *t)
 {
     size_t i = task_slot(c, t);
 
-    if (i < c->ntasks && c->tasks[i] == t)
+    if (i < c->ntasks)
         slot_drop(c, i);
-    else /* not where its key says: never expected; a search then */
-        ptr_remove((void **)c->tasks, &c->ntasks, t);
     task_unlink(c, t);
 }
 
@@ -807,11 +810,9 @@ struct mu_task *mu_cluster_update_task(struct mu_cluster *c, struct mu_pod *p,
      * (issue 15: at 200,000 pods, a linear search and two moves of the
      * whole array per pod event were a quarter of the scheduler thread) */
     i = task_slot(c, old);
-    if (i >= c->ntasks || c->tasks[i] != old) { /* never expected */
-        mu_cluster_remove_task(c, old);
-        return mu_cluster_add_task(c, p, err);
-    }
     task_unlink(c, old);
+    if (i == c->ntasks) /* not in tasks: never expected */
+        return mu_cluster_add_task(c, p, err);
     t = add_task(c, p, i, err);
     if (!t)
         slot_drop(c, i);
