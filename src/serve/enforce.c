@@ -379,24 +379,39 @@ void mu_enforcer_filter_miss(struct mu_enforcer *e, const char *uid)
 /* Deletes pod t through the writer, after any write already queued for it
  * (a release patch); only that pod (its uid as precondition: one made again
  * under the name is spared); fire and forget, a pod already gone is fine. */
-static void delete_pod(struct mu_enforcer *e, const struct mu_task *t,
-                       const char *path)
+static int delete_pod_then(struct mu_enforcer *e, const struct mu_task *t,
+                           const char *path,
+                            void (*done)(void *ctx, int rc, const char *msg),
+                            void *ctx)
 {
     struct mu_write w = {.method = "DELETE", .path = path,
                          .body = mu_api_delete_options(t->pod.meta.uid, NULL),
-                         .flags = MU_WRITE_GONE_OK};
+                         .flags = MU_WRITE_GONE_OK, .done = done, .ctx = ctx};
+    int r = mu_writer_submit(e->ctl->writer, &w);
 
-    if (mu_writer_submit(e->ctl->writer, &w) < 0)
+    if (r < 0)
         mu_ctl_log(e->ctl, "delete %s not sent: stopping", path);
+    return r;
 }
 
-void mu_enforcer_delete_unbound(struct mu_enforcer *e, struct mu_task *t)
+static void delete_pod(struct mu_enforcer *e, const struct mu_task *t,
+                       const char *path)
+{
+    (void)delete_pod_then(e, t, path, NULL, NULL);
+}
+
+int mu_enforcer_delete_unbound(struct mu_enforcer *e, struct mu_task *t,
+                               void (*done)(void *ctx, int rc,
+                                            const char *msg),
+                               void *ctx)
 {
     char *path = pod_path(t);
+    int r;
 
     mu_task_set_status(e->ctl->cluster, t, MU_TASK_UNKNOWN);
-    delete_pod(e, t, path);
+    r = delete_pod_then(e, t, path, done, ctx);
     free(path);
+    return r;
 }
 
 static void add_resv(struct mu_enforcer *e, struct mu_task *t, const char *node,
@@ -695,7 +710,7 @@ static void fail_release(struct mu_enforcer *e, const char *release)
             mu_ctl_log(e->ctl, "pod %s was pinned to %s by a release that "
                                "did not complete; deleting it", r->key,
                        r->node);
-            mu_enforcer_delete_unbound(e, t);
+            (void)mu_enforcer_delete_unbound(e, t, NULL, NULL);
         }
         resv_free(mu_map_del(&e->resv, r->key));
     }
@@ -810,7 +825,7 @@ void mu_enforcer_adopt(struct mu_enforcer *e)
             mu_ctl_log(e->ctl, "pod %s was pinned to %s by a release that "
                                "did not complete; deleting it", t->key,
                        node);
-            mu_enforcer_delete_unbound(e, t);
+            (void)mu_enforcer_delete_unbound(e, t, NULL, NULL);
         }
         a->said = true;
     }

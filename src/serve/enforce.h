@@ -272,8 +272,14 @@ bool mu_enforcer_idle(const struct mu_enforcer *e);
  * until its DELETED event removes it, or a later event of the pod (a
  * delete that did not go through) shows it as it is. Planned again
  * before its delete lands, it would be released, and bound, only to be
- * deleted under its gang. */
-void mu_enforcer_delete_unbound(struct mu_enforcer *e, struct mu_task *t);
+ * deleted under its gang. done (optional) is the write's outcome, on the
+ * scheduler thread (mu_write.done; a pod already gone is rc 0); without it
+ * a failure is only logged. Returns mu_writer_submit's result: when it is
+ * negative, done is never called. */
+int mu_enforcer_delete_unbound(struct mu_enforcer *e, struct mu_task *t,
+                               void (*done)(void *ctx, int rc,
+                                            const char *msg),
+                               void *ctx);
 
 /* Takes down gangs that ran below minMember for too long: their running
  * members that have a controller (a pod without one is kept). */

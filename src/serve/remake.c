@@ -55,7 +55,11 @@ void mu_remaker_pod_gone(struct mu_remaker *m, const char *uid)
 {
     struct mu_remake *c = uid ? mu_map_get(&m->pods, uid) : NULL;
 
-    if (c && c->deleted_only) /* a pod being made stays till it is */
+    if (!c || !c->deleted_only) /* a pod being made stays till it is */
+        return;
+    if (c->inflight)
+        c->gone = true; /* its done frees it */
+    else
         remake_free(mu_map_del(&m->pods, uid));
 }
 
@@ -156,6 +160,37 @@ int mu_serve_remake_run(struct mu_kube *k, const struct mu_write *w,
 
 static void remake_send(struct mu_remaker *rm, struct mu_remake *c);
 
+/* The next try's wait after c->tries failures: 1 s doubling, at most
+ * MU_REMAKE_BACKOFF_MAX_MS. */
+static int64_t backoff_ms(const struct mu_remake *c)
+{
+    int64_t b = (int64_t)1000 << (c->tries < 6 ? c->tries : 6);
+
+    return b > MU_REMAKE_BACKOFF_MAX_MS ? MU_REMAKE_BACKOFF_MAX_MS : b;
+}
+
+/* On the scheduler thread: the delete of a controlled pod completed. Done
+ * or the pod already gone: its entry waits for the DELETED event. Failed:
+ * kept until next_ns, then forgotten, and the pod looked at again. */
+static void deleted_done(void *ctx, int rc, const char *msg)
+{
+    struct mu_remake *c = ctx;
+    struct mu_remaker *rm = c->rm;
+
+    c->inflight = false;
+    if (c->gone) {
+        remake_free(mu_map_del(&rm->pods, c->uid));
+        return;
+    }
+    if (!rc || rc == -ECANCELED)
+        return;
+    c->tries++;
+    c->next_ns = mu_now_ns() + backoff_ms(c) * 1000000;
+    mu_ctl_log(rm->ctl, "pod %s: deleting it failed (try %d): %s; looking at "
+                        "it again in %lld ms", c->key, c->tries, msg,
+               (long long)backoff_ms(c));
+}
+
 /* On the scheduler thread: a remake write completed. */
 static void remake_done(void *ctx, int rc, const char *msg)
 {
@@ -178,9 +213,7 @@ static void remake_done(void *ctx, int rc, const char *msg)
         free(txt);
     } else if (rc && c->made && rc != -ECANCELED) {
         c->tries++;
-        backoff = (int64_t)1000 << (c->tries < 6 ? c->tries : 6);
-        if (backoff > MU_REMAKE_BACKOFF_MAX_MS)
-            backoff = MU_REMAKE_BACKOFF_MAX_MS;
+        backoff = backoff_ms(c);
         c->next_ns = mu_now_ns() + backoff * 1000000;
         mu_ctl_log(rm->ctl, "pod %s was deleted to be made again unpinned, "
                             "and creating it failed (try %d): %s; trying "
@@ -219,6 +252,60 @@ static void remake_send(struct mu_remaker *rm, struct mu_remake *c)
     }
 }
 
+/* The node t is pinned to, when t is pinned by a release no longer live
+ * and that node is gone or unschedulable (see remake.h); else NULL. *n:
+ * the node's cache entry (NULL: gone). */
+static const char *stuck_on(const struct mu_remaker *rm,
+                            const struct mu_task *t,
+                            const struct mu_cnode **n)
+{
+    const char *node;
+
+    if (!t->pod.meta.uid || t->pod.meta.deleting || t->pod.node_name ||
+        t->pod.muster_gate || t->pod.phase != MU_POD_PENDING ||
+        !(node = ann(t, MU_ANN_RESERVED)) ||
+        mu_strcmp0(ann(t, MU_ANN_PINNED), "true") ||
+        mu_enforcer_resv(rm->enf, t->key))
+        return NULL;
+    *n = mu_cluster_node(rm->ctl->cluster, node);
+    if (*n && !(*n)->spec.unschedulable)
+        return NULL; /* it can run there: the cycle plans it there */
+    return node;
+}
+
+/* Sends the delete of controlled pod t, entry m. */
+static void delete_send(struct mu_remaker *rm, struct mu_remake *m,
+                        struct mu_task *t)
+{
+    m->inflight = true;
+    if (mu_enforcer_delete_unbound(rm->enf, t, deleted_done, m) < 0)
+        m->inflight = false; /* stopping: kept, never sent */
+}
+
+/* An entry whose time has come: a create sent again; a failed delete sent
+ * again if its pod is still stuck, else forgotten. */
+static void retry(struct mu_remaker *rm, struct mu_remake *m)
+{
+    struct mu_task *t;
+    const struct mu_cnode *n;
+
+    if (!m->deleted_only) {
+        if (m->made)
+            remake_send(rm, m);
+        return;
+    }
+    if (!m->tries)
+        return; /* its delete went: waiting for the pod to go */
+    t = mu_map_get(&rm->ctl->cluster->task_by_key, m->key);
+    if (t && !mu_strcmp0(t->pod.meta.uid, m->uid) && stuck_on(rm, t, &n)) {
+        mu_ctl_log(rm->ctl, "pod %s: deleting it again (try %d)", m->key,
+                   m->tries + 1);
+        delete_send(rm, m, t);
+    } else {
+        remake_free(mu_map_del(&rm->pods, m->uid));
+    }
+}
+
 void mu_remaker_recover(struct mu_remaker *rm)
 {
     struct mu_cluster *c = rm->ctl->cluster;
@@ -229,8 +316,8 @@ void mu_remaker_recover(struct mu_remaker *rm)
     while (mu_map_next(&rm->pods, &it, NULL, &v)) {
         struct mu_remake *m = v;
 
-        if (!m->inflight && !m->deleted_only && m->made && now >= m->next_ns)
-            remake_send(rm, m);
+        if (!m->inflight && now >= m->next_ns)
+            retry(rm, m);
     }
     for (size_t i = 0; i < c->ntasks; i++) {
         struct mu_task *t = c->tasks[i];
@@ -238,42 +325,29 @@ void mu_remaker_recover(struct mu_remaker *rm)
         const struct mu_cnode *n;
         struct mu_remake *m;
 
-        if (!t->pod.meta.uid || t->pod.meta.deleting || t->pod.node_name ||
-            t->pod.muster_gate || t->pod.phase != MU_POD_PENDING ||
-            !(node = ann(t, MU_ANN_RESERVED)) ||
-            mu_strcmp0(ann(t, MU_ANN_PINNED), "true") ||
-            mu_enforcer_resv(rm->enf, t->key) ||
+        if (!(node = stuck_on(rm, t, &n)) ||
             mu_map_get(&rm->pods, t->pod.meta.uid))
             continue;
-        n = mu_cluster_node(c, node);
-        if (n && !n->spec.unschedulable)
-            continue; /* it can run there: the cycle plans it there */
+        m = mu_xcalloc(1, sizeof(*m));
+        m->rm = rm;
+        m->key = mu_xstrdup(t->key);
+        m->uid = mu_xstrdup(t->pod.meta.uid);
+        mu_map_put(&rm->pods, m->uid, m);
         if (t->pod.meta.owner_kind) {
             mu_ctl_log(rm->ctl, "pod %s is pinned to %s, which %s; deleting "
                                 "it (its controller makes it again)",
                        t->key, node, n ? "is unschedulable" : "is gone");
-            mu_enforcer_delete_unbound(rm->enf, t);
-            /* once: the delete is on its way; the entry goes with the pod
-             * (mu_remaker_pod_gone) */
-            m = mu_xcalloc(1, sizeof(*m));
-            m->rm = rm;
-            m->key = mu_xstrdup(t->key);
-            m->uid = mu_xstrdup(t->pod.meta.uid);
+            /* once: the entry goes with the pod (mu_remaker_pod_gone) */
             m->deleted_only = true;
-            mu_map_put(&rm->pods, m->uid, m);
+            delete_send(rm, m, t);
             continue;
         }
         mu_ctl_log(rm->ctl, "pod %s is pinned to %s, which %s, and has no "
                             "controller: making it again, unpinned", t->key,
                    node, n ? "is unschedulable" : "is gone");
-        m = mu_xcalloc(1, sizeof(*m));
-        m->rm = rm;
-        m->key = mu_xstrdup(t->key);
-        m->uid = mu_xstrdup(t->pod.meta.uid);
         m->node = mu_xstrdup(node);
         m->path = pod_path(t);
         m->coll = mu_api_path(MU_API_POD, t->pod.meta.ns, NULL, NULL);
-        mu_map_put(&rm->pods, m->uid, m);
         remake_send(rm, m);
     }
 }

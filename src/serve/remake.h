@@ -7,6 +7,9 @@
  * release was another process's), whose pinned node is gone from the cache
  * or unschedulable:
  *   - with a controller: deleted (its controller makes it again, gated);
+ *     a delete that fails is logged and, after a backoff from 1 s doubling
+ *     to MU_REMAKE_BACKOFF_MAX_MS, the pod is looked at again and deleted
+ *     again if it still qualifies;
  *   - without one: made again, since a pod's node affinity cannot be
  *     loosened once it is ungated. A writer run (mu_serve_remake_run) reads
  *     the pod, and only when it is still that uid, unbound and pinned,
@@ -58,7 +61,8 @@ void mu_remaker_release(struct mu_remaker *m);
  * come is sent again). Called once per cycle. */
 void mu_remaker_recover(struct mu_remaker *m);
 /* Pod uid is gone (its DELETED event): a controlled pod deleted here is
- * forgotten; a bare pod being made again stays until it is made. */
+ * forgotten (once its delete's outcome is in); a bare pod being made
+ * again stays until it is made. */
 void mu_remaker_pod_gone(struct mu_remaker *m, const char *uid);
 /* No pod being made again or deleted: nothing here changes with time. */
 bool mu_remaker_idle(const struct mu_remaker *m);
@@ -73,10 +77,14 @@ struct mu_remake {
     char *path, *coll;  /* the pod's path, its collection's */
     json_t *made;       /* the pod to create (owned), once deleted */
     bool inflight;      /* a write of it is queued or running */
-    bool deleted_only;  /* a controlled pod deleted: no write of its own;
-                           forgotten when the pod is gone */
-    int tries;          /* failed creates */
-    int64_t next_ns;    /* when a failed create goes again */
+    bool deleted_only;  /* a controlled pod being deleted: forgotten
+                           when the pod is gone; a delete that failed is
+                           forgotten at next_ns, and the pod looked at
+                           again then */
+    bool gone;          /* its DELETED event came while its delete was
+                           still inflight: freed by the delete's done */
+    int tries;          /* failed creates, or failed deletes */
+    int64_t next_ns;    /* when a failed create or delete goes again */
 };
 /* The writer run of the first write (exposed for tests): GET, check,
  * DELETE, POST, as said above. 0 when the pod was made again or nothing

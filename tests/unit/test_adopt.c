@@ -442,6 +442,70 @@ START_TEST(recover_deletes_a_controlled_pod_pinned_to_a_gone_node_once)
 }
 END_TEST
 
+/* A delete that fails is not fire and forget: the entry waits its
+ * backoff, then the pod, still stuck, is deleted again; and the pod's
+ * DELETED event while a delete is in flight is kept for its done. */
+START_TEST(recover_deletes_again_a_controlled_pod_whose_delete_failed)
+{
+    struct mu_remake *m;
+
+    add_pod("p", "a/p#1", 1, "gpu-9", NULL, false, true);
+    kf_reply_body(&th.srv, 500, "{\"kind\":\"Status\",\"code\":500}");
+    kf_reply_body(&th.srv, 200, "{}");
+
+    mu_remaker_recover(&rmk);
+    th_settle(2, 5000);
+    ck_assert_uint_eq(kf_count(&th.srv), 1);
+    m = mu_map_get(&rmk.pods, "u-p");
+    ck_assert_ptr_nonnull(m);
+    ck_assert(!m->inflight);
+    ck_assert_int_eq(m->tries, 1);
+    ck_assert_ptr_nonnull(strstr(th.logged, "pod a/p: deleting it failed "
+                                            "(try 1)"));
+    ck_assert(!mu_remaker_idle(&rmk));
+    mu_remaker_recover(&rmk); /* before its time: nothing */
+    th_settle(1, 1000);
+    ck_assert_uint_eq(kf_count(&th.srv), 1);
+    m->next_ns = 0;
+    mu_remaker_recover(&rmk);
+    ck_assert(m->inflight);
+    /* the pod's DELETED event before the delete's done: kept till then */
+    mu_remaker_pod_gone(&rmk, "u-p");
+    ck_assert_ptr_eq(mu_map_get(&rmk.pods, "u-p"), m);
+    th_settle(2, 5000);
+    ck_assert_uint_eq(kf_count(&th.srv), 2);
+    ck_assert_str_eq(kf_req(&th.srv, 1)->method, "DELETE");
+    ck_assert_str_eq(kf_req(&th.srv, 1)->path, "/api/v1/namespaces/a/pods/p");
+    ck_assert_ptr_nonnull(strstr(th.logged, "pod a/p: deleting it again "
+                                            "(try 2)"));
+    ck_assert_ptr_null(mu_map_get(&rmk.pods, "u-p"));
+    ck_assert(mu_remaker_idle(&rmk));
+}
+END_TEST
+
+/* A failed delete whose pod is no longer stuck (its node came back) is
+ * forgotten at its time, not sent again. */
+START_TEST(recover_forgets_a_failed_delete_whose_pod_can_run_again)
+{
+    struct mu_remake *m;
+
+    add_pod("p", "a/p#1", 1, "gpu-9", NULL, false, true);
+    kf_reply_body(&th.srv, 503, "{\"kind\":\"Status\",\"code\":503}");
+
+    mu_remaker_recover(&rmk);
+    th_settle(2, 5000);
+    m = mu_map_get(&rmk.pods, "u-p");
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(m->tries, 1);
+    add_node("gpu-9");
+    m->next_ns = 0;
+    mu_remaker_recover(&rmk);
+    th_settle(1, 1000);
+    ck_assert_uint_eq(kf_count(&th.srv), 1);
+    ck_assert(mu_remaker_idle(&rmk));
+}
+END_TEST
+
 START_TEST(failed_batch_tells_its_podgroup_why)
 {
     json_t *j = json_loads("{\"metadata\":{\"name\":\"g\",\"namespace\":\"a\","
@@ -853,6 +917,9 @@ int main(void)
     tcase_add_test(tc, recover_never_gives_up_a_pod_it_deleted_to_make_again);
     tcase_add_test(tc,
                    recover_deletes_a_controlled_pod_pinned_to_a_gone_node_once);
+    tcase_add_test(tc,
+                   recover_deletes_again_a_controlled_pod_whose_delete_failed);
+    tcase_add_test(tc, recover_forgets_a_failed_delete_whose_pod_can_run_again);
     tcase_add_test(tc, failed_batch_tells_its_podgroup_why);
     tcase_add_test(tc, release_hands_a_plain_batch_to_bind_gang_unwoken);
     tcase_add_test(tc, release_wakes_a_batch_bind_gang_refuses);
