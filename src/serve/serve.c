@@ -765,8 +765,16 @@ int mu_serve_run(const struct mu_serve_opts *o, struct mu_err *err)
     next_tick = mu_now_ns() + o->period_ms * 1000000;
     while (!atomic_load(o->stop)) {
         /* a burst of changes is coalesced for coalesce_ms from its first
-         * event, never longer, so a busy stream cannot starve the cycle */
-        struct mu_ev *evs = mu_evq_take(&sv.q, dirty ? burst_end : next_tick);
+         * event, never longer, so a busy stream cannot starve the cycle.
+         * Until every cache has listed nothing runs, so only events (and
+         * the stop flag, the Lease) are waited for: burst_end and next_tick
+         * pass during a long initial list, and a wait until a moment
+         * already past would spin (at 50,000 pods it took a core for the
+         * whole list, from the apiserver that sends it) */
+        struct mu_ev *evs = mu_evq_take(
+            &sv.q, !all_synced(&sv) ? mu_now_ns() + MU_SERVE_UNSYNCED_WAIT_NS
+                   : dirty          ? burst_end
+                                    : next_tick);
         bool was_dirty = dirty;
 
         for (struct mu_ev *e = evs; e; e = e->next) {

@@ -149,5 +149,9 @@ struct mu_serve {
  * refreshing itself, gets the last one while the next is made). */
 #define MU_SERVE_REPORT_MS 2000
 #define MU_SERVE_REPORT_STALE_MS 30000
+/* Until every cache has listed, the scheduler thread waits for events at
+ * most this long at a time (the stop flag and the Lease are looked at in
+ * between; nothing else runs then). */
+#define MU_SERVE_UNSYNCED_WAIT_NS 100000000LL
 
 #endif
