@@ -21,6 +21,8 @@ static const char usage[] =
     "[--metrics-listen HOST:PORT]\n"
     "                    [--gang-bind release|first|all]\n"
     "                    [--initial-list watch|pages]\n"
+    "                    [--kube-api-content-type "
+    "application/vnd.kubernetes.protobuf|application/json]\n"
     "                    [--config FILE] [--tls-cert-file F "
     "--tls-private-key-file F\n"
     "                    --client-ca-file F]\n"
@@ -49,6 +51,9 @@ static const char usage[] =
     "                     start: one WATCH with sendInitialEvents (default;\n"
     "                     a server without it is listed in pages), or LIST\n"
     "                     pages of 500\n"
+    "  --kube-api-content-type T  how the pods are watched:\n"
+    "                     application/vnd.kubernetes.protobuf (default, as\n"
+    "                     kube-scheduler) or application/json\n"
     "  --leader-elect     only the holder of a coordination.k8s.io Lease\n"
     "                     writes; the others are followers (warm caches,\n"
     "                     /readyz and /bind 503), kube-scheduler's flags:\n"
@@ -64,7 +69,8 @@ static const char usage[] =
     "                     HTTPS on --listen; a client needs a certificate\n"
     "                     the CA signed. The files are re-read when they\n"
     "                     change. Without them --listen must be loopback.\n"
-    "\n"
+    "\n";
+static const char usage_more[] =
     "simulate  runs muster's scheduling cycle on the Nodes, Queues,\n"
     "          PriorityClasses, PodGroups, Pods and vcjobs in FILE... in\n"
     "          simulated time and prints a timeline and the final state\n"
@@ -85,6 +91,13 @@ static const char usage[] =
     "get, explain  what a live muster says of its queues and gangs, and why\n"
     "          a gang waits (muster get --help, muster explain --help); as\n"
     "          kubectl-muster on the PATH, also `kubectl muster ...`.\n";
+
+/* The usage text (two strings: C11 promises 4095 bytes a literal). */
+static void put_usage(FILE *f)
+{
+    fputs(usage, f);
+    fputs(usage_more, f);
+}
 
 static int cmd_simulate(int argc, char **argv)
 {
@@ -118,14 +131,15 @@ static int cmd_simulate(int argc, char **argv)
             fputs(mu_conf_default_text, stdout);
             return 0;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(usage, stdout);
+            put_usage(stdout);
             return 0;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = true;
         } else if (!strcmp(a, "--strict")) {
             strict = true;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "muster: unknown option %s\n%s", a, usage);
+            fprintf(stderr, "muster: unknown option %s\n", a);
+            put_usage(stderr);
             return 2;
         } else {
             nfiles++;
@@ -138,7 +152,8 @@ static int cmd_simulate(int argc, char **argv)
         return 2;
     }
     if (!nfiles) {
-        fprintf(stderr, "muster: simulate needs at least one FILE\n%s", usage);
+        fprintf(stderr, "muster: simulate needs at least one FILE\n");
+        put_usage(stderr);
         return 2;
     }
     if (conf_path) {
@@ -207,7 +222,8 @@ static int leader_flag(struct mu_serve_opts *o, const char *a, const char *v)
     else if (!strcmp(a, "--leader-elect-identity"))
         o->lease_identity = v;
     else {
-        fprintf(stderr, "muster: serve: unknown option %s\n%s", a, usage);
+        fprintf(stderr, "muster: serve: unknown option %s\n", a);
+        put_usage(stderr);
         return 2;
     }
     if (d && mu_duration_parse(v, d, &err) < 0) {
@@ -282,7 +298,7 @@ static int cmd_serve(int argc, char **argv)
         const char *a = argv[i];
 
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(usage, stdout);
+            put_usage(stdout);
             return 0;
         } else if (!strcmp(a, "--kubeconfig") && i + 1 < argc) {
             o.kubeconfig = argv[++i];
@@ -303,6 +319,10 @@ static int cmd_serve(int argc, char **argv)
         } else if (!strcmp(a, "--initial-list") && i + 1 < argc) {
             if (!one_of(a, argv[++i], "pages", "watch", &o.watch_list))
                 return 2;
+        } else if (!strcmp(a, "--kube-api-content-type") && i + 1 < argc) {
+            if (!one_of(a, argv[++i], "application/json",
+                        "application/vnd.kubernetes.protobuf", &o.protobuf))
+                return 2;
         } else if (!strcmp(a, "--leader-elect")) {
             o.leader_elect = true;
         } else if (!strncmp(a, "--leader-elect-", 15) && i + 1 < argc) {
@@ -313,7 +333,8 @@ static int cmd_serve(int argc, char **argv)
         } else if (serve_tls_flag(&o, argv, &i, argc)) {
             continue;
         } else {
-            fprintf(stderr, "muster: serve: unknown option %s\n%s", a, usage);
+            fprintf(stderr, "muster: serve: unknown option %s\n", a);
+            put_usage(stderr);
             return 2;
         }
     }
@@ -358,7 +379,7 @@ int main(int argc, char **argv)
     }
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
         !strcmp(argv[1], "help")) {
-        fputs(usage, argc < 2 ? stderr : stdout);
+        put_usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "version")) {
@@ -373,6 +394,7 @@ int main(int argc, char **argv)
         return mu_cli_get(argc - 1, argv + 1);
     if (!strcmp(argv[1], "explain"))
         return mu_cli_explain(argc - 1, argv + 1);
-    fprintf(stderr, "muster: unknown command \"%s\"\n%s", argv[1], usage);
+    fprintf(stderr, "muster: unknown command \"%s\"\n", argv[1]);
+    put_usage(stderr);
     return 2;
 }

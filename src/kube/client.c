@@ -42,6 +42,7 @@ struct req {
     size_t body_len;
     const char *content_type;
     long timeout_ms;
+    const char *accept; /* NULL: application/json */
 };
 
 int64_t mu_kube_clock_now(const struct mu_kube_clock *c)
@@ -419,7 +420,7 @@ static int exchange(struct mu_kube *k, const struct req *r, struct sink *s,
     CURLcode c = CURLE_OUT_OF_MEMORY;
     int rc;
 
-    h = add_header(h, &ok, "Accept", "application/json");
+    h = add_header(h, &ok, "Accept", r->accept ? r->accept : "application/json");
     h = add_header(h, &ok, "Expect", "");
     if (r->body)
         h = add_header(h, &ok, "Content-Type",
@@ -512,6 +513,12 @@ static void http_error(const struct req *r, long status, const json_t *st,
         n = (int)MU_MIN(body->len, 200);
         while (n > 0 && strchr(" \r\n", msg[n - 1]))
             n--;
+        for (int i = 0; i < n; i++)
+            if ((unsigned char)msg[i] < 0x20 && !strchr("\t\r\n", msg[i])) {
+                msg = "(a body that is not text: protobuf?)";
+                n = (int)strlen(msg);
+                break;
+            }
     }
     mu_err_set(err, 0, "%s %s: %ld%s%s: %.*s", r->method, r->path, status,
                reason ? " " : "", reason ? reason : "", n, msg);
@@ -553,8 +560,11 @@ int mu_kube_request(struct mu_kube *k, const char *method, const char *path,
                     const char *content_type, long *http_status, json_t **resp,
                     struct mu_err *err)
 {
-    struct req r = {
-        method, path, query, NULL, 0, content_type, k->opts.timeout_ms};
+    struct req r = {.method = method,
+                    .path = path,
+                    .query = query,
+                    .content_type = content_type,
+                    .timeout_ms = k->opts.timeout_ms};
     struct sink s = {.k = k};
     json_t *j = NULL;
     json_error_t jerr;
@@ -838,13 +848,26 @@ int mu_kube_event_post(struct mu_kube *k, const struct mu_kube_event *ev,
     return rc;
 }
 
+const char *mu_kube_content_type(struct mu_kube *k)
+{
+    char *ct = NULL;
+
+    curl_easy_getinfo(k->curl, CURLINFO_CONTENT_TYPE, &ct);
+    return ct ? ct : "";
+}
+
 int mu_kube_stream(struct mu_kube *k, const char *path,
-                   const struct mu_kube_param *query, long timeout_ms,
+                   const struct mu_kube_param *query, const char *accept,
+                   long timeout_ms,
                    int (*on_data)(void *ctx, const char *p, size_t n),
                    void *ctx, long *http_status, json_t **resp,
                    struct mu_err *err)
 {
-    struct req r = {"GET", path, query, NULL, 0, NULL, timeout_ms};
+    struct req r = {.method = "GET",
+                    .path = path,
+                    .query = query,
+                    .timeout_ms = timeout_ms,
+                    .accept = accept};
     struct sink s = {.k = k, .on_data = on_data, .ctx = ctx};
     long status = 0;
     int rc;

@@ -290,17 +290,24 @@ int mu_kube_event_post(struct mu_kube *k, const struct mu_kube_event *ev,
 char *mu_kube_time_text(time_t t, char *buf, size_t n);
 
 /*
- * For watch.c: GET path?query streaming the body. Every piece of a 2xx body
- * goes to on_data as it arrives; a non-zero return from on_data ends the
- * transfer and is returned as is. A body of an HTTP error is collected (up
- * to MU_KUBE_MAX_BODY) and returned in *resp as for mu_kube_request.
+ * For watch.c: GET path?query streaming the body, asking for accept (the
+ * Accept header; NULL: "application/json"). Every piece of a 2xx body
+ * goes to on_data as it arrives, and mu_kube_content_type() tells what
+ * the server sent; a non-zero return from on_data ends the transfer and
+ * is returned as is. A body of an HTTP error is collected (up to
+ * MU_KUBE_MAX_BODY) and returned in *resp as for mu_kube_request (NULL
+ * when it is not JSON; the message is then the status alone).
  * timeout_ms bounds the whole transfer (0: none). Returns 0 when the
  * stream ended (status in *http_status), on_data's code, or -errno.
  */
 int mu_kube_stream(struct mu_kube *k, const char *path,
-                   const struct mu_kube_param *query, long timeout_ms,
+                   const struct mu_kube_param *query, const char *accept,
+                   long timeout_ms,
                    int (*on_data)(void *ctx, const char *p, size_t n),
                    void *ctx, long *http_status, json_t **resp,
                    struct mu_err *err) MU_WARN_UNUSED;
+/* During an on_data call of mu_kube_stream: the response's Content-Type
+ * ("" when the server sent none). */
+const char *mu_kube_content_type(struct mu_kube *k);
 
 #endif

@@ -1,6 +1,7 @@
 #include "kube/watch.h"
 
 #include "api/json.h"
+#include "kube/watchpb.h"
 
 /* Verdicts of one line, one WATCH or one LIST (positive, so they pass
  * through mu_kube_stream untouched). */
@@ -25,6 +26,9 @@ struct mu_watch {
     struct mu_kube_opts kopts;
     char *rv;
     struct mu_linebuf lb;
+    struct mu_framebuf fb;   /* a protobuf stream's frames */
+    mu_watch_pb_fn *pb;      /* opts.protobuf */
+    enum { UNKNOWN, LINES, FRAMES } framing; /* the current WATCH's */
     struct mu_watch_stats st;
     unsigned failures;       /* consecutive, for the backoff */
     long refused;            /* the HTTP status of a V_REFUSED */
@@ -130,13 +134,43 @@ void mu_watch_event_release(struct mu_watch_event *ev)
     memset(ev, 0, sizeof(*ev));
 }
 
+/* An event of type (text) with obj (stolen) into *ev, as
+ * mu_watch_event_parse says: JSON and protobuf streams alike. */
+static int event_finish(const char *type, json_t *obj,
+                        struct mu_watch_event *ev, struct mu_err *err)
+{
+    int t;
+
+    for (t = MU_WATCH_ADDED; t <= MU_WATCH_ERROR; t++)
+        if (strcmp(type, type_names[t]) == 0)
+            break;
+    if (t > MU_WATCH_ERROR) {
+        mu_err_set(err, -EPROTO, "watch event: unknown type \"%.64s\"", type);
+        json_decref(obj);
+        return -EPROTO;
+    }
+    ev->type = (enum mu_watch_type)t;
+    ev->object = obj;
+    ev->rv = json_string_value(json_object_get(
+        json_object_get(ev->object, "metadata"), "resourceVersion"));
+    if (ev->type == MU_WATCH_ERROR)
+        ev->code = (long)json_integer_value(json_object_get(obj, "code"));
+    if (ev->type == MU_WATCH_BOOKMARK && (!ev->rv || !*ev->rv)) {
+        mu_watch_event_release(ev);
+        return mu_err_set(err, -EPROTO,
+                          "watch event: BOOKMARK without "
+                          "metadata.resourceVersion");
+    }
+    return 0;
+}
+
 int mu_watch_event_parse(const char *line, size_t len,
                          struct mu_watch_event *ev, struct mu_err *err)
 {
     json_error_t jerr;
     json_t *root, *obj;
     const char *type;
-    int t;
+    int rc;
 
     memset(ev, 0, sizeof(*ev));
     root = mu_json_loadb(line, len, &jerr);
@@ -151,28 +185,22 @@ int mu_watch_event_parse(const char *line, size_t len,
                           "watch event: needs a string \"type\" and an "
                           "object \"object\"");
     }
-    for (t = MU_WATCH_ADDED; t <= MU_WATCH_ERROR; t++)
-        if (strcmp(type, type_names[t]) == 0)
-            break;
-    if (t > MU_WATCH_ERROR) {
-        mu_err_set(err, -EPROTO, "watch event: unknown type \"%.64s\"", type);
-        json_decref(root);
-        return -EPROTO;
-    }
-    ev->type = (enum mu_watch_type)t;
-    ev->object = json_incref(obj);
+    rc = event_finish(type, json_incref(obj), ev, err);
     json_decref(root);
-    ev->rv = json_string_value(json_object_get(
-        json_object_get(ev->object, "metadata"), "resourceVersion"));
-    if (ev->type == MU_WATCH_ERROR)
-        ev->code = (long)json_integer_value(json_object_get(obj, "code"));
-    if (ev->type == MU_WATCH_BOOKMARK && (!ev->rv || !*ev->rv)) {
-        mu_watch_event_release(ev);
-        return mu_err_set(err, -EPROTO,
-                          "watch event: BOOKMARK without "
-                          "metadata.resourceVersion");
-    }
-    return 0;
+    return rc;
+}
+
+int mu_watch_event_parse_pb(const uint8_t *frame, size_t len,
+                            mu_watch_pb_fn *fn, struct mu_watch_event *ev,
+                            struct mu_err *err)
+{
+    char type[16];
+    json_t *obj;
+
+    memset(ev, 0, sizeof(*ev));
+    if (mu_watchpb_parse(frame, len, fn, type, &obj, err) < 0)
+        return -EPROTO;
+    return event_finish(type, obj, ev, err);
 }
 
 /* ---- the loop ----------------------------------------------------------- */
@@ -304,13 +332,13 @@ static int initial_line(struct mu_watch *w, struct mu_watch_event *ev)
     return stopped(w) ? V_STOP : V_OK;
 }
 
+static int on_event(struct mu_watch *w, struct mu_watch_event *evp);
+
 static int on_line(void *arg, const char *line, size_t len)
 {
     struct mu_watch *w = arg;
     struct mu_watch_event ev;
     struct mu_err err;
-    const char *msg;
-    long code;
     size_t i;
 
     if (stopped(w))
@@ -323,6 +351,31 @@ static int on_line(void *arg, const char *line, size_t len)
         wlog(w, "%s; relisting", err.msg);
         return V_RELIST_BACKOFF;
     }
+    return on_event(w, &ev);
+}
+
+static int on_frame(void *arg, const uint8_t *frame, size_t len)
+{
+    struct mu_watch *w = arg;
+    struct mu_watch_event ev;
+    struct mu_err err;
+
+    if (stopped(w))
+        return V_STOP;
+    if (mu_watch_event_parse_pb(frame, len, w->pb, &ev, &err) != 0) {
+        wlog(w, "%s; relisting", err.msg);
+        return V_RELIST_BACKOFF;
+    }
+    return on_event(w, &ev);
+}
+
+/* One parsed event of a WATCH (ev's object taken or released). */
+static int on_event(struct mu_watch *w, struct mu_watch_event *evp)
+{
+    struct mu_watch_event ev = *evp;
+    const char *msg;
+    long code;
+
     if (w->initial)
         return initial_line(w, &ev);
     switch (ev.type) {
@@ -351,8 +404,17 @@ static int on_line(void *arg, const char *line, size_t len)
 static int on_data(void *arg, const char *p, size_t n)
 {
     struct mu_watch *w = arg;
-    int rc = mu_linebuf_feed(&w->lb, p, n, on_line, w);
+    int rc;
 
+    if (!w->framing) /* the first bytes: what did the server send? */
+        w->framing = w->pb && !strncmp(mu_kube_content_type(w->k),
+                                       MU_WATCHPB_TYPE,
+                                       strlen(MU_WATCHPB_TYPE))
+                         ? FRAMES
+                         : LINES;
+    rc = w->framing == FRAMES
+             ? mu_framebuf_feed(&w->fb, p, n, on_frame, w)
+             : mu_linebuf_feed(&w->lb, p, n, on_line, w);
     if (rc == -ENOBUFS) {
         wlog(w, "event longer than %zu bytes; relisting", w->lb.max);
         return V_RELIST_BACKOFF;
@@ -398,8 +460,11 @@ static int watch_once(struct mu_watch *w)
     w->st.watches++;
     w->in_stream = 0;
     mu_linebuf_reset(&w->lb);
-    rc = mu_kube_stream(w->k, w->path, q, (t + MU_WATCH_GRACE_S) * 1000L,
-                        on_data, w, &status, NULL, &err);
+    mu_framebuf_reset(&w->fb);
+    w->framing = UNKNOWN;
+    rc = mu_kube_stream(w->k, w->path, q, w->pb ? MU_WATCHPB_ACCEPT : NULL,
+                        (t + MU_WATCH_GRACE_S) * 1000L, on_data, w, &status,
+                        NULL, &err);
     if (w->in_stream)
         w->failures = 0;
     if (stopped(w) || rc == -ECANCELED || rc == V_STOP)
@@ -430,7 +495,7 @@ static int watch_once(struct mu_watch *w)
         wlog(w, "%s; relisting", err.msg);
         return V_RELIST_BACKOFF;
     }
-    if (w->lb.len) {
+    if (w->lb.len || w->fb.len) {
         wlog(w, "stream ended inside an event; watching again from %s", w->rv);
         return V_RETRY;
     }
@@ -581,6 +646,8 @@ int mu_watch_new(const struct mu_kube_config *cfg,
     mu_linebuf_init(&w->lb, o->max_line && o->max_line < MU_WATCH_MAX_LINE
                                 ? o->max_line
                                 : MU_WATCH_MAX_LINE);
+    mu_framebuf_init(&w->fb, w->lb.max);
+    w->pb = o->protobuf;
     *out = w;
     return 0;
 }
@@ -681,6 +748,7 @@ void mu_watch_free(struct mu_watch *w)
         return;
     mu_kube_free(w->k);
     mu_linebuf_release(&w->lb);
+    mu_framebuf_release(&w->fb);
     free(w->path);
     free(w->label);
     free(w->field);

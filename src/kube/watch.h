@@ -71,6 +71,7 @@
 #include "kube/caps.h"
 #include "kube/client.h"
 #include "kube/config.h"
+#include "kube/watchpb.h"
 
 /* ---- line splitter ------------------------------------------------------ */
 
@@ -141,6 +142,11 @@ struct mu_watch_event {
 int mu_watch_event_parse(const char *line, size_t len,
                          struct mu_watch_event *ev,
                          struct mu_err *err) MU_WARN_UNUSED;
+/* The same for one frame of a protobuf stream (kube/watchpb.h), its
+ * object made JSON by fn. */
+int mu_watch_event_parse_pb(const uint8_t *frame, size_t len,
+                            mu_watch_pb_fn *fn, struct mu_watch_event *ev,
+                            struct mu_err *err) MU_WARN_UNUSED;
 void mu_watch_event_release(struct mu_watch_event *ev);
 
 /* ---- the list+watch loop ------------------------------------------------ */
@@ -159,6 +165,11 @@ struct mu_watch_opts {
     unsigned page_size;         /* LIST limit; 0: MU_WATCH_PAGE_SIZE */
     bool stream_list;           /* the initial state by a WATCH (above) */
     size_t max_line;            /* longest event; 0: MU_WATCH_MAX_LINE */
+    /* Optional: WATCHes ask for protobuf (kube/watchpb.h; JSON still
+     * accepted, and read as JSON when that is what comes), and the
+     * objects of a protobuf stream are made JSON by it (their kind and
+     * message), so the callback sees JSON either way. LISTs stay JSON. */
+    mu_watch_pb_fn *protobuf;
     uint64_t seed;              /* jitter of timeoutSeconds and backoff */
     const atomic_bool *stop;    /* required; owned by the caller */
     struct mu_kube_opts kube;   /* the watch client's options: rate limit,

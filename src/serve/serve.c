@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 
+#include "api/podpb.h"
 #include "api/vcjob.h"
 #include "sched/cluster_dra.h"
 #include "kube/paths.h"
@@ -16,6 +17,7 @@ void mu_serve_opts_init(struct mu_serve_opts *o)
     o->qps = 500;
     o->burst = 1000;
     o->watch_list = true;
+    o->protobuf = true;
     o->log = stderr;
 }
 
@@ -144,6 +146,8 @@ static int start_informers(struct mu_serve *sv, struct mu_err *err)
         wo.seed = (uint64_t)s + 1;
         wo.stop = sv->o->stop;
         wo.stream_list = sv->o->watch_list;
+        if (s == MU_SRC_POD && sv->o->protobuf)
+            wo.protobuf = mu_podpb_object;
         wo.kube.log = watch_log;
         wo.kube.log_ctx = inf;
         r = mu_watch_new(&sv->cfg, &wo, &inf->w, err);

@@ -50,6 +50,12 @@ struct mu_serve_opts {
      * sooner at 5,000 nodes / 40,000 pods, at a lower peak RSS
      * (bench/RESULTS.md) */
     bool watch_list;
+    /* true (--kube-api-content-type application/vnd.kubernetes.protobuf,
+     * the default, kube-scheduler's flag and default): the pods' WATCHes
+     * ask for protobuf (kube/watchpb.h, api/podpb.h), which the apiserver
+     * encodes several times faster than JSON; false
+     * (application/json): JSON. Every other kind is JSON either way. */
+    bool protobuf;
     double qps;               /* API client limits (500 / 1000) */
     int burst;
     /* Leader election (kube/lease.h): off unless leader_elect; 0 and

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "api/podpb.h"
 #include "kube/watch.h"
 #include "test_kube_fake.h"
 
@@ -938,6 +939,249 @@ START_TEST(test_watch_stop_interrupts_blocking_stream)
 }
 END_TEST
 
+/* ---- protobuf streams (opts.protobuf, kube/watchpb.h) ------------------ */
+
+/* A protobuf encoder for the frames below. */
+struct enc {
+    uint8_t b[4096];
+    size_t n;
+};
+
+static void e_varint(struct enc *e, uint64_t v)
+{
+    do {
+        ck_assert_uint_lt(e->n, sizeof(e->b));
+        e->b[e->n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+}
+
+static void e_bytes(struct enc *e, uint32_t num, const void *p, size_t n)
+{
+    e_varint(e, (uint64_t)num << 3 | 2);
+    e_varint(e, n);
+    ck_assert_uint_le(e->n + n, sizeof(e->b));
+    memcpy(e->b + e->n, p, n);
+    e->n += n;
+}
+
+static void e_str(struct enc *e, uint32_t num, const char *s)
+{
+    e_bytes(e, num, s, strlen(s));
+}
+
+static void e_msg(struct enc *e, uint32_t num, const struct enc *m)
+{
+    e_bytes(e, num, m->b, m->n);
+}
+
+/* A frame: WatchEvent {type, object {raw: "k8s\0" Unknown {typeMeta {kind},
+ * raw: msg}}}, with its 4-byte length, appended to out. */
+static void frame(struct enc *out, const char *type, const char *kind,
+                  const struct enc *msg)
+{
+    struct enc tm = {.n = 0}, unk = {.n = 0}, raw = {.n = 0}, ext = {.n = 0},
+               ev = {.n = 0};
+
+    e_str(&tm, 1, "v1");
+    e_str(&tm, 2, kind);
+    memcpy(raw.b, "k8s", 4);
+    raw.n = 4;
+    e_msg(&unk, 1, &tm);
+    e_msg(&unk, 2, msg);
+    memcpy(raw.b + raw.n, unk.b, unk.n);
+    raw.n += unk.n;
+    e_msg(&ext, 1, &raw);
+    e_str(&ev, 1, type);
+    e_msg(&ev, 2, &ext);
+    out->b[out->n++] = (uint8_t)(ev.n >> 24);
+    out->b[out->n++] = (uint8_t)(ev.n >> 16);
+    out->b[out->n++] = (uint8_t)(ev.n >> 8);
+    out->b[out->n++] = (uint8_t)ev.n;
+    memcpy(out->b + out->n, ev.b, ev.n);
+    out->n += ev.n;
+}
+
+/* A Pod {metadata {name, namespace, resourceVersion[, the initial-end
+ * annotation]}}. */
+static struct enc pod_msg(const char *name, const char *rv, bool end)
+{
+    struct enc meta = {.n = 0}, pod = {.n = 0}, ann = {.n = 0};
+
+    if (name) {
+        e_str(&meta, 1, name);
+        e_str(&meta, 3, "team-a");
+    }
+    e_str(&meta, 6, rv);
+    if (end) {
+        e_str(&ann, 1, MU_WATCH_INITIAL_END);
+        e_str(&ann, 2, "true");
+        e_msg(&meta, 12, &ann);
+    }
+    e_msg(&pod, 1, &meta);
+    return pod;
+}
+
+static void reply_pb(const struct enc *body)
+{
+    kf_reply(&srv, (struct kf_reply){
+                       .status = 200,
+                       .content_type =
+                           "application/vnd.kubernetes.protobuf;stream=watch",
+                       .body = (const char *)body->b,
+                       .body_len = body->n});
+}
+
+/* The initial state and the watch after it, as protobuf: the same events
+ * as the JSON stream gives, and WATCHes that ask for protobuf. */
+START_TEST(test_watch_protobuf_stream_delivers_as_json_does)
+{
+    struct mu_watch *w = watch_new(
+        (struct mu_watch_opts){.stream_list = true, .protobuf = mu_podpb_object});
+    struct mu_watch_stats st;
+    struct enc a = {.n = 0}, b = {.n = 0}, m;
+    char *got;
+
+    m = pod_msg("train-1", "91", false);
+    frame(&a, "ADDED", "Pod", &m);
+    m = pod_msg("train-0", "90", false);
+    frame(&a, "ADDED", "Pod", &m);
+    m = pod_msg(NULL, "100", true);
+    frame(&a, "BOOKMARK", "Pod", &m);
+    m = pod_msg("train-1", "150", false);
+    frame(&a, "MODIFIED", "Pod", &m);
+    reply_pb(&a);
+    m = pod_msg("train-0", "170", false);
+    frame(&b, "DELETED", "Pod", &m);
+    reply_pb(&b);
+    got = run(w, &st);
+    ck_assert_str_eq(got, "LIST_BEGIN\n"
+                          "LIST_ITEM Pod/train-1@91\n"
+                          "LIST_ITEM Pod/train-0@90\n"
+                          "LIST_END\n"
+                          "MODIFIED Pod/train-1@150\n"
+                          "DELETED Pod/train-0@170\n");
+    ck_assert_uint_eq(kf_count(&srv), 3);
+    for (size_t i = 0; i < 3; i++)
+        ck_assert_str_eq(kf_req(&srv, i)->accept,
+                         "application/vnd.kubernetes.protobuf;stream=watch, "
+                         "application/json");
+    assert_query(0, STREAM_Q);
+    assert_query(1, WATCH_Q("150"));
+    assert_query(2, WATCH_Q("170"));
+    ck_assert_uint_eq(st.streamed, 2);
+    ck_assert_uint_eq(st.events, 2);
+    free(got);
+    mu_watch_free(w);
+}
+END_TEST
+
+/* A server that answers JSON to a watch that can read protobuf is read
+ * as JSON (a CRD, an older server). */
+START_TEST(test_watch_protobuf_asked_json_answered_is_read)
+{
+    struct mu_watch *w = watch_new(
+        (struct mu_watch_opts){.stream_list = true, .protobuf = mu_podpb_object});
+    struct mu_watch_stats st;
+    char *got;
+
+    kf_reply_body(&srv, 200,
+                  EV("ADDED", "train-0", "90") MARK("100", END_ANN));
+    got = run(w, &st);
+    ck_assert_str_eq(got, "LIST_BEGIN\nLIST_ITEM Pod/train-0@90\nLIST_END\n");
+    free(got);
+    mu_watch_free(w);
+}
+END_TEST
+
+/* An ERROR event's Status read from protobuf: 410 relists at once; a
+ * frame that is not a WatchEvent relists after a backoff and says why. */
+START_TEST(test_watch_protobuf_status_and_garbage)
+{
+    struct mu_watch *w = watch_new(
+        (struct mu_watch_opts){.stream_list = false, .protobuf = mu_podpb_object});
+    struct mu_watch_stats st;
+    struct enc a = {.n = 0}, b = {.n = 0}, status = {.n = 0};
+    char *got;
+
+    kf_reply_file(&srv, 200, "pods_page2.json");
+    e_str(&status, 3, "too old resource version");
+    e_varint(&status, 6 << 3);
+    e_varint(&status, 410);
+    frame(&a, "ERROR", "Status", &status);
+    reply_pb(&a);
+    kf_reply_file(&srv, 200, "pods_page2.json");
+    memcpy(b.b, "\x00\x00\x00\x03\x0b\x0b\x0b", 7); /* groups: not wire */
+    b.n = 7;
+    reply_pb(&b);
+    got = run(w, &st);
+    ck_assert_ptr_nonnull(strstr(logged, "ERROR event 410: too old resource "
+                                         "version; relisting"));
+    ck_assert_ptr_nonnull(strstr(logged, "watch event (protobuf): needs a "
+                                         "type and an object; relisting"));
+    ck_assert_uint_ge(st.lists, 2);
+    free(got);
+    mu_watch_free(w);
+}
+END_TEST
+
+/* Frames split at every byte boundary come out whole and in order; a
+ * frame over the cap is refused wherever it is cut. */
+struct frames {
+    size_t n, len[8];
+    uint8_t first[8];
+};
+
+static int on_fr(void *ctx, const uint8_t *f, size_t len)
+{
+    struct frames *fr = ctx;
+
+    ck_assert_uint_lt(fr->n, 8);
+    fr->len[fr->n] = len;
+    fr->first[fr->n++] = len ? f[0] : 0;
+    return 0;
+}
+
+START_TEST(test_framebuf_every_byte_boundary)
+{
+    static const char in[] = "\x00\x00\x00\x02" "ab" "\x00\x00\x00\x00"
+                             "\x00\x00\x00\x03" "xyz";
+    size_t n = sizeof(in) - 1;
+
+    for (size_t cut = 0; cut <= n; cut++) {
+        struct mu_framebuf fb;
+        struct frames fr = {.n = 0};
+
+        mu_framebuf_init(&fb, 16);
+        ck_assert_int_eq(mu_framebuf_feed(&fb, in, cut, on_fr, &fr), 0);
+        ck_assert_int_eq(mu_framebuf_feed(&fb, in + cut, n - cut, on_fr, &fr),
+                         0);
+        ck_assert_uint_eq(fr.n, 3);
+        ck_assert(fr.len[0] == 2 && fr.first[0] == 'a');
+        ck_assert(fr.len[1] == 0);
+        ck_assert(fr.len[2] == 3 && fr.first[2] == 'x');
+        ck_assert_uint_eq(fb.len, 0);
+        mu_framebuf_release(&fb);
+    }
+    for (size_t cut = 0; cut <= 8; cut++) {
+        static const char big[] = "\x00\x00\x00\x11" "0123456789abcdefg";
+        struct mu_framebuf fb;
+        struct frames fr = {.n = 0};
+        int rc;
+
+        mu_framebuf_init(&fb, 16);
+        rc = mu_framebuf_feed(&fb, big, cut, on_fr, &fr);
+        if (!rc)
+            rc = mu_framebuf_feed(&fb, big + cut, sizeof(big) - 1 - cut,
+                                  on_fr, &fr);
+        ck_assert_int_eq(rc, -ENOBUFS);
+        ck_assert_uint_eq(fr.n, 0);
+        ck_assert_uint_le(fb.len, 4);
+        mu_framebuf_release(&fb);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kube_watch");
@@ -977,6 +1221,10 @@ int main(void)
     tcase_add_test(tw, test_watch_stream_refused_lists_in_pages_from_then_on);
     tcase_add_test(tw, test_watch_stream_404_lists_this_time_only);
     tcase_add_test(tw, test_watch_stream_ignored_lists_for_good);
+    tcase_add_test(tw, test_watch_protobuf_stream_delivers_as_json_does);
+    tcase_add_test(tw, test_watch_protobuf_asked_json_answered_is_read);
+    tcase_add_test(tw, test_watch_protobuf_status_and_garbage);
+    tcase_add_test(tl, test_framebuf_every_byte_boundary);
     suite_add_tcase(s, tl);
     suite_add_tcase(s, te);
     suite_add_tcase(s, tw);
