@@ -31,7 +31,7 @@ cap=3600
 save=0
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$src/build-fuzz
-all="filter bind quantity kubeconfig watch yaml"
+all="filter bind quantity kubeconfig watch watchpb yaml"
 
 while [ $# -gt 0 ]; do
     case $1 in
