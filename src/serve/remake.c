@@ -182,7 +182,11 @@ static void deleted_done(void *ctx, int rc, const char *msg)
         remake_free(mu_map_del(&rm->pods, c->uid));
         return;
     }
-    if (!rc || rc == -ECANCELED)
+    if (!rc) {
+        c->tries = 0; /* gone or going: waiting for its DELETED event */
+        return;
+    }
+    if (rc == -ECANCELED)
         return;
     c->tries++;
     c->next_ns = mu_now_ns() + backoff_ms(c) * 1000000;
@@ -294,9 +298,15 @@ static void retry(struct mu_remaker *rm, struct mu_remake *m)
             remake_send(rm, m);
         return;
     }
-    if (!m->tries)
-        return; /* its delete went: waiting for the pod to go */
     t = mu_map_get(&rm->ctl->cluster->task_by_key, m->key);
+    if (!m->tries) {
+        /* its delete went: waiting for the pod to go. A pod no longer in
+         * the cache under that uid is gone, its DELETED event missed (a
+         * relist, the name taken by the pod its controller made again) */
+        if (!t || mu_strcmp0(t->pod.meta.uid, m->uid))
+            remake_free(mu_map_del(&rm->pods, m->uid));
+        return;
+    }
     if (t && !mu_strcmp0(t->pod.meta.uid, m->uid) && stuck_on(rm, t, &n)) {
         mu_ctl_log(rm->ctl, "pod %s: deleting it again (try %d)", m->key,
                    m->tries + 1);

@@ -506,6 +506,28 @@ START_TEST(recover_forgets_a_failed_delete_whose_pod_can_run_again)
 }
 END_TEST
 
+/* A deleted pod whose DELETED event never comes (a relist that missed
+ * it) is forgotten once the cache no longer holds it under that uid. */
+START_TEST(recover_forgets_a_deleted_pod_the_cache_lost_without_its_event)
+{
+    struct mu_task *t;
+
+    add_pod("p", "a/p#1", 1, "gpu-9", NULL, false, true);
+    kf_reply_body(&th.srv, 200, "{}");
+    mu_remaker_recover(&rmk);
+    th_settle(2, 5000);
+    ck_assert_uint_eq(kf_count(&th.srv), 1);
+    mu_remaker_recover(&rmk); /* still in the cache: still waiting */
+    ck_assert(!mu_remaker_idle(&rmk));
+    t = mu_map_get(&th.cluster.task_by_key, "a/p");
+    ck_assert_ptr_nonnull(t);
+    mu_cluster_remove_task(&th.cluster, t);
+    mu_remaker_recover(&rmk);
+    ck_assert(mu_remaker_idle(&rmk));
+    ck_assert_uint_eq(kf_count(&th.srv), 1); /* no second delete */
+}
+END_TEST
+
 START_TEST(failed_batch_tells_its_podgroup_why)
 {
     json_t *j = json_loads("{\"metadata\":{\"name\":\"g\",\"namespace\":\"a\","
@@ -920,6 +942,8 @@ int main(void)
     tcase_add_test(tc,
                    recover_deletes_again_a_controlled_pod_whose_delete_failed);
     tcase_add_test(tc, recover_forgets_a_failed_delete_whose_pod_can_run_again);
+    tcase_add_test(tc,
+                   recover_forgets_a_deleted_pod_the_cache_lost_without_its_event);
     tcase_add_test(tc, failed_batch_tells_its_podgroup_why);
     tcase_add_test(tc, release_hands_a_plain_batch_to_bind_gang_unwoken);
     tcase_add_test(tc, release_wakes_a_batch_bind_gang_refuses);
