@@ -34,9 +34,78 @@ static enum mu_pb_wire wire_of(enum mu_pbj_kind k)
     }
 }
 
+/* The length of the UTF-8 sequence at p[0..n) when it is one (Go's
+ * utf8.DecodeRune: no overlong forms, no surrogates, nothing past
+ * U+10FFFF), else 0. */
+static size_t utf8_len(const uint8_t *p, size_t n)
+{
+    uint8_t lo = 0x80, hi = 0xbf;
+    size_t k;
+
+    if (p[0] < 0x80)
+        return 1;
+    if (p[0] >= 0xc2 && p[0] <= 0xdf)
+        k = 2;
+    else if (p[0] >= 0xe0 && p[0] <= 0xef)
+        k = 3;
+    else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+        k = 4;
+    else
+        return 0;
+    if (p[0] == 0xe0)
+        lo = 0xa0;
+    else if (p[0] == 0xed)
+        hi = 0x9f;
+    else if (p[0] == 0xf0)
+        lo = 0x90;
+    else if (p[0] == 0xf4)
+        hi = 0x8f;
+    if (n < k || p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < k; i++)
+        if (p[i] < 0x80 || p[i] > 0xbf)
+            return 0;
+    return k;
+}
+
+/* p[0..n) as UTF-8 (owned, *len its length): each byte that is not part
+ * of a UTF-8 sequence becomes U+FFFD, as Go's encoding/json writes it, so
+ * a string the apiserver would send as JSON reads the same here. */
+static char *utf8_fix(const uint8_t *p, size_t n, size_t *len)
+{
+    char *out = mu_xmalloc(n * 3 + 1);
+    size_t o = 0;
+
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_len(p + i, n - i);
+
+        if (k) {
+            memcpy(out + o, p + i, k);
+            o += k;
+            i += k;
+        } else {
+            memcpy(out + o, "\xef\xbf\xbd", 3);
+            o += 3;
+            i++;
+        }
+    }
+    out[o] = '\0';
+    *len = o;
+    return out;
+}
+
 static json_t *string_of(const struct mu_pb_field *pf)
 {
-    return json_stringn(pf->len ? (const char *)pf->data : "", pf->len);
+    json_t *j = json_stringn(pf->len ? (const char *)pf->data : "", pf->len);
+    size_t n;
+    char *fixed;
+
+    if (j)
+        return j;
+    fixed = utf8_fix(pf->data, pf->len, &n);
+    j = json_stringn(fixed, n);
+    free(fixed);
+    return j;
 }
 
 /* The object or list under key in out, made on first use. */
@@ -51,8 +120,8 @@ static json_t *member(json_t *out, const char *key, bool list)
     return v;
 }
 
-/* A Time message as RFC 3339 text; NULL for the zero time. -EPROTO for a
- * malformed one or one out of range. */
+/* A Time message as RFC 3339 text; NULL for the zero time and for one out
+ * of RFC 3339's range. -EPROTO for a malformed one. */
 static int time_text(const struct mu_pb_field *pf, json_t **out)
 {
     struct mu_pb r;
@@ -73,21 +142,25 @@ static int time_text(const struct mu_pb_field *pf, json_t **out)
     if (s == GO_ZERO_TIME_S)
         return 0;
     t = (time_t)s;
+    /* a year RFC 3339 cannot write (Go's JSON refuses the object): left
+     * out, as the zero time is */
     if ((int64_t)t != s || !gmtime_r(&t, &tm) || tm.tm_year + 1900 > 9999 ||
         tm.tm_year + 1900 < 0 ||
         !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm))
-        return -EPROTO;
+        return 0;
     *out = json_string(buf);
     return 0;
 }
 
 /* One map entry {key = 1, value = 2} into obj; qty: the value is a
- * Quantity {string = 1}. -EILSEQ for a key or value not UTF-8. */
+ * Quantity {string = 1}. Key and value as string_of makes them. */
 static int map_entry(const struct mu_pb_field *pf, bool qty, json_t *obj)
 {
     struct mu_pb r, q;
     struct mu_pb_field f, g, kf = {0}, vf = {0};
     json_t *v;
+    char *key;
+    size_t klen;
     int rc;
 
     mu_pb_sub(&r, pf);
@@ -109,11 +182,11 @@ static int map_entry(const struct mu_pb_field *pf, bool qty, json_t *obj)
     }
     if (rc < 0)
         return rc;
-    v = json_stringn(vf.len ? (const char *)vf.data : "", vf.len);
-    if (!v || json_object_setn_new(obj, kf.len ? (const char *)kf.data : "",
-                                   kf.len, v) < 0)
-        return -EILSEQ; /* setn_new released v */
-    return 0;
+    v = string_of(&vf);
+    key = utf8_fix(kf.data, kf.len, &klen);
+    rc = v && !json_object_setn_new(obj, key, klen, v) ? 0 : -EILSEQ;
+    free(key); /* setn_new took v, or released it */
+    return rc;
 }
 
 static int field(const struct mu_pbj_msg *m, const struct mu_pbj_field *d,
@@ -135,7 +208,7 @@ static int field(const struct mu_pbj_msg *m, const struct mu_pbj_field *d,
     case MU_PBJ_STRS:
         v = string_of(pf);
         if (!v)
-            return bad(err, m, d, "not UTF-8");
+            return bad(err, m, d, "not a string");
         if (d->kind == MU_PBJ_STRS)
             return json_array_append_new(member(out, d->key, true), v), 0;
         break;
@@ -160,9 +233,7 @@ static int field(const struct mu_pbj_msg *m, const struct mu_pbj_field *d,
     case MU_PBJ_MAP_QTY:
         rc = map_entry(pf, d->kind == MU_PBJ_MAP_QTY,
                        member(out, d->key, false));
-        return rc < 0 ? bad(err, m, d, rc == -EILSEQ ? "not UTF-8"
-                                                     : "malformed map entry")
-                      : 0;
+        return rc < 0 ? bad(err, m, d, "malformed map entry") : 0;
     case MU_PBJ_MSG:
         return mu_pbj_read(d->sub, pf->data, pf->len,
                            member(out, d->key, false), err);

@@ -11,9 +11,14 @@
  * twice) are read as protobuf merges them: the later scalar wins, and a
  * message is merged into the object the earlier one made.
  *
+ * What Go's encoding/json would write is written: a byte of a string that
+ * is not UTF-8 becomes U+FFFD; a time outside years 0-9999 (which Go's
+ * JSON cannot write) is left out. So one pod written through a protobuf
+ * client with such a value reads here as it would as JSON, instead of
+ * failing the watch it comes in.
+ *
  * Errors: -EPROTO with err naming the message type and field (malformed
- * wire format, a field of the wrong wire type, a string not UTF-8, a time
- * out of range).
+ * wire format, a field of the wrong wire type).
  */
 #ifndef MU_API_PBJSON_H
 #define MU_API_PBJSON_H

@@ -26,8 +26,9 @@
  * restartCount, exitCode: the API writes these when set).
  *
  * Errors: NULL with err set (-EPROTO) for bytes that are not a Pod message
- * (malformed wire format, a field of the wrong wire type, a string that is
- * not UTF-8), naming the field.
+ * (malformed wire format, a field of the wrong wire type), naming the
+ * field. Strings not UTF-8 and times out of range are read as pbjson.h
+ * says, not refused.
  */
 #ifndef MU_API_PODPB_H
 #define MU_API_PODPB_H

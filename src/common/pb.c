@@ -5,7 +5,7 @@
 
 void mu_pb_init(struct mu_pb *r, const void *buf, size_t len)
 {
-    r->p = buf;
+    r->p = len ? buf : (const uint8_t *)""; /* no arithmetic on NULL */
     r->end = r->p + len;
 }
 

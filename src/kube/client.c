@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "kube/paths.h"
 #include "kube/verbs.h"
+#include "kube/watchpb.h"
 
 struct mu_kube {
     CURL *curl;
@@ -514,7 +515,8 @@ static void http_error(const struct req *r, long status, const json_t *st,
         while (n > 0 && strchr(" \r\n", msg[n - 1]))
             n--;
         for (int i = 0; i < n; i++)
-            if ((unsigned char)msg[i] < 0x20 && !strchr("\t\r\n", msg[i])) {
+            if ((unsigned char)msg[i] < 0x20 && msg[i] != '\t' &&
+                msg[i] != '\r' && msg[i] != '\n') {
                 msg = "(a body that is not text: protobuf?)";
                 n = (int)strlen(msg);
                 break;
@@ -882,6 +884,9 @@ int mu_kube_stream(struct mu_kube *k, const char *path,
     if (!rc) {
         json_t *j =
             s.body.len ? mu_json_loadb(s.body.buf, s.body.len, NULL) : NULL;
+
+        if (!j && s.body.len) /* a Status in protobuf (accept) */
+            j = mu_watchpb_status((const uint8_t *)s.body.buf, s.body.len);
 
         if (status >= 400)
             http_error(&r, status, j, &s.body, err);

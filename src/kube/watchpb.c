@@ -112,14 +112,56 @@ static int find(const uint8_t *buf, size_t len, uint32_t num,
     return rc < 0 ? rc : found;
 }
 
+/* "k8s\0" and a runtime.Unknown in raw[0..len): its kind (NUL-ended) and
+ * its message (*msg; empty when absent). 0 or -EPROTO. */
+static int unknown(const uint8_t *raw, size_t len, char kname[64],
+                   struct mu_pb_field *msg)
+{
+    static const uint8_t magic[4] = {'k', '8', 's', 0};
+    struct mu_pb_field tm = {0}, kind = {0};
+    int has_msg;
+
+    if (len < 4 || memcmp(raw, magic, 4) ||
+        find(raw + 4, len - 4, 1, &tm) != 1 ||
+        find(tm.data, tm.len, 2, &kind) != 1 || kind.len >= 64 ||
+        (has_msg = find(raw + 4, len - 4, 2, msg)) < 0)
+        return -EPROTO;
+    if (!has_msg) { /* an empty message */
+        msg->data = (const uint8_t *)"";
+        msg->len = 0;
+    }
+    memcpy(kname, kind.data, kind.len);
+    kname[kind.len] = '\0';
+    return 0;
+}
+
+static json_t *status_json(const struct mu_pb_field *msg, struct mu_err *err)
+{
+    json_t *j = json_pack("{s:s, s:s}", "kind", "Status", "apiVersion", "v1");
+
+    if (mu_pbj_read(&status_m, msg->data, msg->len, j, err) < 0) {
+        json_decref(j);
+        return NULL;
+    }
+    return j;
+}
+
+json_t *mu_watchpb_status(const uint8_t *body, size_t len)
+{
+    struct mu_pb_field msg = {0};
+    struct mu_err err;
+    char kname[64];
+
+    if (unknown(body, len, kname, &msg) < 0 || strcmp(kname, "Status"))
+        return NULL;
+    return status_json(&msg, &err);
+}
+
 int mu_watchpb_parse(const uint8_t *frame, size_t len, mu_watch_pb_fn *fn,
                      char type[16], json_t **obj, struct mu_err *err)
 {
-    static const uint8_t magic[4] = {'k', '8', 's', 0};
-    struct mu_pb_field t = {0}, o = {0}, raw = {0}, tm = {0}, kind = {0},
-                       msg = {0};
+    struct mu_pb_field t = {0}, o = {0}, raw = {0}, msg = {0};
     char kname[64];
-    int has_msg;
 
     *obj = NULL;
     type[0] = '\0';
@@ -129,25 +171,13 @@ int mu_watchpb_parse(const uint8_t *frame, size_t len, mu_watch_pb_fn *fn,
                                         "type and an object");
     memcpy(type, t.data, t.len);
     type[t.len] = '\0';
-    if (raw.len < 4 || memcmp(raw.data, magic, 4) ||
-        find(raw.data + 4, raw.len - 4, 1, &tm) != 1 ||
-        find(tm.data, tm.len, 2, &kind) != 1 || kind.len >= sizeof(kname) ||
-        (has_msg = find(raw.data + 4, raw.len - 4, 2, &msg)) < 0)
+    if (unknown(raw.data, raw.len, kname, &msg) < 0)
         return mu_err_set(err, -EPROTO, "watch event (protobuf): its object "
                                         "is not a runtime.Unknown with a "
                                         "kind");
-    if (!has_msg)
-        msg.len = 0; /* an empty message */
-    memcpy(kname, kind.data, kind.len);
-    kname[kind.len] = '\0';
     if (!strcmp(kname, "Status")) {
-        *obj = json_pack("{s:s, s:s}", "kind", "Status", "apiVersion", "v1");
-        if (mu_pbj_read(&status_m, msg.data, msg.len, *obj, err) < 0) {
-            json_decref(*obj);
-            *obj = NULL;
-            return -EPROTO;
-        }
-        return 0;
+        *obj = status_json(&msg, err);
+        return *obj ? 0 : -EPROTO;
     }
     if (!fn)
         return mu_err_set(err, -EPROTO, "watch event (protobuf): a %s, which "

@@ -71,4 +71,9 @@ int mu_watchpb_parse(const uint8_t *frame, size_t len, mu_watch_pb_fn *fn,
                      char type[16], json_t **obj,
                      struct mu_err *err) MU_WARN_UNUSED;
 
+/* An apiserver's protobuf body ("k8s\0" and a runtime.Unknown) holding a
+ * Status, as the JSON Status above (owned); NULL when it is not one. An
+ * error answered to a request that accepts protobuf comes so. */
+json_t *mu_watchpb_status(const uint8_t *body, size_t len);
+
 #endif

@@ -1125,6 +1125,41 @@ START_TEST(test_watch_protobuf_status_and_garbage)
 }
 END_TEST
 
+/* An error answered in protobuf (the Accept asks for it) still says its
+ * reason and message. */
+START_TEST(test_watch_protobuf_error_body_is_read)
+{
+    struct mu_watch *w = watch_new(
+        (struct mu_watch_opts){.stream_list = false,
+                               .protobuf = mu_podpb_object});
+    struct mu_watch_stats st;
+    struct enc tm = {.n = 0}, unk = {.n = 0}, status = {.n = 0};
+    char *got;
+
+    e_str(&tm, 1, "v1");
+    e_str(&tm, 2, "Status");
+    e_str(&status, 3, "pods is forbidden: User \"muster\" cannot watch");
+    e_str(&status, 4, "Forbidden");
+    e_varint(&status, 6 << 3);
+    e_varint(&status, 403);
+    memcpy(unk.b, "k8s", 4);
+    unk.n = 4;
+    e_msg(&unk, 1, &tm);
+    e_msg(&unk, 2, &status);
+    kf_reply_file(&srv, 200, "pods_page2.json");
+    kf_reply(&srv, (struct kf_reply){.status = 403,
+                                     .content_type =
+                                         "application/vnd.kubernetes.protobuf",
+                                     .body = (const char *)unk.b,
+                                     .body_len = unk.n});
+    got = run(w, &st);
+    ck_assert_ptr_nonnull(strstr(logged, ": 403 Forbidden: pods is forbidden: "
+                                         "User \"muster\" cannot watch"));
+    free(got);
+    mu_watch_free(w);
+}
+END_TEST
+
 /* Frames split at every byte boundary come out whole and in order; a
  * frame over the cap is refused wherever it is cut. */
 struct frames {
@@ -1224,6 +1259,7 @@ int main(void)
     tcase_add_test(tw, test_watch_protobuf_stream_delivers_as_json_does);
     tcase_add_test(tw, test_watch_protobuf_asked_json_answered_is_read);
     tcase_add_test(tw, test_watch_protobuf_status_and_garbage);
+    tcase_add_test(tw, test_watch_protobuf_error_body_is_read);
     tcase_add_test(tl, test_framebuf_every_byte_boundary);
     suite_add_tcase(s, tl);
     suite_add_tcase(s, te);

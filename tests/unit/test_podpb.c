@@ -342,10 +342,23 @@ START_TEST(schema_reads_scalars_as_protobuf_means_them)
     j = mu_podpb_json((const uint8_t *)"\x0a\x02\x08\x05", 4, &err);
     ck_assert_ptr_null(j);
     ck_assert_ptr_nonnull(strstr(err.msg, "ObjectMeta.name: wrong wire type"));
-    /* metadata { name = "\xff" } */
-    j = mu_podpb_json((const uint8_t *)"\x0a\x03\x0a\x01\xff", 5, &err);
-    ck_assert_ptr_null(j);
-    ck_assert_ptr_nonnull(strstr(err.msg, "not UTF-8"));
+    /* metadata { name = "a\xff\xed\xa0\x80b" (a stray byte, a surrogate),
+     * annotations { "k\xc0" = "\xf4\x90\x80\x80" (overlong, past
+     * U+10FFFF) } }: each bad byte U+FFFD, as Go's JSON writes them */
+    j = mu_podpb_json((const uint8_t *)"\x0a\x14\x0a\x06" "a\xff\xed\xa0\x80" "b"
+                                       "\x62\x0a\x0a\x02" "k\xc0"
+                                       "\x12\x04" "\xf4\x90\x80\x80",
+                      22, &err);
+    ck_assert_msg(j != NULL, "%s", err.msg);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(j, "metadata"), "name")),
+                     "a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" "b");
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(json_object_get(j, "metadata"),
+                                         "annotations"),
+                         "k\xef\xbf\xbd")),
+                     "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+    json_decref(j);
     /* spec (2) { priority (25) = -1; nodeName (10) = "a", then "" } */
     j = mu_podpb_json(
         (const uint8_t *)"\x12\x11\xc8\x01\xff\xff\xff\xff\xff\xff\xff\xff"
