@@ -367,6 +367,175 @@ START_TEST(test_writer_event_path_escapes_the_namespace)
 }
 END_TEST
 
+static void *open_when_stopping(void *arg);
+
+/* An event posted with reason `reason` about PodGroup team-a/train. */
+static int post_event(struct mu_writer *w, const char *reason)
+{
+    struct mu_kube_event ev = {
+        .involved = {"scheduling.volcano.sh/v1beta1", "PodGroup", "team-a",
+                     "train", "u1"},
+        .type = "Normal",
+        .reason = reason,
+        .message = "m",
+        .first_time = 1000,
+    };
+
+    return mu_writer_event(w, &ev);
+}
+
+/* A writer on the fake server with at most event_cap events waiting, its
+ * failures and drops logged to test_log. */
+static struct mu_writer *writer_events(int threads, int background,
+                                       size_t event_cap)
+{
+    struct mu_kube_config cfg;
+    struct mu_writer_opts o = {.threads = threads,
+                               .background = background,
+                               .event_cap = event_cap,
+                               .log = test_log};
+    struct mu_writer *w = NULL;
+    struct mu_err err = {{0}};
+
+    mu_kube_config_init(&cfg);
+    cfg.server = mu_xstrdup(srv.url);
+    ck_assert_msg(mu_writer_new(&cfg, &o, &w, &err) == 0, "%s", err.msg);
+    mu_kube_config_release(&cfg);
+    return w;
+}
+
+/* Events wait in their lane until no other write may go: queued before
+ * two status patches and a pod patch, the event is posted after them,
+ * and it takes no room of the queue. */
+START_TEST(test_writer_posts_events_after_the_other_writes)
+{
+    struct mu_writer *w;
+    struct mu_write st = {.method = "PATCH",
+                          .flags = MU_WRITE_BACKGROUND | MU_WRITE_COALESCE};
+    struct mu_write pod = {.method = "PATCH",
+                           .path = "/api/v1/namespaces/a/pods/p"};
+    size_t room;
+
+    rec_init();
+    kf_reply_body(&srv, 200, "{}");
+    kf_reply_body(&srv, 200, "{}");
+    kf_reply_body(&srv, 200, "{}");
+    kf_reply_body(&srv, 201, "{}");
+    w = writer_events(1, 0, 0);
+    /* the one worker is held by a write of its own first */
+    ck_assert_int_eq(submit_tw(w, 0, "k/0", 0, true, 0, 0), 0);
+    wait_started(1);
+    room = mu_writer_room(w);
+    ck_assert_int_eq(post_event(w, "Scheduled"), 0);
+    ck_assert_uint_eq(mu_writer_room(w), room);
+    st.path = "/apis/scheduling.volcano.sh/v1beta1/namespaces/a/podgroups/x";
+    st.body = json_object();
+    ck_assert_int_eq(mu_writer_submit(w, &st), 0);
+    st.path = "/apis/scheduling.volcano.sh/v1beta1/namespaces/a/podgroups/y";
+    st.body = json_object();
+    ck_assert_int_eq(mu_writer_submit(w, &st), 0);
+    pod.body = json_object();
+    ck_assert_int_eq(mu_writer_submit(w, &pod), 0);
+    open_gate();
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_uint_eq(kf_count(&srv), 4);
+    ck_assert_str_eq(kf_req(&srv, 0)->path,
+                     "/apis/scheduling.volcano.sh/v1beta1/namespaces/a/"
+                     "podgroups/x");
+    ck_assert_str_eq(kf_req(&srv, 1)->path,
+                     "/apis/scheduling.volcano.sh/v1beta1/namespaces/a/"
+                     "podgroups/y");
+    ck_assert_str_eq(kf_req(&srv, 2)->path, "/api/v1/namespaces/a/pods/p");
+    ck_assert_str_eq(kf_req(&srv, 3)->method, "POST");
+    ck_assert_str_eq(kf_req(&srv, 3)->path,
+                     "/api/v1/namespaces/team-a/events");
+    mu_writer_free(w);
+}
+END_TEST
+
+/* Events are background writes: while the cap's worth of background
+ * writes run, an idle worker leaves the lane alone. */
+START_TEST(test_writer_events_keep_under_the_background_cap)
+{
+    struct mu_writer *w;
+    struct mu_writer_stats ws;
+
+    rec_init();
+    kf_reply_body(&srv, 201, "{}");
+    w = writer_events(4, 1, 0);
+    ck_assert_int_eq(submit_tw(w, 0, "pg/0", MU_WRITE_BACKGROUND, true, 0, 0),
+                     0);
+    wait_started(1);
+    ck_assert_int_eq(post_event(w, "Scheduled"), 0);
+    sleep_ms(100);
+    ck_assert_uint_eq(kf_count(&srv), 0);
+    mu_writer_stats(w, &ws);
+    ck_assert_uint_eq(ws.events_queued, 1);
+    open_gate();
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_uint_eq(kf_count(&srv), 1);
+    mu_writer_stats(w, &ws);
+    ck_assert_uint_eq(ws.events_queued, 0);
+    mu_writer_free(w);
+}
+END_TEST
+
+/* A full lane drops its oldest event (never blocks the poster), counts
+ * it and names it in one line at the next drain; the newest are posted.
+ * Freed with events waiting, the writer sends none of them. */
+START_TEST(test_writer_full_event_lane_drops_the_oldest_and_says_so)
+{
+    struct mu_writer *w;
+    struct mu_writer_stats ws;
+    pthread_t opener;
+    char reason[8];
+
+    rec_init();
+    nlogged = 0;
+    for (int i = 0; i < 3; i++)
+        kf_reply_body(&srv, 201, "{}");
+    w = writer_events(1, 0, 3);
+    ck_assert_int_eq(submit_tw(w, 0, "k/0", 0, true, 0, 0), 0);
+    wait_started(1);
+    for (int i = 0; i < 5; i++) {
+        snprintf(reason, sizeof(reason), "E%d", i);
+        ck_assert_int_eq(post_event(w, reason), 0);
+    }
+    mu_writer_stats(w, &ws);
+    ck_assert_uint_eq(ws.events_queued, 3);
+    ck_assert_uint_eq(ws.events_dropped, 2);
+    mu_writer_drain(w, NULL);
+    ck_assert_int_eq(nlogged, 1);
+    ck_assert_ptr_nonnull(strstr(logged, "events: 2 dropped"));
+    ck_assert_ptr_nonnull(strstr(logged, "PodGroup team-a/train: E1"));
+    mu_writer_drain(w, NULL);
+    ck_assert_int_eq(nlogged, 1); /* told once */
+    open_gate();
+    ck_assert_int_eq(mu_writer_flush(w, 5000), 0);
+    ck_assert_uint_eq(kf_count(&srv), 3);
+    for (int i = 0; i < 3; i++) {
+        json_t *b = json_loadb(kf_req(&srv, (size_t)i)->body,
+                               kf_req(&srv, (size_t)i)->body_len, 0, NULL);
+
+        snprintf(reason, sizeof(reason), "E%d", i + 2);
+        ck_assert_str_eq(json_string_value(json_object_get(b, "reason")),
+                         reason);
+        json_decref(b);
+    }
+    /* held again, two events wait when the writer is freed: not sent
+     * (the gate opens once free has begun, open_when_stopping) */
+    rec_init();
+    ck_assert_int_eq(submit_tw(w, 1, "k/1", 0, true, 0, 0), 0);
+    wait_started(1);
+    ck_assert_int_eq(post_event(w, "late"), 0);
+    ck_assert_int_eq(post_event(w, "later"), 0);
+    ck_assert_int_eq(pthread_create(&opener, NULL, open_when_stopping, w), 0);
+    mu_writer_free(w);
+    pthread_join(opener, NULL);
+    ck_assert_uint_eq(kf_count(&srv), 3);
+}
+END_TEST
+
 /* ------------------------------------------------------------ ordering -- */
 
 START_TEST(test_writer_keeps_one_objects_writes_in_order_one_at_a_time)
@@ -1045,6 +1214,10 @@ int main(void)
         tc, test_writer_maps_http_errors_and_logs_fire_and_forget_failures);
     tcase_add_test(tc, test_writer_posts_events_under_its_own_names);
     tcase_add_test(tc, test_writer_event_path_escapes_the_namespace);
+    tcase_add_test(tc, test_writer_posts_events_after_the_other_writes);
+    tcase_add_test(tc, test_writer_events_keep_under_the_background_cap);
+    tcase_add_test(tc,
+                   test_writer_full_event_lane_drops_the_oldest_and_says_so);
     tcase_add_test(tc, test_kube_pool_reuses_clients_and_bounds_idle_ones);
     tcase_add_test(
         tc, test_writer_sends_urgent_writes_first_but_never_before_their_key);
