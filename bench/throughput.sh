@@ -94,6 +94,11 @@
 #      MUSTER_BENCH_RESTART_ALONE=1 (the restart case restarts muster
 #      alone: kube-scheduler is started first and has synced; default both
 #      start at once, kube-scheduler's ready the limit beside muster's),
+#      MUSTER_BENCH_AUDIT=0 (no apiserver audit log of the binds: the gang
+#      spans then come from the watcher alone; by default kube-apiserver
+#      logs every pods/binding create, MUSTER_APISERVER_AUDIT_LOG, and the
+#      spans are also taken on its clock, spread_api_*: a watcher on two
+#      busy cores was seen to stall 2.6 s while the binds went on),
 #      MUSTER_CACHE, plus the harness's knobs (tests/e2e/cluster.sh).
 # Output: per-run JSON lines, then a Markdown table and the latency figures
 # on stdout; the same in $D/results/ (kept with --keep).
@@ -296,6 +301,7 @@ Subcommands (all talk to the apiserver named in --kubeconfig):
 """
 import argparse
 import concurrent.futures as cf
+import datetime
 import json
 import math
 import os
@@ -819,6 +825,55 @@ def pct(xs, p):
     return xs[i]
 
 
+def audit_time(ts):
+    """An audit stageTimestamp ("2026-12-06T02:27:37.084035Z") in seconds."""
+    d = datetime.datetime.strptime(ts.rstrip("Z")[:26], "%Y-%m-%dT%H:%M:%S.%f")
+    return d.replace(tzinfo=datetime.timezone.utc).timestamp()
+
+
+def audit_spans(path, t0, rows, size):
+    """Gang spans on kube-apiserver's clock: each pod of the run (rows, as the
+    watcher saw them) is bound when its pods/binding create completed with
+    201 after t0 (the last such line, should one be refused and redone), from
+    the audit log MUSTER_APISERVER_AUDIT_LOG. Also how late the watcher saw
+    each bind."""
+    want = {r[1]: (r[0], r[2]) for r in rows}
+    api = {}
+    try:
+        f = open(path)
+    except OSError:
+        return {}
+    with f:
+        for line in f:
+            if '"binding"' not in line:
+                continue
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue
+            ref = ev.get("objectRef") or {}
+            code = (ev.get("responseStatus") or {}).get("code")
+            name = ref.get("name")
+            if ref.get("subresource") != "binding" or code != 201 or name not in want:
+                continue
+            t = audit_time(ev.get("stageTimestamp") or "")
+            if t >= t0:
+                api[name] = t
+    if not api:
+        return {}
+    groups, lag = {}, []
+    for name, t in api.items():
+        seen, g = want[name]
+        groups.setdefault(g, []).append(t)
+        lag.append(seen - t)
+    spread = [max(v) - min(v) for v in groups.values() if len(v) >= size]
+    return {"binds_in_audit": len(api),
+            "spread_api_p50_s": pct(spread, 50), "spread_api_p99_s": pct(spread, 99),
+            "spread_api_max_s": max(spread) if spread else float("nan"),
+            "watch_lag_p50_s": pct(lag, 50), "watch_lag_p99_s": pct(lag, 99),
+            "watch_lag_max_s": max(lag)}
+
+
 def cmd_analyze(a):
     t0 = float(a.t0)
     rows = []
@@ -863,6 +918,8 @@ def cmd_analyze(a):
             cur += d
             worst = max(worst, cur)
         res["max_gangs_partly_bound"] = worst
+        if a.audit:
+            res.update(audit_spans(a.audit, t0, rows, a.size))
     print(json.dumps(finite(res)))
     return 0
 
@@ -1190,8 +1247,9 @@ def cmd_summary(a):
         print()
         print("| contender | runs complete | pods/s median | min / max | first→last bind pods/s (median) "
               "| first bind at (s) | ratio to kube-scheduler alone | ratio to no-op, muster's config "
-              "| ratio to no-op lean | gang spread p50 / p99 (s) |")
-        print("|" + "---|" * 10)
+              "| ratio to no-op lean | gang spread p50 / p99 (s) "
+              "| gang span p50 / p99, apiserver's clock (s) |")
+        print("|" + "---|" * 11)
         for c in order:
             rs = by[c]
             ok = [r for r in rs if r.get("bound") == r.get("expect")]
@@ -1201,17 +1259,20 @@ def cmd_summary(a):
             fb = statistics.median([r["first_bind_s"] for r in ok]) if ok else None
             sp50 = statistics.median([r["spread_p50_s"] for r in ok]) if ok else None
             sp99 = statistics.median([r["spread_p99_s"] for r in ok]) if ok else None
+            okapi = [r for r in ok if r.get("spread_api_p99_s") is not None]
+            ap50 = statistics.median([r["spread_api_p50_s"] for r in okapi]) if okapi else None
+            ap99 = statistics.median([r["spread_api_p99_s"] for r in okapi]) if okapi else None
             note = ""
             if len(ok) < len(rs):
                 note = " (incomplete: %s)" % ", ".join("%d/%d bound" % (r.get("bound"), r.get("expect"))
                                                         for r in rs if r not in ok)
-            print("| %s | %d/%d%s | %s | %s / %s | %s | %s | %s | %s | %s | %s / %s |" % (
+            print("| %s | %d/%d%s | %s | %s / %s | %s | %s | %s | %s | %s | %s / %s | %s / %s |" % (
                 c, len(ok), len(rs), note, fmt(m), fmt(min(xs) if xs else None),
                 fmt(max(xs) if xs else None), fmt(fl), fmt(fb, "%.1f"),
                 fmt(m / base if m and base else None, "%.2f×"),
                 fmt(m / ceil if m and ceil else None, "%.2f×"),
                 fmt(m / lean if m and lean else None, "%.2f×"),
-                fmt(sp50, "%.2f"), fmt(sp99, "%.2f")))
+                fmt(sp50, "%.2f"), fmt(sp99, "%.2f"), fmt(ap50, "%.3f"), fmt(ap99, "%.3f")))
         pairs = [(c, v) for c, v in (("muster", "volcano"), ("muster-vcjob", "volcano-vcjob"))
                  if med(c) and med(v)]
         if pairs:
@@ -1225,6 +1286,11 @@ def cmd_summary(a):
             print("Every PodGroup's status Running (medians, s from t0): " + "; ".join(
                 "%s %.1f (last bind %.1f)" % x for x in pgr))
         fl99, mu99 = med("bind-floor", "spread_p99_s"), med("muster", "spread_p99_s")
+        fa99, ma99 = med("bind-floor", "spread_api_p99_s"), med("muster", "spread_api_p99_s")
+        if fa99 and ma99:
+            print()
+            print("On the apiserver's clock: gang span p99 muster / bind-floor = %.2f× (%.3f / %.3f s)"
+                  % (ma99 / fa99, ma99, fa99))
         if fl99 and mu99:
             print()
             print("Against the bind floor (the same binds at muster's pace, no scheduler): "
@@ -1264,6 +1330,7 @@ def main():
     p.add_argument("--out")
     p.add_argument("--ready")
     p.add_argument("--binds")
+    p.add_argument("--audit")                      # analyze: kube-apiserver's audit log of binds
     p.add_argument("--t0")
     p.add_argument("--contender")
     p.add_argument("--run", type=int, default=0)
@@ -1331,6 +1398,11 @@ fi
 } >"$R/versions.txt" 2>&1
 cat "$R/versions.txt" >&2
 
+AUDIT=""
+if [ "${MUSTER_BENCH_AUDIT:-1}" != 0 ]; then
+    AUDIT="$R/apiserver-audit.log"
+    export MUSTER_APISERVER_AUDIT_LOG="$AUDIT"
+fi
 CLUSTER_UP=1
 "$E2E/cluster.sh" up "$D" >"$R/cluster-up.log" 2>&1 || { tail -20 "$R/cluster-up.log" >&2; e2e_die "cluster up failed"; }
 eval "$("$E2E/cluster.sh" env "$D")"
@@ -1550,7 +1622,7 @@ run_one() {
     stop kube-scheduler; stop muster; stop vc-scheduler; stop vc-job-controller
     local res ms="{}" ks="{}" as
     res=$(bp analyze --binds "$RD/binds.txt" --t0 "$t0" --contender "$c" --run "$i" --expect "$PODS" \
-        --size "$SIZE" --groups "$G")
+        --size "$SIZE" --groups "$G" ${AUDIT:+--audit "$AUDIT"})
     case "$c" in
         muster|muster-vcjob|muster-tls|base|base-vcjob)
             ms=$(bp metrics --kind muster --after "$RD/muster-metrics.txt" --samples "$RD/muster-samples.txt")
@@ -1566,7 +1638,7 @@ run_one() {
         --argjson pgs "$pgs" --arg mr "$mready" '. + $pgs + {(if (.contender | startswith("volcano")) then "volcano" elif .contender == "bind-floor" then "client" else "muster" end): $ms, kube_scheduler: $ks, apiserver: $api, cpu_s: $cpu, rss_peak_mib: $rss} + (if $mr == "" then {} else {muster_ready_s: ($mr|tonumber)} end)' <<<"$res")
     echo "$res" >>"$R/runs.jsonl"
     echo "$res"
-    log "$c ($G gangs) run $i: $(jq -r '"\(.bound)/\(.expect) bound, \(.pods_per_s // 0 | floor) pods/s (first bind at \(.first_bind_s // 0 | .*10|floor/10) s), gang spread p50 \(.spread_p50_s // 0 | .*1000|floor) ms p99 \(.spread_p99_s // 0 | .*1000|floor) ms\(if has("podgroups_running_s") then ", every PodGroup Running at \(.podgroups_running_s // "timeout" | if type == "number" then (.*10|floor/10 | tostring) + " s" else . end)" else "" end)\(if has("pods_running") then " (pods Running then: \(.pods_running) of \(.expect))" else "" end)"' <<<"$res")"
+    log "$c ($G gangs) run $i: $(jq -r '"\(.bound)/\(.expect) bound, \(.pods_per_s // 0 | floor) pods/s (first bind at \(.first_bind_s // 0 | .*10|floor/10) s), gang spread p50 \(.spread_p50_s // 0 | .*1000|floor) ms p99 \(.spread_p99_s // 0 | .*1000|floor) ms\(if .spread_api_p99_s then " (on the apiserver clock: p50 \(.spread_api_p50_s | .*1000|floor) ms p99 \(.spread_api_p99_s | .*1000|floor) ms; the watcher saw binds \(.watch_lag_p99_s // 0 | .*1000|floor) ms late at p99, \(.watch_lag_max_s // 0 | .*1000|floor) ms at most)" else "" end)\(if has("podgroups_running_s") then ", every PodGroup Running at \(.podgroups_running_s // "timeout" | if type == "number" then (.*10|floor/10 | tostring) + " s" else . end)" else "" end)\(if has("pods_running") then " (pods Running then: \(.pods_running) of \(.expect))" else "" end)"' <<<"$res")"
 }
 
 # ------------------------------------------------------------ the runs ----
@@ -1645,7 +1717,7 @@ if [ "$RESTART_PENDING" -gt 0 ] && want muster; then
         rss_hwm "$RD/rss.txt"
         stop kube-scheduler; stop muster
         res=$(bp analyze --binds "$RD/binds.txt" --t0 "$t0" --contender "$rname" --run 1 \
-            --expect "$(( RG * SIZE ))" --size "$SIZE" --groups "$RG" |
+            --expect "$(( RG * SIZE ))" --size "$SIZE" --groups "$RG" ${AUDIT:+--audit "$AUDIT"} |
             jq -c --argjson rss "$(rss_json "$RD/rss.txt")" --arg mr "$mready" --argjson bound "$(( GB * SIZE ))" \
                 --arg kr "$ksready" \
                 '. + {rss_peak_mib: $rss, bound_before: $bound} + (if $mr == "" then {} else {muster_ready_s: ($mr|tonumber)} end)

@@ -26,6 +26,10 @@
 #   MUSTER_E2E_V          log verbosity of the Kubernetes components (default 2)
 #   MUSTER_KWOK_LEASE_SECONDS  node Lease duration kwok maintains (default 40;
 #                         0 = no Leases, nodes then go NotReady after ~40 s)
+#   MUSTER_APISERVER_AUDIT_LOG  kube-apiserver writes an audit line (JSON)
+#                         for every create of pods/binding to this file: when
+#                         each pod was bound, on the apiserver's clock (the
+#                         benchmarks' gang span), whatever a watcher sees
 #   MUSTER_NO_BUILD=1     fail instead of building missing binaries
 #   MUSTER_CACHE          binary cache (default ~/.cache/muster)
 # Exit: 0 ok; 1 failure (with the relevant log tails on stderr); 2 usage.
@@ -312,6 +316,27 @@ EOF
     local gates=()
     [ -n "${MUSTER_FEATURE_GATES:-}" ] && gates=(--feature-gates="$MUSTER_FEATURE_GATES")
 
+    # MUSTER_APISERVER_AUDIT_LOG: the binds only, at level Metadata, written
+    # as each request completes (blocking: in the request's own goroutine)
+    local audit=()
+    if [ -n "${MUSTER_APISERVER_AUDIT_LOG:-}" ]; then
+        cat >"$D/audit-policy.yaml" <<'YAML'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  verbs: ["create"]
+  resources:
+  - group: ""
+    resources: ["pods/binding"]
+- level: None
+YAML
+        audit=(--audit-policy-file="$D/audit-policy.yaml"
+            --audit-log-path="$MUSTER_APISERVER_AUDIT_LOG"
+            --audit-log-format=json --audit-log-mode=blocking)
+    fi
+
     # 2. kube-apiserver (TaintNodesByCondition and ServiceAccount admission off:
     #    there is no kubelet and no token controller in the pod path)
     start kube-apiserver "$K/kube-apiserver" \
@@ -326,7 +351,7 @@ EOF
         --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
         --endpoint-reconciler-type=none --allow-privileged=true \
         --max-requests-inflight=0 --max-mutating-requests-inflight=0 \
-        --enable-priority-and-fairness=false "${gates[@]}" -v="$VLOG"
+        --enable-priority-and-fairness=false "${gates[@]}" "${audit[@]}" -v="$VLOG"
     wait_for kube-apiserver "https://127.0.0.1:$APISERVER_PORT/readyz" apiserver_ready
 
     # shellcheck disable=SC2054
