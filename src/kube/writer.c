@@ -100,18 +100,24 @@ static void link_item(struct mu_writer *w, struct item *it, struct item *prev,
         w->tail = it;
 }
 
-/* Takes it out of the events lane (lock held). */
-static void unlink_event(struct mu_writer *w, struct item *it)
+/* Takes it out of the list head..tail it is on (lock held). */
+static void list_unlink(struct item **head, struct item **tail, struct item *it)
 {
     if (it->prev)
         it->prev->next = it->next;
     else
-        w->ev_head = it->next;
+        *head = it->next;
     if (it->next)
         it->next->prev = it->prev;
     else
-        w->ev_tail = it->prev;
+        *tail = it->prev;
     it->prev = it->next = NULL;
+}
+
+/* Takes it out of the events lane (lock held). */
+static void unlink_event(struct mu_writer *w, struct item *it)
+{
+    list_unlink(&w->ev_head, &w->ev_tail, it);
     w->nev--;
 }
 
@@ -123,15 +129,7 @@ static void unlink_item(struct mu_writer *w, struct item *it)
     }
     if (w->urgent_tail == it) /* urgent items are a prefix */
         w->urgent_tail = it->prev;
-    if (it->prev)
-        it->prev->next = it->next;
-    else
-        w->head = it->next;
-    if (it->next)
-        it->next->prev = it->prev;
-    else
-        w->tail = it->prev;
-    it->prev = it->next = NULL;
+    list_unlink(&w->head, &w->tail, it);
     w->nqueued--;
     if (!background(it))
         w->nfg_queued--;
