@@ -83,6 +83,23 @@ static void item_free(struct item *it)
     free(it);
 }
 
+/* A new item holding its own copies of wr's strings; takes wr->body. */
+static struct item *item_new(const struct mu_write *wr)
+{
+    struct item *it = mu_xcalloc(1, sizeof(*it));
+
+    it->w = *wr;
+    it->method = mu_xstrdup_or_null(wr->method);
+    it->path = mu_xstrdup(wr->path);
+    it->content_type = mu_xstrdup_or_null(wr->content_type);
+    it->key = mu_xstrdup(wr->key ? wr->key : wr->path);
+    it->w.method = it->method;
+    it->w.path = it->path;
+    it->w.content_type = it->content_type;
+    it->w.key = it->key;
+    return it;
+}
+
 /* Puts it into the queue between prev and next (neighbours; NULL: the
  * head or the tail) (lock held). */
 static void link_item(struct mu_writer *w, struct item *it, struct item *prev,
@@ -418,16 +435,7 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
         json_decref(wr->body);
         return -EPERM;
     }
-    it = mu_xcalloc(1, sizeof(*it));
-    it->w = *wr;
-    it->method = mu_xstrdup_or_null(wr->method);
-    it->path = mu_xstrdup(wr->path);
-    it->content_type = mu_xstrdup_or_null(wr->content_type);
-    it->key = mu_xstrdup(wr->key ? wr->key : wr->path);
-    it->w.method = it->method;
-    it->w.path = it->path;
-    it->w.content_type = it->content_type;
-    it->w.key = it->key;
+    it = item_new(wr);
 
     pthread_mutex_lock(&w->lock);
     old = mu_map_get(&w->newest, it->key);
@@ -548,6 +556,7 @@ int mu_writer_event(struct mu_writer *w, const struct mu_kube_event *ev)
     struct item *it;
     unsigned seq;
     json_t *body;
+    char *path;
 
     if (w->o.gate && !w->o.gate(w->o.gate_ctx))
         return -EPERM;
@@ -557,18 +566,18 @@ int mu_writer_event(struct mu_writer *w, const struct mu_kube_event *ev)
     body = mu_kube_event_build(ev, seq);
     if (!body)
         return -ENOMEM;
-    it = mu_xcalloc(1, sizeof(*it));
+    path = mu_api_path(MU_API_EVENT, ns, NULL, NULL);
+    it = item_new(&(struct mu_write){
+        .method = "POST",
+        .path = path,
+        /* each event is its own object: no ordering behind other events */
+        .key = json_string_value(
+            json_object_get(json_object_get(body, "metadata"), "name")),
+        .body = body,
+        .flags = MU_WRITE_BACKGROUND,
+    });
+    free(path);
     it->lane = true;
-    it->w.body = body;
-    it->method = mu_xstrdup("POST");
-    it->path = mu_api_path(MU_API_EVENT, ns, NULL, NULL);
-    /* each event is its own object: no ordering behind other events */
-    it->key = mu_xstrdup(json_string_value(
-        json_object_get(json_object_get(body, "metadata"), "name")));
-    it->w.method = it->method;
-    it->w.path = it->path;
-    it->w.key = it->key;
-    it->w.flags = MU_WRITE_BACKGROUND;
 
     pthread_mutex_lock(&w->lock);
     if (w->stopping) {
