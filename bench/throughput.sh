@@ -831,12 +831,13 @@ def audit_time(ts):
     return d.replace(tzinfo=datetime.timezone.utc).timestamp()
 
 
-def audit_spans(path, t0, rows, size):
+def audit_spans(path, t0, rows, size, offset=0):
     """Gang spans on kube-apiserver's clock: each pod of the run (rows, as the
     watcher saw them) is bound when its pods/binding create completed with
     201 after t0 (the last such line, should one be refused and redone), from
-    the audit log MUSTER_APISERVER_AUDIT_LOG. Also how late the watcher saw
-    each bind."""
+    the audit log MUSTER_APISERVER_AUDIT_LOG, read from byte offset (its size
+    when the run began: earlier runs' lines are not read again). Also how late
+    the watcher saw each bind."""
     want = {r[1]: (r[0], r[2]) for r in rows}
     api = {}
     try:
@@ -844,6 +845,11 @@ def audit_spans(path, t0, rows, size):
     except OSError:
         return {}
     with f:
+        if offset > 0:
+            # from the byte before: the rest of a line the offset cut (or
+            # only its newline) is skipped, a whole line at offset is read
+            f.seek(offset - 1)
+            f.readline()
         for line in f:
             if '"binding"' not in line:
                 continue
@@ -919,7 +925,7 @@ def cmd_analyze(a):
             worst = max(worst, cur)
         res["max_gangs_partly_bound"] = worst
         if a.audit:
-            res.update(audit_spans(a.audit, t0, rows, a.size))
+            res.update(audit_spans(a.audit, t0, rows, a.size, int(a.audit_offset or 0)))
     print(json.dumps(finite(res)))
     return 0
 
@@ -1331,6 +1337,7 @@ def main():
     p.add_argument("--ready")
     p.add_argument("--binds")
     p.add_argument("--audit")                      # analyze: kube-apiserver's audit log of binds
+    p.add_argument("--audit-offset")               # analyze: its size when the run began
     p.add_argument("--t0")
     p.add_argument("--contender")
     p.add_argument("--run", type=int, default=0)
@@ -1538,7 +1545,8 @@ run_one() {
     cpu_snapshot >"$RD/cpu-before.txt"
     apiserver_metrics >"$RD/apiserver-before.txt"
     rss_sampler "$RD/rss.txt" &
-    local rsspid=$!
+    local rsspid=$! aoff=0
+    [ -n "$AUDIT" ] && aoff=$(stat -c %s "$AUDIT" 2>/dev/null || echo 0)
     t0=$EPOCHREALTIME
     case "$c" in
         default) start_kube_scheduler "$D/sched-default.yaml" "$RD/kube-scheduler.log" ;;
@@ -1622,7 +1630,7 @@ run_one() {
     stop kube-scheduler; stop muster; stop vc-scheduler; stop vc-job-controller
     local res ms="{}" ks="{}" as
     res=$(bp analyze --binds "$RD/binds.txt" --t0 "$t0" --contender "$c" --run "$i" --expect "$PODS" \
-        --size "$SIZE" --groups "$G" ${AUDIT:+--audit "$AUDIT"})
+        --size "$SIZE" --groups "$G" ${AUDIT:+--audit "$AUDIT" --audit-offset "$aoff"})
     case "$c" in
         muster|muster-vcjob|muster-tls|base|base-vcjob)
             ms=$(bp metrics --kind muster --after "$RD/muster-metrics.txt" --samples "$RD/muster-samples.txt")
@@ -1687,6 +1695,8 @@ if [ "$RESTART_PENDING" -gt 0 ] && want muster; then
         for _ in $(seq 1 $((600 + (GB + RG) * SIZE / 100))); do [ -s "$RD/ready" ] && break; kill -0 $wpid 2>/dev/null || break; sleep 0.1; done
         rss_sampler "$RD/rss.txt" &
         rsspid=$!
+        aoff=0
+        [ -n "$AUDIT" ] && aoff=$(stat -c %s "$AUDIT" 2>/dev/null || echo 0)
         mready="" ksready="" rname=muster-restart
         if [ "${MUSTER_BENCH_RESTART_ALONE:-0}" = 1 ]; then
             # muster restarted alone (a crash, an upgrade, a failover):
@@ -1717,7 +1727,7 @@ if [ "$RESTART_PENDING" -gt 0 ] && want muster; then
         rss_hwm "$RD/rss.txt"
         stop kube-scheduler; stop muster
         res=$(bp analyze --binds "$RD/binds.txt" --t0 "$t0" --contender "$rname" --run 1 \
-            --expect "$(( RG * SIZE ))" --size "$SIZE" --groups "$RG" ${AUDIT:+--audit "$AUDIT"} |
+            --expect "$(( RG * SIZE ))" --size "$SIZE" --groups "$RG" ${AUDIT:+--audit "$AUDIT" --audit-offset "$aoff"} |
             jq -c --argjson rss "$(rss_json "$RD/rss.txt")" --arg mr "$mready" --argjson bound "$(( GB * SIZE ))" \
                 --arg kr "$ksready" \
                 '. + {rss_peak_mib: $rss, bound_before: $bound} + (if $mr == "" then {} else {muster_ready_s: ($mr|tonumber)} end)
