@@ -46,6 +46,21 @@ count() {
     bad=$((bad + b))
 }
 
+# what failed, named again just before the last line: a CI log shown by
+# its end still says which test failed, and which of its checks
+failed_list=""
+# note_failures JSON SETUP: the failed programs of a run, with their
+# "not ok" lines (at most 20 each)
+note_failures() {
+    f=$(jq -r --arg s "$2" '
+        select(.result != "OK" and .result != "SKIP" and .result != "EXPECTEDFAIL")
+        | "\($s): \(.name) \(.result) after \(.duration | floor) s",
+          ([(.stdout // "") | split("\n")[] | select(startswith("not ok"))][0:20][]
+           | "    " + .[0:300])' "$1" 2>/dev/null)
+    [ -n "$f" ] && failed_list="$failed_list$f
+"
+}
+
 # run DIR SETUP-ARGS...: builds DIR and runs its tests with the setup
 run() {
     dir=$1 setup=$2
@@ -64,11 +79,16 @@ run() {
     meson test -C "$dir" $args --print-errorlogs || status=1
     count "$dir/meson-logs/testlog$suffix.junit.xml" \
           "$dir/meson-logs/testlog$suffix.json"
+    note_failures "$dir/meson-logs/testlog$suffix.json" "$setup"
 }
 
 run "$build" default
 run "$build-asan" asan -Db_sanitize=address,undefined
 run "$build" valgrind
+if [ -n "$failed_list" ]; then
+    echo "== failed"
+    printf '%s' "$failed_list"
+fi
 passed=$((total - bad))
 [ "$passed" -lt 0 ] && passed=0
 echo "$passed passed, $bad failed"
