@@ -135,7 +135,18 @@ kubectl apply -f "$ROOT/examples/pytorch-8gpu-vcjob.yaml" >/dev/null
 # Volcano's start and first session take 10-40 s here; 120 s were not enough
 # once, in a CI run while the machine's memory ran about 5x slower (bench/
 # RESULTS.md, 2026-12-06): wait_for ends as soon as they run
-check "Volcano runs the book's 9-pod vcjob whole" wait_for 300 equals 9 running pytorch-dist-8gpu-
+if out=$(wait_for 300 equals 9 running pytorch-dist-8gpu- 2>&1); then
+    ok "Volcano runs the book's 9-pod vcjob whole"
+else
+    # what Volcano was doing, for a failure seen only in a CI log
+    not_ok "Volcano runs the book's 9-pod vcjob whole" "$out" \
+        "$(kubectl get nodes --no-headers 2>&1)" \
+        "$(kubectl get pods -o wide --no-headers 2>&1)" \
+        "$(kubectl get podgroup -o jsonpath='{range .items[*]}{.metadata.name} {.status}{"\n"}{end}' 2>&1)" \
+        "$(kubectl get events --sort-by=.lastTimestamp 2>&1 | tail -15)" \
+        "vc-controller-manager: $(grep -E '^[EW]' "$D/vc-controller-manager.log" | tail -10)" \
+        "vc-scheduler: $(tail -10 "$D/vc-scheduler.log")"
+fi
 check "and the vcjob says Running" \
     wait_for 30 equals Running kubectl get vcjob pytorch-dist-8gpu -o jsonpath='{.status.state.phase}'
 OLD=$(pods_of pytorch-dist-8gpu-)

@@ -32,7 +32,8 @@ not_ok() {
     n=$((n + 1)); failed=$((failed + 1))
     echo "not ok $n - $1"
     shift
-    for l in "$@"; do printf '# %s\n' "$l"; done
+    # every line a TAP comment, however many lines each argument has
+    for l in "$@"; do printf '%s\n' "$l" | sed 's/^/# /'; done
 }
 
 # check NAME CMD...: a test point from a command's status
