@@ -317,7 +317,9 @@ EOF
     [ -n "${MUSTER_FEATURE_GATES:-}" ] && gates=(--feature-gates="$MUSTER_FEATURE_GATES")
 
     # MUSTER_APISERVER_AUDIT_LOG: the binds only, at level Metadata, written
-    # as each request completes (blocking: in the request's own goroutine)
+    # as each request completes (blocking: in the request's own goroutine),
+    # in one file: a maxsize of 0 would mean 100 MB and a rotation at about
+    # 115,000 binds, which the bench's reader would not follow
     local audit=()
     if [ -n "${MUSTER_APISERVER_AUDIT_LOG:-}" ]; then
         cat >"$D/audit-policy.yaml" <<'YAML'
@@ -334,7 +336,8 @@ rules:
 YAML
         audit=(--audit-policy-file="$D/audit-policy.yaml"
             --audit-log-path="$MUSTER_APISERVER_AUDIT_LOG"
-            --audit-log-format=json --audit-log-mode=blocking)
+            --audit-log-format=json --audit-log-mode=blocking
+            --audit-log-maxsize=1048576)
     fi
 
     # 2. kube-apiserver (TaintNodesByCondition and ServiceAccount admission off:
