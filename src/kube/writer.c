@@ -9,9 +9,7 @@
  * item whose key is not busy, which is what keeps writes of one object in
  * order while other objects go ahead; a background item only while fewer
  * than o.background of them run (nfg_queued lets a pick that could take
- * only those stop at once). Events wait in a lane of their own (ev_head,
- * a FIFO of items with lane set), taken only when the queue has nothing
- * a worker may send.
+ * only those stop at once).
  */
 #include "kube/writer.h"
 
@@ -27,7 +25,6 @@ struct item {
     char *method, *path, *content_type, *key;
     int rc;
     char *msg; /* on failure */
-    bool lane; /* an event, in the events lane */
     struct item *prev, *next;
 };
 
@@ -50,10 +47,6 @@ struct mu_writer {
     struct item *head, *tail; /* queued, oldest first */
     struct item *urgent_tail; /* the last urgent item, NULL: none */
     size_t nqueued, nrunning;
-    struct item *ev_head, *ev_tail; /* the events lane, oldest first */
-    size_t nev;
-    char *ev_dropped; /* the newest dropped event, for the owner's log */
-    uint64_t ev_logged; /* drops the owner's log has told of */
     size_t nfg_queued;  /* queued items not flagged MU_WRITE_BACKGROUND */
     size_t nbg_running; /* running items flagged MU_WRITE_BACKGROUND */
     int nspace_waiters; /* submitters waiting for room in the queue */
@@ -83,23 +76,6 @@ static void item_free(struct item *it)
     free(it);
 }
 
-/* A new item holding its own copies of wr's strings; takes wr->body. */
-static struct item *item_new(const struct mu_write *wr)
-{
-    struct item *it = mu_xcalloc(1, sizeof(*it));
-
-    it->w = *wr;
-    it->method = mu_xstrdup_or_null(wr->method);
-    it->path = mu_xstrdup(wr->path);
-    it->content_type = mu_xstrdup_or_null(wr->content_type);
-    it->key = mu_xstrdup(wr->key ? wr->key : wr->path);
-    it->w.method = it->method;
-    it->w.path = it->path;
-    it->w.content_type = it->content_type;
-    it->w.key = it->key;
-    return it;
-}
-
 /* Puts it into the queue between prev and next (neighbours; NULL: the
  * head or the tail) (lock held). */
 static void link_item(struct mu_writer *w, struct item *it, struct item *prev,
@@ -117,36 +93,19 @@ static void link_item(struct mu_writer *w, struct item *it, struct item *prev,
         w->tail = it;
 }
 
-/* Takes it out of the list head..tail it is on (lock held). */
-static void list_unlink(struct item **head, struct item **tail, struct item *it)
+static void unlink_item(struct mu_writer *w, struct item *it)
 {
+    if (w->urgent_tail == it) /* urgent items are a prefix */
+        w->urgent_tail = it->prev;
     if (it->prev)
         it->prev->next = it->next;
     else
-        *head = it->next;
+        w->head = it->next;
     if (it->next)
         it->next->prev = it->prev;
     else
-        *tail = it->prev;
+        w->tail = it->prev;
     it->prev = it->next = NULL;
-}
-
-/* Takes it out of the events lane (lock held). */
-static void unlink_event(struct mu_writer *w, struct item *it)
-{
-    list_unlink(&w->ev_head, &w->ev_tail, it);
-    w->nev--;
-}
-
-static void unlink_item(struct mu_writer *w, struct item *it)
-{
-    if (it->lane) {
-        unlink_event(w, it);
-        return;
-    }
-    if (w->urgent_tail == it) /* urgent items are a prefix */
-        w->urgent_tail = it->prev;
-    list_unlink(&w->head, &w->tail, it);
     w->nqueued--;
     if (!background(it))
         w->nfg_queued--;
@@ -182,8 +141,7 @@ static bool complete(struct mu_writer *w, struct item *it, int rc,
 
 /* The oldest queued item whose key is not being sent, and that is not a
  * background one while o.background of those run, unless a submitter
- * waits for room; else the oldest event, under the background cap
- * (lock held). */
+ * waits for room (lock held). */
 static struct item *pick(struct mu_writer *w)
 {
     bool bg_full = w->nbg_running >= (size_t)w->o.background &&
@@ -194,8 +152,6 @@ static struct item *pick(struct mu_writer *w)
     for (struct item *it = w->head; it; it = it->next)
         if (!(bg_full && background(it)) && !mu_map_get(&w->busy, it->key))
             return it;
-    if (w->nbg_running < (size_t)w->o.background)
-        return w->ev_head;
     return NULL;
 }
 
@@ -269,7 +225,7 @@ static void *worker_main(void *arg)
         }
         /* after the notify, so a flush that returns has seen it */
         w->nrunning--;
-        if (!w->nqueued && !w->nev && !w->nrunning)
+        if (!w->nqueued && !w->nrunning)
             pthread_cond_broadcast(&w->settled);
     }
     pthread_mutex_unlock(&w->lock);
@@ -294,7 +250,6 @@ static void destroy(struct mu_writer *w)
 {
     mu_map_release(&w->busy);
     mu_map_release(&w->newest);
-    free(w->ev_dropped);
     mu_kube_config_release(&w->cfg);
     mu_kube_shared_limiter_release(&w->lim);
     pthread_cond_destroy(&w->work);
@@ -318,8 +273,6 @@ int mu_writer_new(const struct mu_kube_config *cfg,
         w->o.threads = MU_WRITER_THREADS;
     if (!w->o.cap)
         w->o.cap = MU_WRITER_QUEUE_CAP;
-    if (!w->o.event_cap)
-        w->o.event_cap = MU_WRITER_EVENT_CAP;
     if (w->o.background < 1)
         w->o.background = MU_WRITER_BACKGROUND;
     w->o.kube.shared_limiter = NULL;
@@ -380,7 +333,7 @@ void mu_writer_free(struct mu_writer *w)
         return;
     stop_workers(w);
     /* no worker left: what is queued was never sent */
-    while ((it = w->head) || (it = w->ev_head)) {
+    while ((it = w->head)) {
         unlink_item(w, it);
         complete(w, it, -ECANCELED, "not sent: the writer stopped");
     }
@@ -435,7 +388,16 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
         json_decref(wr->body);
         return -EPERM;
     }
-    it = item_new(wr);
+    it = mu_xcalloc(1, sizeof(*it));
+    it->w = *wr;
+    it->method = mu_xstrdup_or_null(wr->method);
+    it->path = mu_xstrdup(wr->path);
+    it->content_type = mu_xstrdup_or_null(wr->content_type);
+    it->key = mu_xstrdup(wr->key ? wr->key : wr->path);
+    it->w.method = it->method;
+    it->w.path = it->path;
+    it->w.content_type = it->content_type;
+    it->w.key = it->key;
 
     pthread_mutex_lock(&w->lock);
     old = mu_map_get(&w->newest, it->key);
@@ -523,109 +485,41 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
     return 0;
 }
 
-static const char *json_str(const json_t *v, const char *dflt)
-{
-    const char *t = json_string_value(v);
-
-    return t ? t : dflt;
-}
-
-/* Drops the oldest event of the full lane (lock held): counted, and
- * named for the owner's log. */
-static void drop_oldest_event(struct mu_writer *w)
-{
-    struct item *it = w->ev_head;
-    json_t *io = json_object_get(it->w.body, "involvedObject");
-
-    unlink_event(w, it);
-    w->st.events_dropped++;
-    free(w->ev_dropped);
-    w->ev_dropped = mu_xasprintf(
-        "%s %s/%s: %s", json_str(json_object_get(io, "kind"), "object"),
-        json_str(json_object_get(io, "namespace"), ""),
-        json_str(json_object_get(io, "name"), ""),
-        json_str(json_object_get(it->w.body, "reason"), ""));
-    item_free(it);
-}
-
 int mu_writer_event(struct mu_writer *w, const struct mu_kube_event *ev)
 {
     const struct mu_kube_objref *io = &ev->involved;
     const char *ns =
         io->namespace && *io->namespace ? io->namespace : "default";
-    struct item *it;
+    struct mu_write wr = {.method = "POST", .flags = MU_WRITE_BACKGROUND};
     unsigned seq;
-    json_t *body;
     char *path;
+    int rc;
 
-    if (w->o.gate && !w->o.gate(w->o.gate_ctx))
-        return -EPERM;
     pthread_mutex_lock(&w->lock);
     seq = w->event_seq++;
     pthread_mutex_unlock(&w->lock);
-    body = mu_kube_event_build(ev, seq);
-    if (!body)
+    wr.body = mu_kube_event_build(ev, seq);
+    if (!wr.body)
         return -ENOMEM;
     path = mu_api_path(MU_API_EVENT, ns, NULL, NULL);
-    it = item_new(&(struct mu_write){
-        .method = "POST",
-        .path = path,
-        /* each event is its own object: no ordering behind other events */
-        .key = json_string_value(
-            json_object_get(json_object_get(body, "metadata"), "name")),
-        .body = body,
-        .flags = MU_WRITE_BACKGROUND,
-    });
+    wr.path = path;
+    /* each event is its own object: no ordering behind other events */
+    wr.key = json_string_value(
+        json_object_get(json_object_get(wr.body, "metadata"), "name"));
+    rc = mu_writer_submit(w, &wr);
     free(path);
-    it->lane = true;
-
-    pthread_mutex_lock(&w->lock);
-    if (w->stopping) {
-        pthread_mutex_unlock(&w->lock);
-        item_free(it);
-        return -ECANCELED;
-    }
-    if (w->nev >= w->o.event_cap)
-        drop_oldest_event(w);
-    it->prev = w->ev_tail;
-    if (w->ev_tail)
-        w->ev_tail->next = it;
-    else
-        w->ev_head = it;
-    w->ev_tail = it;
-    w->nev++;
-    w->st.submitted++;
-    pthread_cond_signal(&w->work);
-    pthread_mutex_unlock(&w->lock);
-    return 0;
+    return rc;
 }
 
 size_t mu_writer_drain(struct mu_writer *w, size_t *failed)
 {
     struct item *list, *next;
     size_t n = 0, nf = 0;
-    char *dropped = NULL;
-    uint64_t ndropped = 0;
 
     pthread_mutex_lock(&w->lock);
     list = w->done_head;
     w->done_head = w->done_tail = NULL;
-    if (w->st.events_dropped > w->ev_logged) {
-        ndropped = w->st.events_dropped - w->ev_logged;
-        w->ev_logged = w->st.events_dropped;
-        dropped = mu_xstrdup(w->ev_dropped);
-    }
     pthread_mutex_unlock(&w->lock);
-    if (ndropped && w->o.log) {
-        char *line = mu_xasprintf(
-            "events: %llu dropped, the oldest waiting, because %zu waited "
-            "to be sent after the other writes (the newest dropped: %s)",
-            (unsigned long long)ndropped, w->o.event_cap, dropped);
-
-        w->o.log(w->o.log_ctx, line);
-        free(line);
-    }
-    free(dropped);
     for (struct item *it = list; it; it = next) {
         next = it->next;
         n++;
@@ -655,11 +549,11 @@ int mu_writer_flush(struct mu_writer *w, long timeout_ms)
     int rc = 0;
 
     pthread_mutex_lock(&w->lock);
-    while ((w->nqueued || w->nev || w->nrunning) && !w->stopping) {
+    while ((w->nqueued || w->nrunning) && !w->stopping) {
         if (timeout_ms < 0) {
             pthread_cond_wait(&w->settled, &w->lock);
         } else if (pthread_cond_timedwait(&w->settled, &w->lock, &ts)) {
-            rc = (w->nqueued || w->nev || w->nrunning) ? -ETIMEDOUT : 0;
+            rc = (w->nqueued || w->nrunning) ? -ETIMEDOUT : 0;
             break;
         }
     }
@@ -698,7 +592,6 @@ void mu_writer_stats(struct mu_writer *w, struct mu_writer_stats *out)
     pthread_mutex_lock(&w->lock);
     *out = w->st;
     out->queued = w->nqueued;
-    out->events_queued = w->nev;
     out->running = w->nrunning;
     pthread_mutex_unlock(&w->lock);
     mu_kube_shared_limiter_stats(&w->lim, &out->limited, &out->limited_ns);

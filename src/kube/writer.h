@@ -49,21 +49,6 @@
  * room (see Bounds) the cap is lifted: writes that only tell never hold
  * up the owner longer than they would without it.
  *
- * Events: mu_writer_event() does not queue with the writes above. Its
- * posts wait in a lane of their own (at most opts.event_cap,
- * MU_WRITER_EVENT_CAP) and a worker takes the oldest only when no write
- * of the queue may go (none queued, or none allowed by the background
- * cap or its key); they count as background writes while sent. An event
- * tells what a status already says (a PodGroup's Scheduled or
- * Unschedulable): posted in the same FIFO as the statuses, a backlog's
- * events took a third of the background workers' time and PodGroups
- * were marked Running minutes after their last bind (issue 15, 25,000
- * gangs). An event never blocks its submitter and takes no room of the
- * queue (mu_writer_room): when the lane is full the oldest event there is
- * dropped, counted (events_dropped) and named in one line at the next
- * mu_writer_drain (opts.log), as client-go's event broadcaster drops
- * events when its queue is full.
- *
  * Coalescing: a write flagged MU_WRITE_COALESCE replaces the newest write
  * with the same key that is still queued (not started) if that one was
  * flagged too: the newer content is sent in the older one's place, and the
@@ -143,10 +128,6 @@
  * with every status write free to take any of the 32 workers, binds were
  * answered in 58-73 ms on average; with 8, 51-52 ms. */
 #define MU_WRITER_BACKGROUND 8
-/* Events waiting at most by default in the events lane (see Events): a
- * few minutes of a 25,000-gang backlog's Scheduled events while its
- * statuses go first (an event body is about 1 KiB). */
-#define MU_WRITER_EVENT_CAP 16384u
 /* Events posted through a writer are named "<object>.<16 hex digits>" from
  * their time and a sequence that starts here, so they never take the name
  * of an event that a plain client (whose sequence starts at 0) posts about
@@ -192,8 +173,6 @@ struct mu_writer_opts {
     int background;           /* MU_WRITE_BACKGROUND writes sent at once
                                  at most; < 1: MU_WRITER_BACKGROUND */
     size_t cap;               /* queued writes at most; 0: the default */
-    size_t event_cap;         /* events waiting at most (see Events); 0:
-                                 MU_WRITER_EVENT_CAP */
     struct mu_kube_opts kube; /* every worker's client; qps and burst are
                                  the writer's whole budget (one shared
                                  bucket); shared_limiter is ignored */
@@ -229,9 +208,7 @@ size_t mu_writer_cap(const struct mu_writer *w);
 
 /* Figures for /metrics (a consistent snapshot). */
 struct mu_writer_stats {
-    size_t queued;      /* waiting to start (events not counted) */
-    size_t events_queued;   /* events waiting in their lane */
-    uint64_t events_dropped; /* events dropped from a full lane */
+    size_t queued;      /* waiting to start */
     size_t running;     /* being sent */
     size_t queued_max;  /* the most that ever waited at once */
     uint64_t submitted; /* writes accepted */
@@ -270,11 +247,9 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr);
 
 /*
  * POSTs a core/v1 Event (client.h, struct mu_kube_event; copied) to
- * /api/v1/namespaces/NS/events (paths.h, NS escaped) through the writer's
- * events lane (see Events), named as the writer names events
- * (MU_WRITER_EVENT_SEQ0). Fire and forget: a failure is logged; never
- * blocks. Returns 0, -EPERM (the gate is closed), -ECANCELED (the writer
- * is stopping) or -ENOMEM.
+ * /api/v1/namespaces/NS/events (paths.h, NS escaped) through the writer,
+ * named as the writer names events (MU_WRITER_EVENT_SEQ0). Fire and
+ * forget: a failure is logged. Returns what mu_writer_submit() does.
  */
 int mu_writer_event(struct mu_writer *w, const struct mu_kube_event *ev);
 
@@ -286,7 +261,7 @@ int mu_writer_event(struct mu_writer *w, const struct mu_kube_event *ev);
 size_t mu_writer_drain(struct mu_writer *w, size_t *failed);
 
 /*
- * Waits until no write or event is queued or being sent, or until timeout_ms passes
+ * Waits until no write is queued or being sent, or until timeout_ms passes
  * (< 0: no limit). Returns 0 or -ETIMEDOUT. When it returns 0, notify has
  * been called for every completion; the completions still wait for
  * mu_writer_drain(). For tests and orderly shutdowns; owner thread.

@@ -111,19 +111,10 @@ char *mu_smetrics_text(void *ctx)
                    "# TYPE muster_writer_writes_total counter\n"
                    "muster_writer_writes_total %llu\n"
                    "# TYPE muster_writer_failed_total counter\n"
-                   "muster_writer_failed_total %llu\n"
-                   "# HELP muster_writer_events_queued Events waiting to be "
-                   "posted after every other write.\n"
-                   "# TYPE muster_writer_events_queued gauge\n"
-                   "muster_writer_events_queued %zu\n"
-                   "# HELP muster_writer_events_dropped_total Events dropped, "
-                   "the oldest first, because the events lane was full.\n"
-                   "# TYPE muster_writer_events_dropped_total counter\n"
-                   "muster_writer_events_dropped_total %llu\n",
+                   "muster_writer_failed_total %llu\n",
                    ws.queued + ws.running, ws.queued_max,
                    (unsigned long long)ws.submitted,
-                   (unsigned long long)ws.failed, ws.events_queued,
-                   (unsigned long long)ws.events_dropped);
+                   (unsigned long long)ws.failed);
     }
     limited(&sb, m, m->writer ? &ws : NULL);
     if (m->relbind) {

@@ -38,11 +38,8 @@ void mu_status_release(struct mu_status *s);
 /*
  * Writes the status of every PodGroup that is not implicit (see above),
  * while the writer has room for them: status is what can wait, so it
- * never fills the writer's queue past half its cap, leaving the other
- * half to releases and deletes (a status counts two: its event waits in
- * the writer's events lane, kube/writer.h, and takes no room, but counted
- * as one, twice as many statuses queued made binds slower at the issue's
- * size: bench/RESULTS.md, 2026-12-06), and never
+ * never fills the writer's queue past half its cap (a status and its event
+ * count two), leaving the other half to releases and deletes, and never
  * blocks the scheduler thread on a full queue (5,000 PodGroups changed in
  * one cycle of a backlog). Half the room left, taken afresh at every
  * cycle, kept a backlog's statuses (sent 8 at a time, MU_WRITER_BACKGROUND)

@@ -20,54 +20,13 @@
 #define EVENTS "/api/v1/namespaces/" NS "/events"
 
 static struct mu_jobctl *jc;
-/* Requests checked, in the order the tests name them: the writer posts
- * events after every other write it has queued (kube/writer.h, Events),
- * so an event is matched wherever it came, the other writes in the order
- * sent. order[i] is the request the test's i-th named; used, the ones
- * matched. */
-static size_t seen;
-static size_t order[KF_MAX];
-static bool used[KF_MAX];
+static size_t seen; /* requests already checked */
 
 static void setup(void)
 {
     th_start("jobctl-token");
     jc = mu_jobctl_new(&th.ctl); /* copies the context */
     seen = 0;
-    memset(used, 0, sizeof(used));
-}
-
-static bool is_event(const struct kf_request *r)
-{
-    return !strcmp(r->method, "POST") && !strcmp(r->path, EVENTS);
-}
-
-/* The first request not matched yet that is an event (event) or not;
- * kf_count when none. */
-static size_t next_unused(bool event)
-{
-    size_t i;
-
-    for (i = 0; i < kf_count(&th.srv); i++)
-        if (!used[i] && is_event(kf_req(&th.srv, i)) == event)
-            break;
-    return i;
-}
-
-/* Names request i as the next one checked. */
-static void take(size_t i)
-{
-    used[i] = true;
-    order[seen++] = i;
-}
-
-/* Whether every request sent has been matched. */
-static bool all_used(void)
-{
-    for (size_t i = 0; i < kf_count(&th.srv); i++)
-        if (!used[i])
-            return false;
-    return true;
 }
 
 static void teardown(void)
@@ -89,27 +48,23 @@ static void replies(int n, int status, const char *body)
         kf_reply_body(&th.srv, status, body);
 }
 
-/* The next n requests are want[0..n) (va_list of "METHOD path"; an event
- * wherever it came, see seen); returns the position of the first one in
- * the tests' order (body() and req() take it). */
+/* The next n requests are want[0..n) (va_list of "METHOD path"); returns
+ * the index of the first one. */
 static size_t expect_va(size_t n, va_list ap)
 {
     size_t first = seen;
 
     for (size_t i = 0; i < n; i++) {
         const char *want = va_arg(ap, const char *);
-        bool ev = !strcmp(want, "POST " EVENTS);
-        size_t k = next_unused(ev);
         const struct kf_request *r;
         char got[512];
 
-        ck_assert_msg(k < kf_count(&th.srv), "request %zu (%s) not sent",
+        ck_assert_msg(seen < kf_count(&th.srv), "request %zu (%s) not sent",
                       seen, want);
-        r = kf_req(&th.srv, k);
+        r = kf_req(&th.srv, seen++);
         snprintf(got, sizeof(got), "%s %s", r->method, r->path);
         ck_assert_msg(!strcmp(got, want), "request %zu: got %s, want %s",
-                      seen, got, want);
-        take(k);
+                      seen - 1, got, want);
     }
     return first;
 }
@@ -136,34 +91,31 @@ static size_t expect(size_t n, ...)
     va_start(ap, n);
     first = expect_va(n, ap);
     va_end(ap);
-    if (!all_used())
+    if (kf_count(&th.srv) != seen)
         for (size_t i = 0; i < kf_count(&th.srv); i++)
-            fprintf(stderr, "# %zu%s %s %s %s\n", i, used[i] ? "" : " (more)",
-                    kf_req(&th.srv, i)->method, kf_req(&th.srv, i)->path,
-                    kf_req(&th.srv, i)->body);
-    ck_assert_msg(all_used(), "more requests than expected");
+            fprintf(stderr, "# %zu %s %s %s\n", i, kf_req(&th.srv, i)->method,
+                    kf_req(&th.srv, i)->path, kf_req(&th.srv, i)->body);
+    ck_assert_msg(kf_count(&th.srv) == seen, "%zu more requests than expected, "
+                  "the next %s %s", kf_count(&th.srv) - seen,
+                  kf_req(&th.srv, seen)->method, kf_req(&th.srv, seen)->path);
     return first;
 }
 
 static json_t *body(size_t i);
 
-/* The requests not matched yet are the Job's status patches and exactly
+/* The requests from `from` on are the Job's status patches and exactly
  * `pg_deletes` deletes of its PodGroup, in any interleaving: the writer
  * merges two status patches only while the first is still queued, so a
  * slow run sends two where a fast one sends one. Returns the patches
  * applied in order (RFC 7386, owned by the caller); all requests seen. */
-static json_t *status_patches(int pg_deletes)
+static json_t *status_patches(size_t from, int pg_deletes)
 {
     json_t *merged = json_object();
     int patches = 0, deletes = 0;
 
-    for (size_t i = 0; i < kf_count(&th.srv); i++) {
-        const struct kf_request *r = kf_req(&th.srv, i);
+    for (seen = from; seen < kf_count(&th.srv); seen++) {
+        const struct kf_request *r = kf_req(&th.srv, seen);
         char got[512];
-
-        if (used[i])
-            continue;
-        take(i);
 
         snprintf(got, sizeof(got), "%s %s", r->method, r->path);
         if (!strcmp(got, "DELETE " PG_COLL "/j-j-uid")) {
@@ -172,9 +124,9 @@ static json_t *status_patches(int pg_deletes)
             json_t *b;
 
             ck_assert_msg(!strcmp(got, "PATCH " JOBS "/j/status"),
-                          "request %zu: got %s, want a status patch", i,
+                          "request %zu: got %s, want a status patch", seen,
                           got);
-            b = body(seen - 1);
+            b = body(seen);
             ck_assert_int_eq(json_object_update_recursive(merged, b), 0);
             json_decref(b);
             patches++;
@@ -185,18 +137,10 @@ static json_t *status_patches(int pg_deletes)
     return merged;
 }
 
-/* The request the tests' order has at position i. */
-static const struct kf_request *req(size_t i)
-{
-    ck_assert_msg(i < seen, "request %zu not checked yet", i);
-    return kf_req(&th.srv, order[i]);
-}
-
-/* The body of the request at position i (req), parsed (owned by the
- * caller). */
+/* The body of request i, parsed (owned by the caller). */
 static json_t *body(size_t i)
 {
-    const struct kf_request *r = req(i);
+    const struct kf_request *r = kf_req(&th.srv, i);
     json_t *b = json_loadb(r->body ? r->body : "", r->body_len, 0, NULL);
 
     ck_assert_msg(b != NULL, "request %zu has no JSON body", i);
@@ -329,7 +273,7 @@ static void start_job(const char *extra)
                          MU_GATE);
         json_decref(b);
     }
-    ck_assert_str_eq(req(first + 3)->content_type,
+    ck_assert_str_eq(kf_req(&th.srv, first + 3)->content_type,
                      "application/merge-patch+json");
     b = body(first + 3);
     ck_assert_str_eq(str(b, "status.state.phase"), "Pending");
@@ -462,7 +406,7 @@ START_TEST(test_jobctl_undone_pod_is_made_again_not_evicted)
     mu_jobctl_sync(jc, false);
     settle();
     first = expect_prefix(2, "POST " EVENTS, "DELETE " PG_COLL "/j-j-uid");
-    b = status_patches(1);
+    b = status_patches(first + 2, 1);
     ck_assert_str_eq(str(b, "status.state.phase"), "Failed");
     ck_assert_str_eq(str(b, "status.state.reason"), "MaxRetryReached");
     ck_assert_int_eq(num(b, "status.retryCount"), 1);
@@ -665,7 +609,7 @@ START_TEST(test_jobctl_scaled_job_patches_its_podgroup_spec)
     settle();
     first = expect(3, "PATCH " PG_COLL "/j-j-uid", "POST " POD_COLL,
                    "PATCH " JOBS "/j/status");
-    ck_assert_str_eq(req(first)->content_type,
+    ck_assert_str_eq(kf_req(&th.srv, first)->content_type,
                      "application/merge-patch+json");
     b = body(first);
     ck_assert_int_eq(num(b, "spec.minMember"), 3);
