@@ -1,9 +1,9 @@
 /* The asynchronous API writer (src/kube/writer.h), against the fake API
  * server of the kube tests for the requests it sends, and with run
  * functions that block on a gate for ordering, concurrency, coalescing,
- * backpressure and shutdown. Also the client pool and shared limiter it
- * relies on (src/kube/client.h). The requests that release a pod through
- * it are test_release.c's. */
+ * backpressure and shutdown. The client pool and shared limiter it relies
+ * on are test_pool.c's; the requests that release a pod through it are
+ * test_release.c's. */
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
@@ -11,7 +11,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kube/pool.h"
 #include "kube/writer.h"
 #include "test_kube_fake.h"
 
@@ -987,51 +986,6 @@ START_TEST(test_writer_notifies_once_per_batch_of_completions)
 }
 END_TEST
 
-/* ------------------------------------------- client pool, limiter ------- */
-
-START_TEST(test_kube_pool_reuses_clients_and_bounds_idle_ones)
-{
-    struct mu_kube_config cfg;
-    struct mu_kube_pool *p = NULL;
-    struct mu_kube *a, *b, *c;
-    struct mu_err err;
-
-    mu_kube_config_init(&cfg);
-    cfg.server = mu_xstrdup(srv.url);
-    ck_assert_int_eq(mu_kube_pool_new(&cfg, NULL, 1, &p, &err), 0);
-    mu_kube_config_release(&cfg);
-    kf_reply_body(&srv, 200, "{}");
-    kf_reply_body(&srv, 200, "{}");
-    a = mu_kube_pool_get(p, &err);
-    b = mu_kube_pool_get(p, &err);
-    ck_assert_ptr_nonnull(a);
-    ck_assert_ptr_nonnull(b);
-    ck_assert_ptr_ne(a, b);
-    ck_assert_int_eq(mu_kube_get(a, "/api/v1/pods", NULL, NULL, &err), 0);
-    mu_kube_pool_put(p, a);
-    mu_kube_pool_put(p, b); /* one idle at most: b is freed */
-    c = mu_kube_pool_get(p, &err);
-    ck_assert_ptr_eq(c, a);
-    ck_assert_int_eq(mu_kube_get(c, "/api/v1/pods", NULL, NULL, &err), 0);
-    mu_kube_pool_put(p, c);
-    mu_kube_pool_free(p);
-    ck_assert_uint_eq(kf_count(&srv), 2);
-}
-END_TEST
-
-START_TEST(test_kube_shared_limiter_is_one_bucket_for_every_client)
-{
-    struct mu_kube_shared_limiter s;
-
-    mu_kube_shared_limiter_init(&s, 10, 2, 0);
-    ck_assert_int_eq(mu_kube_shared_limiter_reserve(&s, 0), 0);
-    ck_assert_int_eq(mu_kube_shared_limiter_reserve(&s, 0), 0);
-    /* the third request at once waits a tenth of a second */
-    ck_assert_int_eq(mu_kube_shared_limiter_reserve(&s, 0), 100000000);
-    mu_kube_shared_limiter_release(&s);
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("writer");
@@ -1045,7 +999,6 @@ int main(void)
         tc, test_writer_maps_http_errors_and_logs_fire_and_forget_failures);
     tcase_add_test(tc, test_writer_posts_events_under_its_own_names);
     tcase_add_test(tc, test_writer_event_path_escapes_the_namespace);
-    tcase_add_test(tc, test_kube_pool_reuses_clients_and_bounds_idle_ones);
     tcase_add_test(
         tc, test_writer_sends_urgent_writes_first_but_never_before_their_key);
     tcase_add_test(tc, test_writer_folds_queued_merge_patches_into_one);
@@ -1069,7 +1022,6 @@ int main(void)
         tc, test_writer_free_cancels_what_was_not_sent_and_reports_everything);
     tcase_add_test(tc, test_writer_new_fails_cleanly_without_a_server);
     tcase_add_test(tc, test_writer_notifies_once_per_batch_of_completions);
-    tcase_add_test(tc, test_kube_shared_limiter_is_one_bucket_for_every_client);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
