@@ -1410,6 +1410,12 @@ if [ "${MUSTER_BENCH_AUDIT:-1}" != 0 ]; then
     AUDIT="$R/apiserver-audit.log"
     export MUSTER_APISERVER_AUDIT_LOG="$AUDIT"
 fi
+# audit_args: analyze's flags for the audit log, read from its size now (a
+# run's own binds, not the earlier runs'); none without an audit log
+audit_args() {
+    [ -n "$AUDIT" ] || return 0
+    echo "--audit $AUDIT --audit-offset $(stat -c %s "$AUDIT" 2>/dev/null || echo 0)"
+}
 CLUSTER_UP=1
 "$E2E/cluster.sh" up "$D" >"$R/cluster-up.log" 2>&1 || { tail -20 "$R/cluster-up.log" >&2; e2e_die "cluster up failed"; }
 eval "$("$E2E/cluster.sh" env "$D")"
@@ -1545,8 +1551,8 @@ run_one() {
     cpu_snapshot >"$RD/cpu-before.txt"
     apiserver_metrics >"$RD/apiserver-before.txt"
     rss_sampler "$RD/rss.txt" &
-    local rsspid=$! aoff=0
-    [ -n "$AUDIT" ] && aoff=$(stat -c %s "$AUDIT" 2>/dev/null || echo 0)
+    local rsspid=$! audit
+    audit=$(audit_args)
     t0=$EPOCHREALTIME
     case "$c" in
         default) start_kube_scheduler "$D/sched-default.yaml" "$RD/kube-scheduler.log" ;;
@@ -1629,8 +1635,9 @@ run_one() {
     fi
     stop kube-scheduler; stop muster; stop vc-scheduler; stop vc-job-controller
     local res ms="{}" ks="{}" as
+    # shellcheck disable=SC2086 # $audit: its flags, split on purpose
     res=$(bp analyze --binds "$RD/binds.txt" --t0 "$t0" --contender "$c" --run "$i" --expect "$PODS" \
-        --size "$SIZE" --groups "$G" ${AUDIT:+--audit "$AUDIT" --audit-offset "$aoff"})
+        --size "$SIZE" --groups "$G" $audit)
     case "$c" in
         muster|muster-vcjob|muster-tls|base|base-vcjob)
             ms=$(bp metrics --kind muster --after "$RD/muster-metrics.txt" --samples "$RD/muster-samples.txt")
@@ -1695,8 +1702,7 @@ if [ "$RESTART_PENDING" -gt 0 ] && want muster; then
         for _ in $(seq 1 $((600 + (GB + RG) * SIZE / 100))); do [ -s "$RD/ready" ] && break; kill -0 $wpid 2>/dev/null || break; sleep 0.1; done
         rss_sampler "$RD/rss.txt" &
         rsspid=$!
-        aoff=0
-        [ -n "$AUDIT" ] && aoff=$(stat -c %s "$AUDIT" 2>/dev/null || echo 0)
+        audit=$(audit_args)
         mready="" ksready="" rname=muster-restart
         if [ "${MUSTER_BENCH_RESTART_ALONE:-0}" = 1 ]; then
             # muster restarted alone (a crash, an upgrade, a failover):
@@ -1726,8 +1732,9 @@ if [ "$RESTART_PENDING" -gt 0 ] && want muster; then
         kill "$rsspid" 2>/dev/null; wait "$rsspid" 2>/dev/null
         rss_hwm "$RD/rss.txt"
         stop kube-scheduler; stop muster
+        # shellcheck disable=SC2086 # $audit: its flags, split on purpose
         res=$(bp analyze --binds "$RD/binds.txt" --t0 "$t0" --contender "$rname" --run 1 \
-            --expect "$(( RG * SIZE ))" --size "$SIZE" --groups "$RG" ${AUDIT:+--audit "$AUDIT" --audit-offset "$aoff"} |
+            --expect "$(( RG * SIZE ))" --size "$SIZE" --groups "$RG" $audit |
             jq -c --argjson rss "$(rss_json "$RD/rss.txt")" --arg mr "$mready" --argjson bound "$(( GB * SIZE ))" \
                 --arg kr "$ksready" \
                 '. + {rss_peak_mib: $rss, bound_before: $bound} + (if $mr == "" then {} else {muster_ready_s: ($mr|tonumber)} end)
