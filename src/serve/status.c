@@ -17,6 +17,7 @@ struct pg_done {
 void mu_status_init(struct mu_status *s, const struct mu_ctl *ctl)
 {
     s->ctl = ctl;
+    s->inflight = 0;
     mu_map_init(&s->pgs);
 }
 
@@ -40,6 +41,7 @@ static void pg_written(void *ctx, int rc, const char *msg)
 {
     struct pg_done *d = ctx;
 
+    d->s->inflight--;
     if (rc < 0 && rc != -ECANCELED) {
         struct mu_pg_written *w = mu_map_get(&d->s->pgs, d->key);
 
@@ -47,6 +49,7 @@ static void pg_written(void *ctx, int rc, const char *msg)
         if (w && w->sig && !strcmp(w->sig, d->sig)) {
             free(w->sig);
             w->sig = NULL;
+            w->phase = MU_PG_NONE;
         }
     }
     free(d->key);
@@ -85,34 +88,64 @@ static bool remember(char **slot, const char *text)
     return true;
 }
 
-/* Writes a PodGroup's status when what it says changed, and an event when
- * its condition's type or reason changed; *room is what the writer may
- * still take (false, nothing sent, when that is not enough). */
-static bool write_pg(struct mu_status *s, const struct mu_job *j,
-                     size_t *room)
+/* A status owed: the gang, what it says, and how pressing (status.h). */
+struct owed {
+    const struct mu_job *j;
+    char *sig, *cond;
+    int rank;
+};
+
+enum { RANK_RUN, RANK_COND, RANK_PHASE, RANK_FIGURES, RANK_N };
+
+static bool phase_runs(enum mu_pg_phase p)
 {
+    return p != MU_PG_NONE && p != MU_PG_PENDING && p != MU_PG_INQUEUE;
+}
+
+/* Fills *o and returns true when j's status differs from what was last
+ * handed to the writer for it. */
+static bool owed_of(struct mu_status *s, const struct mu_job *j,
+                    struct owed *o)
+{
+    const struct mu_pg_written *wr = mu_map_get(&s->pgs, j->key);
     char *sig = mu_xasprintf("%s|%d|%d|%d|%s|%s|%s", mu_pg_phase_name(j->phase),
                              j->running, j->succeeded, j->failed,
                              j->cond.type ? j->cond.type : "",
                              j->cond.message ? j->cond.message : "",
                              j->pg.unsupported ? j->pg.unsupported : "");
+    enum mu_pg_phase was = wr && wr->sig ? wr->phase : MU_PG_NONE;
+
+    if (wr && wr->sig && !strcmp(wr->sig, sig)) {
+        free(sig);
+        return false;
+    }
+    o->j = j;
+    o->sig = sig;
     /* an event per kind of condition (type and reason), not per message:
      * the message's figures move with every member made or GPU freed, and
      * the status above carries the newest one */
-    char *cond = mu_xasprintf("%s|%s", j->cond.type ? j->cond.type : "",
-                              j->cond.reason ? j->cond.reason : "");
+    o->cond = mu_xasprintf("%s|%s", j->cond.type ? j->cond.type : "",
+                           j->cond.reason ? j->cond.reason : "");
+    if (j->phase != was && (phase_runs(j->phase) || phase_runs(was)))
+        o->rank = RANK_RUN;
+    else if (j->cond.type && (!wr || mu_strcmp0(wr->cond, o->cond)))
+        o->rank = RANK_COND;
+    else if (j->phase != was)
+        o->rank = RANK_PHASE;
+    else
+        o->rank = RANK_FIGURES;
+    return true;
+}
+
+/* Hands o's status to the writer, and an event when its condition's type
+ * or reason changed. */
+static void send_pg(struct mu_status *s, const struct owed *o)
+{
+    const struct mu_job *j = o->j;
     struct mu_pg_written *wr = mu_map_get(&s->pgs, j->key);
     char *path, *key;
     struct pg_done *d;
-    bool ok = true;
 
-    if (wr && wr->sig && !strcmp(wr->sig, sig))
-        goto out;
-    if (*room < 2) {
-        ok = false;
-        goto out;
-    }
-    *room -= 2;
     if (!wr) {
         wr = mu_xcalloc(1, sizeof(*wr));
         mu_map_put(&s->pgs, j->key, wr);
@@ -122,7 +155,7 @@ static bool write_pg(struct mu_status *s, const struct mu_job *j,
     d = mu_xcalloc(1, sizeof(*d));
     d->s = s;
     d->key = mu_xstrdup(j->key);
-    d->sig = mu_xstrdup(sig);
+    d->sig = mu_xstrdup(o->sig);
     {
         struct mu_write w = {.method = "PATCH", .path = path,
                              .body = json_pack("{s:o}", "status",
@@ -138,12 +171,14 @@ static bool write_pg(struct mu_status *s, const struct mu_job *j,
             free(d->sig);
             free(d);
         } else {
-            remember(&wr->sig, sig);
+            s->inflight++;
+            remember(&wr->sig, o->sig);
+            wr->phase = j->phase;
             /* a gang that fits and waits its turn in the release window
              * gets no Warning: it is not unschedulable, the condition
              * says what it waits for, and a backlog of 5,000 would post
              * 5,000 of them while its releases go out (issue 15) */
-            if (j->cond.type && remember(&wr->cond, cond) &&
+            if (j->cond.type && remember(&wr->cond, o->cond) &&
                 mu_strcmp0(j->cond.reason, "WaitingForRelease")) {
                 bool unsched = !strcmp(j->cond.type, "Unschedulable");
 
@@ -158,16 +193,13 @@ static bool write_pg(struct mu_status *s, const struct mu_job *j,
     }
     free(path);
     free(key);
-out:
-    free(sig);
-    free(cond);
-    return ok;
 }
 
 bool mu_status_write(struct mu_status *s)
 {
     const struct mu_cluster *c = s->ctl->cluster;
-    size_t room = 0, half;
+    size_t room = 0, half, n = 0, at[RANK_N + 1] = {0};
+    struct owed *owed, *sorted;
     bool held = false;
 
     if (s->ctl->writer) {
@@ -175,9 +207,28 @@ bool mu_status_write(struct mu_status *s)
         half = mu_writer_cap(s->ctl->writer) / 2;
         room = room > half ? room - half : 0;
     }
-
+    owed = mu_xcalloc(c->njobs ? c->njobs : 1, sizeof(*owed));
     for (size_t i = 0; i < c->njobs; i++)
-        if (!c->jobs[i]->implicit)
-            held |= !write_pg(s, c->jobs[i], &room);
+        if (!c->jobs[i]->implicit && owed_of(s, c->jobs[i], &owed[n]))
+            at[owed[n++].rank + 1]++;
+    /* by rank, and in the cluster's order within one (a stable sort) */
+    for (int r = 0; r < RANK_N; r++)
+        at[r + 1] += at[r];
+    sorted = mu_xcalloc(n ? n : 1, sizeof(*sorted));
+    for (size_t i = 0; i < n; i++)
+        sorted[at[owed[i].rank]++] = owed[i];
+    for (size_t i = 0; i < n; i++) {
+        /* a status and its event take two of the writer's queue */
+        if (room < 2 || s->inflight >= MU_STATUS_WINDOW)
+            held = true;
+        else {
+            send_pg(s, &sorted[i]);
+            room -= 2;
+        }
+        free(sorted[i].sig);
+        free(sorted[i].cond);
+    }
+    free(sorted);
+    free(owed);
     return held;
 }

@@ -21,32 +21,56 @@
 #include "common/map.h"
 #include "ctrl/ctl.h"
 
+/* Status writes of ours in the writer at once at most (queued or being
+ * sent). The writer's queue is first in, first out: a PodGroup that went
+ * Running waits behind every status already in it. With half the queue
+ * open to statuses (2,048), a 25,000-gang backlog queued its Inqueue
+ * statuses ahead of the Running ones, and the last PodGroup said Running
+ * 164-213 s after its pods were bound (issue 15, bench/RESULTS.md
+ * 2026-12-06). Enough to keep the background workers busy between two
+ * cycles (8 while binds run, 32 after, at 90-180 writes a second on the
+ * bench's apiserver), few enough that a new status waits about a second. */
+#define MU_STATUS_WINDOW 128u
+
 /* What was last written for one PodGroup. */
 struct mu_pg_written {
     char *sig;  /* the status (phase, counts, condition), or NULL */
     char *cond; /* the condition's "type|reason" last evented, or NULL */
+    enum mu_pg_phase phase; /* the phase in sig (MU_PG_NONE: none) */
 };
 
 struct mu_status {
     const struct mu_ctl *ctl;
     struct mu_map pgs; /* PodGroup key -> struct mu_pg_written */
+    size_t inflight;   /* our writes in the writer: MU_STATUS_WINDOW */
 };
 
 void mu_status_init(struct mu_status *s, const struct mu_ctl *ctl);
 void mu_status_release(struct mu_status *s);
 
 /*
- * Writes the status of every PodGroup that is not implicit (see above),
- * while the writer has room for them: status is what can wait, so it
- * never fills the writer's queue past half its cap (a status and its event
- * count two), leaving the other half to releases and deletes, and never
- * blocks the scheduler thread on a full queue (5,000 PodGroups changed in
- * one cycle of a backlog). Half the room left, taken afresh at every
- * cycle, kept a backlog's statuses (sent 8 at a time, MU_WRITER_BACKGROUND)
- * in a queue that stayed full for minutes, and the release budget, which
- * is half the room left too (serve/enforce.h), down to a gang or two a
- * cycle (issue 15). Returns true when some were held back: the caller calls
- * again at a later cycle (they are not taken as written).
+ * Writes the status of every PodGroup that is not implicit (see above)
+ * whose status changed, while there is room for them, most pressing
+ * first:
+ *   1. the phase moved into or out of Running, Completed or Unknown
+ *      (a gang's pods were bound, or it lost them);
+ *   2. the condition's kind changed (it posts an event: Unschedulable);
+ *   3. the phase moved otherwise (Pending to Inqueue: admitted, waiting);
+ *   4. only the counts or the message changed;
+ * and, within each, in the cluster's order of PodGroups (deterministic).
+ * A status is rebuilt from the gang at every call, so one held back that
+ * changed again is written once, as it stands.
+ *
+ * Room: at most MU_STATUS_WINDOW of ours in the writer, and never past
+ * half its queue's cap (a status and its event count two), leaving the
+ * other half to releases and deletes; it never blocks the scheduler
+ * thread on a full queue (5,000 PodGroups changed in one cycle of a
+ * backlog). Half the room left, taken afresh at every cycle, kept a
+ * backlog's statuses in a queue that stayed full for minutes, and the
+ * release budget, which is half the room left too (serve/enforce.h), down
+ * to a gang or two a cycle (issue 15). Returns true when some were held
+ * back: the caller calls again at a later cycle (they are not taken as
+ * written).
  */
 bool mu_status_write(struct mu_status *s);
 

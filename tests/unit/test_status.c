@@ -139,6 +139,101 @@ START_TEST(test_status_waiting_its_turn_is_written_without_a_warning)
 }
 END_TEST
 
+static void set_cond(struct mu_job *j, const char *type, const char *reason,
+                     const char *message)
+{
+    free(j->cond.type);
+    free(j->cond.reason);
+    free(j->cond.message);
+    j->cond.type = mu_xstrdup(type);
+    j->cond.reason = mu_xstrdup(reason);
+    j->cond.message = mu_xstrdup(message);
+}
+
+START_TEST(test_status_keeps_a_window_in_the_writer)
+{
+    struct mu_status s;
+    struct mu_writer_stats st;
+
+    /* the worker hangs on the first request: nothing completes. 200
+     * PodGroups owe a status and a warning each, the queue has room for
+     * all of them (4,096, half of it for statuses), the window takes 128 */
+    th_start_cap(NULL, 0);
+    kf_reply(&th.srv, (struct kf_reply){.status = 200, .body = "{}",
+                                        .hang = true});
+    for (int i = 0; i < 200; i++) {
+        char n[16];
+
+        snprintf(n, sizeof(n), "pg%03d", i);
+        add_pg(n);
+    }
+    mu_status_init(&s, &th.ctl);
+    ck_assert(mu_status_write(&s));
+    mu_writer_stats(th.writer, &st);
+    ck_assert_uint_eq(st.submitted, 2 * MU_STATUS_WINDOW);
+    ck_assert_uint_eq(s.inflight, MU_STATUS_WINDOW);
+    ck_assert(mu_status_write(&s)); /* none completed: none more */
+    mu_writer_stats(th.writer, &st);
+    ck_assert_uint_eq(st.submitted, 2 * MU_STATUS_WINDOW);
+    th_stop_writer();
+    ck_assert_uint_eq(s.inflight, 0); /* every one's done was called */
+    mu_status_release(&s);
+}
+END_TEST
+
+/* the PodGroup a PATCH wrote, from its path */
+static const char *patched(size_t i)
+{
+    const struct kf_request *r = kf_req(&th.srv, i);
+
+    ck_assert_str_eq(r->method, "PATCH");
+    return strrchr(r->path, '/') + 1;
+}
+
+START_TEST(test_status_most_pressing_first)
+{
+    struct mu_status s;
+    struct mu_job *j[5];
+    size_t n, k = 0;
+    const char *want[] = {"p3", "p1", "p2", "p0"};
+
+    th_start_cap(NULL, 0);
+    for (int i = 0; i < 32; i++)
+        kf_reply_body(&th.srv, 200, "{}");
+    for (int i = 0; i < 5; i++) {
+        char name[8];
+
+        snprintf(name, sizeof(name), "p%d", i);
+        j[i] = add_pg(name);
+    }
+    mu_status_init(&s, &th.ctl);
+    ck_assert(!mu_status_write(&s));
+    th_settle(2, 5000);
+    n = kf_count(&th.srv);
+    ck_assert_uint_eq(n, 10); /* 5 statuses, 5 warnings */
+    /* in the cluster's order, one a rank (the writer has one worker) */
+    free(j[0]->cond.message);
+    j[0]->cond.message = mu_xstrdup("waiting, other figures"); /* 4th */
+    /* 2nd: another kind of condition */
+    set_cond(j[1], "Unschedulable", "NotEnoughTasks", "too few pods");
+    j[2]->phase = MU_PG_INQUEUE; /* 3rd: admitted, the same condition */
+    j[3]->phase = MU_PG_RUNNING; /* 1st: its pods were bound */
+    set_cond(j[3], "Scheduled", "Scheduled", "pod group is ready");
+    ck_assert(!mu_status_write(&s));
+    th_settle(2, 5000);
+    ck_assert_uint_eq(kf_count(&th.srv), n + 4 + 2); /* and two events */
+    for (size_t i = n; i < kf_count(&th.srv); i++)
+        if (!strcmp(kf_req(&th.srv, i)->method, "PATCH")) {
+            ck_assert_uint_lt(k, 4);
+            ck_assert_str_eq(patched(i), want[k]);
+            k++;
+        }
+    ck_assert_uint_eq(k, 4);
+    th_stop_writer();
+    mu_status_release(&s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("status");
@@ -151,6 +246,8 @@ int main(void)
     tcase_add_test(tc, test_status_fills_half_the_queue_and_holds_back_the_rest);
     tcase_add_test(tc, test_status_with_room_writes_all_once);
     tcase_add_test(tc, test_status_waiting_its_turn_is_written_without_a_warning);
+    tcase_add_test(tc, test_status_keeps_a_window_in_the_writer);
+    tcase_add_test(tc, test_status_most_pressing_first);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
