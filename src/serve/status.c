@@ -31,6 +31,7 @@ void mu_status_release(struct mu_status *s)
 
         free(w->sig);
         free(w->cond);
+        free(w->uid);
         free(w);
     }
     mu_map_release(&s->pgs);
@@ -107,14 +108,24 @@ static bool phase_runs(enum mu_pg_phase p)
 static bool owed_of(struct mu_status *s, const struct mu_job *j,
                     struct owed *o)
 {
-    const struct mu_pg_written *wr = mu_map_get(&s->pgs, j->key);
+    struct mu_pg_written *wr = mu_map_get(&s->pgs, j->key);
     char *sig = mu_xasprintf("%s|%d|%d|%d|%s|%s|%s", mu_pg_phase_name(j->phase),
                              j->running, j->succeeded, j->failed,
                              j->cond.type ? j->cond.type : "",
                              j->cond.message ? j->cond.message : "",
                              j->pg.unsupported ? j->pg.unsupported : "");
-    enum mu_pg_phase was = wr && wr->sig ? wr->phase : MU_PG_NONE;
+    enum mu_pg_phase was;
 
+    if (wr && mu_strcmp0(wr->uid, j->pg.meta.uid)) {
+        /* made again under the same name: nothing was written for it */
+        free(wr->sig);
+        free(wr->cond);
+        wr->sig = wr->cond = NULL;
+        wr->phase = MU_PG_NONE;
+        free(wr->uid);
+        wr->uid = j->pg.meta.uid ? mu_xstrdup(j->pg.meta.uid) : NULL;
+    }
+    was = wr && wr->sig ? wr->phase : MU_PG_NONE;
     if (wr && wr->sig && !strcmp(wr->sig, sig)) {
         free(sig);
         return false;
@@ -148,6 +159,7 @@ static void send_pg(struct mu_status *s, const struct owed *o)
 
     if (!wr) {
         wr = mu_xcalloc(1, sizeof(*wr));
+        wr->uid = j->pg.meta.uid ? mu_xstrdup(j->pg.meta.uid) : NULL;
         mu_map_put(&s->pgs, j->key, wr);
     }
     path = mu_api_path(MU_API_PODGROUP, j->pg.meta.ns, j->pg.meta.name, NULL);
@@ -195,6 +207,29 @@ static void send_pg(struct mu_status *s, const struct owed *o)
     free(key);
 }
 
+/* Forgets what was written for PodGroups that are gone (status.h). */
+static void forget_gone(struct mu_status *s)
+{
+    const struct mu_cluster *c = s->ctl->cluster;
+    size_t it = 0;
+    const char *key;
+    void *v;
+
+    if (s->pgs.n <= c->njobs + MU_STATUS_FORGET_SLACK)
+        return;
+    while (mu_map_next(&s->pgs, &it, &key, &v)) {
+        struct mu_pg_written *w = v;
+
+        if (mu_map_get(&c->job_by_key, key))
+            continue;
+        mu_map_del(&s->pgs, key);
+        free(w->sig);
+        free(w->cond);
+        free(w->uid);
+        free(w);
+    }
+}
+
 bool mu_status_write(struct mu_status *s)
 {
     const struct mu_cluster *c = s->ctl->cluster;
@@ -230,5 +265,6 @@ bool mu_status_write(struct mu_status *s)
     }
     free(sorted);
     free(owed);
+    forget_gone(s);
     return held;
 }

@@ -31,11 +31,16 @@
  * cycles (8 while binds run, 32 after, at 90-180 writes a second on the
  * bench's apiserver), few enough that a new status waits about a second. */
 #define MU_STATUS_WINDOW 128u
+/* PodGroups remembered past the cluster's own before the gone ones are
+ * forgotten, in one walk (so the walk costs O(1) a PodGroup deleted). */
+#define MU_STATUS_FORGET_SLACK 1024u
 
 /* What was last written for one PodGroup. */
 struct mu_pg_written {
     char *sig;  /* the status (phase, counts, condition), or NULL */
     char *cond; /* the condition's "type|reason" last evented, or NULL */
+    char *uid;  /* the PodGroup's: one made again under its name (a new
+                   uid) is written as new, whatever was written before */
     enum mu_pg_phase phase; /* the phase in sig (MU_PG_NONE: none) */
 };
 
@@ -60,6 +65,9 @@ void mu_status_release(struct mu_status *s);
  * and, within each, in the cluster's order of PodGroups (deterministic).
  * A status is rebuilt from the gang at every call, so one held back that
  * changed again is written once, as it stands.
+ *
+ * What was written for PodGroups that are gone is forgotten once they
+ * outnumber the live ones by MU_STATUS_FORGET_SLACK.
  *
  * Room: at most MU_STATUS_WINDOW of ours in the writer, and never past
  * half its queue's cap (a status and its event count two), leaving the

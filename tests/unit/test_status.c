@@ -234,6 +234,73 @@ START_TEST(test_status_most_pressing_first)
 }
 END_TEST
 
+START_TEST(test_status_made_again_is_written_again)
+{
+    struct mu_status s;
+    struct mu_job *j;
+    char *uid;
+
+    th_start_cap(NULL, 0);
+    for (int i = 0; i < 4; i++)
+        kf_reply_body(&th.srv, 200, "{}");
+    j = add_pg("a");
+    mu_status_init(&s, &th.ctl);
+    ck_assert(!mu_status_write(&s));
+    th_settle(2, 5000);
+    ck_assert_uint_eq(kf_count(&th.srv), 2); /* its status, its warning */
+    /* deleted and made again under its name, saying the same */
+    uid = j->pg.meta.uid;
+    j->pg.meta.uid = mu_xstrdup("u-a-again");
+    free(uid);
+    ck_assert(!mu_status_write(&s));
+    th_settle(2, 5000);
+    ck_assert_uint_eq(kf_count(&th.srv), 4);
+    ck_assert_str_eq(patched(2), "a");
+    ck_assert(!mu_status_write(&s)); /* and once */
+    th_settle(2, 5000);
+    ck_assert_uint_eq(kf_count(&th.srv), 4);
+    th_stop_writer();
+    mu_status_release(&s);
+}
+END_TEST
+
+/* what was written for PodGroups from..to-1 of a namespace now gone */
+static void remember_gone(struct mu_status *s, unsigned from, unsigned to)
+{
+    for (unsigned i = from; i < to; i++) {
+        char key[32];
+        struct mu_pg_written *w = mu_xcalloc(1, sizeof(*w));
+
+        snprintf(key, sizeof(key), "gone/pg%u", i);
+        w->sig = mu_xstrdup("Running|1|0|0|||");
+        mu_map_put(&s->pgs, key, w);
+    }
+}
+
+START_TEST(test_status_forgets_the_gone_past_the_slack)
+{
+    struct mu_status s;
+
+    th_start_cap(NULL, 0);
+    for (int i = 0; i < 4; i++)
+        kf_reply_body(&th.srv, 200, "{}");
+    add_pg("live");
+    mu_status_init(&s, &th.ctl);
+    /* as many gone as the slack allows: kept (no walk) */
+    remember_gone(&s, 0, MU_STATUS_FORGET_SLACK);
+    ck_assert(!mu_status_write(&s));
+    ck_assert_uint_eq(s.pgs.n, MU_STATUS_FORGET_SLACK + 1);
+    /* one more: every gone one forgotten, the live one kept */
+    remember_gone(&s, MU_STATUS_FORGET_SLACK, MU_STATUS_FORGET_SLACK + 1);
+    ck_assert(!mu_status_write(&s));
+    ck_assert_uint_eq(s.pgs.n, 1);
+    ck_assert_ptr_nonnull(mu_map_get(&s.pgs, "t/live"));
+    th_settle(2, 5000);
+    th_stop_writer();
+    mu_status_release(&s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("status");
@@ -248,6 +315,8 @@ int main(void)
     tcase_add_test(tc, test_status_waiting_its_turn_is_written_without_a_warning);
     tcase_add_test(tc, test_status_keeps_a_window_in_the_writer);
     tcase_add_test(tc, test_status_most_pressing_first);
+    tcase_add_test(tc, test_status_made_again_is_written_again);
+    tcase_add_test(tc, test_status_forgets_the_gone_past_the_slack);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
