@@ -487,10 +487,18 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr)
 
 int mu_writer_event(struct mu_writer *w, const struct mu_kube_event *ev)
 {
+    return mu_writer_event_done(w, ev, NULL, NULL);
+}
+
+int mu_writer_event_done(struct mu_writer *w, const struct mu_kube_event *ev,
+                         void (*done)(void *ctx, int rc, const char *msg),
+                         void *ctx)
+{
     const struct mu_kube_objref *io = &ev->involved;
     const char *ns =
         io->namespace && *io->namespace ? io->namespace : "default";
-    struct mu_write wr = {.method = "POST", .flags = MU_WRITE_BACKGROUND};
+    struct mu_write wr = {.method = "POST", .flags = MU_WRITE_BACKGROUND,
+                          .done = done, .ctx = ctx};
     unsigned seq;
     char *path;
     int rc;

@@ -252,6 +252,11 @@ int mu_writer_submit(struct mu_writer *w, const struct mu_write *wr);
  * forget: a failure is logged. Returns what mu_writer_submit() does.
  */
 int mu_writer_event(struct mu_writer *w, const struct mu_kube_event *ev);
+/* The same with a done call (see Completion; done may be NULL), for an
+ * owner that counts what it has in the writer (serve/status.h). */
+int mu_writer_event_done(struct mu_writer *w, const struct mu_kube_event *ev,
+                         void (*done)(void *ctx, int rc, const char *msg),
+                         void *ctx);
 
 /*
  * Makes the done calls of the writes completed so far, on the owner thread,

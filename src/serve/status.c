@@ -18,7 +18,31 @@ void mu_status_init(struct mu_status *s, const struct mu_ctl *ctl)
 {
     s->ctl = ctl;
     s->inflight = 0;
+    s->events_owed = 0;
     mu_map_init(&s->pgs);
+}
+
+/* Owes w's event (see mu_pg_written), or none with msg NULL. */
+static void owe_event(struct mu_status *s, struct mu_pg_written *w,
+                      const char *msg, bool warn)
+{
+    if (w->ev_msg)
+        s->events_owed--;
+    if (msg)
+        s->events_owed++;
+    free(w->ev_msg);
+    w->ev_msg = msg ? mu_xstrdup(msg) : NULL;
+    w->ev_warn = warn;
+    w->ev_at = time(NULL);
+}
+
+static void written_free(struct mu_status *s, struct mu_pg_written *w)
+{
+    owe_event(s, w, NULL, false);
+    free(w->sig);
+    free(w->cond);
+    free(w->uid);
+    free(w);
 }
 
 void mu_status_release(struct mu_status *s)
@@ -26,14 +50,8 @@ void mu_status_release(struct mu_status *s)
     size_t it = 0;
     void *v;
 
-    while (mu_map_next(&s->pgs, &it, NULL, &v)) {
-        struct mu_pg_written *w = v;
-
-        free(w->sig);
-        free(w->cond);
-        free(w->uid);
-        free(w);
-    }
+    while (mu_map_next(&s->pgs, &it, NULL, &v))
+        written_free(s, v);
     mu_map_release(&s->pgs);
 }
 
@@ -118,6 +136,7 @@ static bool owed_of(struct mu_status *s, const struct mu_job *j,
 
     if (wr && mu_strcmp0(wr->uid, j->pg.meta.uid)) {
         /* made again under the same name: nothing was written for it */
+        owe_event(s, wr, NULL, false);
         free(wr->sig);
         free(wr->cond);
         wr->sig = wr->cond = NULL;
@@ -190,21 +209,73 @@ static void send_pg(struct mu_status *s, const struct owed *o)
              * gets no Warning: it is not unschedulable, the condition
              * says what it waits for, and a backlog of 5,000 would post
              * 5,000 of them while its releases go out (issue 15) */
-            if (j->cond.type && remember(&wr->cond, o->cond) &&
-                mu_strcmp0(j->cond.reason, "WaitingForRelease")) {
+            if (j->cond.type && remember(&wr->cond, o->cond)) {
                 bool unsched = !strcmp(j->cond.type, "Unschedulable");
 
-                mu_ctl_event(s->ctl, "scheduling.volcano.sh/v1beta1",
-                             "PodGroup", j->pg.meta.ns, j->pg.meta.name,
-                             j->pg.meta.uid, unsched ? "Warning" : "Normal",
-                             unsched ? "Unschedulable" : "Scheduled",
-                             unsched ? j->cond.message
-                                     : "pod group is ready");
+                owe_event(s, wr,
+                          !mu_strcmp0(j->cond.reason, "WaitingForRelease")
+                              ? NULL
+                          : unsched ? j->cond.message
+                                    : "pod group is ready",
+                          unsched);
             }
         }
     }
     free(path);
     free(key);
+}
+
+static void ev_written(void *ctx, int rc, const char *msg)
+{
+    struct pg_done *d = ctx;
+
+    d->s->inflight--;
+    if (rc < 0 && rc != -ECANCELED)
+        mu_ctl_log(d->s->ctl, "event on podgroup %s: %s", d->key, msg);
+    free(d->key);
+    free(d);
+}
+
+/* Hands the events owed to the writer, in the cluster's order, while
+ * *room and the window allow; returns false when some were held back. */
+static bool send_events(struct mu_status *s, size_t *room)
+{
+    const struct mu_cluster *c = s->ctl->cluster;
+
+    for (size_t i = 0; i < c->njobs && s->events_owed; i++) {
+        const struct mu_job *j = c->jobs[i];
+        struct mu_pg_written *w = mu_map_get(&s->pgs, j->key);
+        struct mu_kube_event ev;
+        struct pg_done *d;
+
+        if (!w || !w->ev_msg)
+            continue;
+        if (*room < 1 || s->inflight >= MU_STATUS_WINDOW)
+            return false;
+        ev = (struct mu_kube_event){
+            .involved = {"scheduling.volcano.sh/v1beta1", "PodGroup",
+                         j->pg.meta.ns, j->pg.meta.name, j->pg.meta.uid},
+            .type = w->ev_warn ? "Warning" : "Normal",
+            .reason = w->ev_warn ? "Unschedulable" : "Scheduled",
+            .message = w->ev_msg,
+            .first_time = w->ev_at,
+            .last_time = w->ev_at,
+            .count = 1};
+        d = mu_xcalloc(1, sizeof(*d));
+        d->s = s;
+        d->key = mu_xstrdup(j->key);
+        if (mu_writer_event_done(s->ctl->writer, &ev, ev_written, d) < 0) {
+            mu_ctl_log(s->ctl, "event %s on podgroup %s: not sent",
+                       ev.reason, j->key);
+            free(d->key);
+            free(d);
+        } else {
+            s->inflight++;
+            (*room)--;
+        }
+        owe_event(s, w, NULL, false);
+    }
+    return true;
 }
 
 /* Forgets what was written for PodGroups that are gone (status.h). */
@@ -223,10 +294,7 @@ static void forget_gone(struct mu_status *s)
         if (mu_map_get(&c->job_by_key, key))
             continue;
         mu_map_del(&s->pgs, key);
-        free(w->sig);
-        free(w->cond);
-        free(w->uid);
-        free(w);
+        written_free(s, w);
     }
 }
 
@@ -235,7 +303,7 @@ bool mu_status_write(struct mu_status *s)
     const struct mu_cluster *c = s->ctl->cluster;
     size_t room = 0, half, n = 0, at[RANK_N + 1] = {0};
     struct owed *owed, *sorted;
-    bool held = false;
+    bool held = false, events_sent = false;
 
     if (s->ctl->writer) {
         room = mu_writer_room(s->ctl->writer);
@@ -253,16 +321,22 @@ bool mu_status_write(struct mu_status *s)
     for (size_t i = 0; i < n; i++)
         sorted[at[owed[i].rank]++] = owed[i];
     for (size_t i = 0; i < n; i++) {
-        /* a status and its event take two of the writer's queue */
-        if (room < 2 || s->inflight >= MU_STATUS_WINDOW)
+        /* the Running ones, then the events owed, then the rest */
+        if (sorted[i].rank != RANK_RUN && !events_sent) {
+            held |= !send_events(s, &room);
+            events_sent = true;
+        }
+        if (room < 1 || s->inflight >= MU_STATUS_WINDOW)
             held = true;
         else {
             send_pg(s, &sorted[i]);
-            room -= 2;
+            room--;
         }
         free(sorted[i].sig);
         free(sorted[i].cond);
     }
+    /* and those the statuses above owe */
+    held |= !send_events(s, &room);
     free(sorted);
     free(owed);
     forget_gone(s);
