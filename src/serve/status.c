@@ -50,6 +50,10 @@ void mu_status_release(struct mu_status *s)
     size_t it = 0;
     void *v;
 
+    /* events are told, not kept: one owed at the stop is not sent */
+    if (s->events_owed)
+        mu_ctl_log(s->ctl, "stopping: %zu PodGroup events owed, not sent",
+                   s->events_owed);
     while (mu_map_next(&s->pgs, &it, NULL, &v))
         written_free(s, v);
     mu_map_release(&s->pgs);

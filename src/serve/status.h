@@ -60,6 +60,7 @@ struct mu_status {
 };
 
 void mu_status_init(struct mu_status *s, const struct mu_ctl *ctl);
+/* Logs how many events owed it drops (none is sent from here). */
 void mu_status_release(struct mu_status *s);
 
 /*

@@ -90,6 +90,8 @@ START_TEST(test_status_with_room_writes_all_once)
     th_settle(2, 5000);
     ck_assert_uint_eq(kf_count(&th.srv), 6);
     ck_assert_str_eq(kf_req(&th.srv, 0)->method, "PATCH");
+    ck_assert_uint_eq(s.inflight, 0); /* the events' done calls too */
+    ck_assert_uint_eq(s.events_owed, 0);
     ck_assert(!mu_status_write(&s)); /* nothing changed: nothing sent */
     th_settle(2, 5000);
     ck_assert_uint_eq(kf_count(&th.srv), 6);
@@ -181,6 +183,8 @@ START_TEST(test_status_keeps_a_window_in_the_writer)
     th_stop_writer();
     ck_assert_uint_eq(s.inflight, 0); /* every one's done was called */
     mu_status_release(&s);
+    ck_assert_ptr_nonnull(
+        strstr(th.logged, "stopping: 128 PodGroup events owed, not sent"));
 }
 END_TEST
 
