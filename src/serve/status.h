@@ -24,13 +24,13 @@
 #include "ctrl/ctl.h"
 
 /* Status and event writes of ours in the writer at once at most (queued
- * or being sent). The writer's queue is first in, first out: a PodGroup that went
- * Running waits behind every status already in it. With half the queue
- * open to statuses (2,048), a 25,000-gang backlog queued its Inqueue
- * statuses ahead of the Running ones, and the last PodGroup said Running
- * 164-213 s after its pods were bound (issue 15, bench/RESULTS.md
+ * or being sent). The writer's queue is first in, first out: a PodGroup
+ * that went Running waits behind every status already in it. With half
+ * the queue open to statuses (2,048), a 25,000-gang backlog queued its
+ * Inqueue statuses ahead of the Running ones, and the last PodGroup said
+ * Running 164-213 s after its pods were bound (issue 15, bench/RESULTS.md
  * 2026-12-06). Enough to keep the background workers busy between two
- * cycles (8 while binds run, 32 after, at 90-180 writes a second on the
+ * cycles (8 while binds run, 32 after, at 47-180 writes a second on the
  * bench's apiserver), few enough that a new status waits about a second. */
 #define MU_STATUS_WINDOW 128u
 /* PodGroups remembered past the cluster's own before the gone ones are
