@@ -302,12 +302,32 @@ static void forget_gone(struct mu_status *s)
     }
 }
 
+/* Hands the statuses o[0..n) to the writer while *room and the window
+ * allow, and frees them; returns false when some were held back. */
+static bool send_statuses(struct mu_status *s, struct owed *o, size_t n,
+                          size_t *room)
+{
+    bool all = true;
+
+    for (size_t i = 0; i < n; i++) {
+        if (*room < 1 || s->inflight >= MU_STATUS_WINDOW)
+            all = false;
+        else {
+            send_pg(s, &o[i]);
+            (*room)--;
+        }
+        free(o[i].sig);
+        free(o[i].cond);
+    }
+    return all;
+}
+
 bool mu_status_write(struct mu_status *s)
 {
     const struct mu_cluster *c = s->ctl->cluster;
     size_t room = 0, half, n = 0, at[RANK_N + 1] = {0};
     struct owed *owed, *sorted;
-    bool held = false, events_sent = false;
+    bool held = false;
 
     if (s->ctl->writer) {
         room = mu_writer_room(s->ctl->writer);
@@ -318,28 +338,19 @@ bool mu_status_write(struct mu_status *s)
     for (size_t i = 0; i < c->njobs; i++)
         if (!c->jobs[i]->implicit && owed_of(s, c->jobs[i], &owed[n]))
             at[owed[n++].rank + 1]++;
-    /* by rank, and in the cluster's order within one (a stable sort) */
+    /* by rank, and in the cluster's order within one (a stable sort):
+     * at[r] ends where rank r's statuses end, so the Running ones are
+     * sorted[0..at[RANK_RUN]) */
     for (int r = 0; r < RANK_N; r++)
         at[r + 1] += at[r];
     sorted = mu_xcalloc(n ? n : 1, sizeof(*sorted));
     for (size_t i = 0; i < n; i++)
         sorted[at[owed[i].rank]++] = owed[i];
-    for (size_t i = 0; i < n; i++) {
-        /* the Running ones, then the events owed, then the rest */
-        if (sorted[i].rank != RANK_RUN && !events_sent) {
-            held |= !send_events(s, &room);
-            events_sent = true;
-        }
-        if (room < 1 || s->inflight >= MU_STATUS_WINDOW)
-            held = true;
-        else {
-            send_pg(s, &sorted[i]);
-            room--;
-        }
-        free(sorted[i].sig);
-        free(sorted[i].cond);
-    }
-    /* and those the statuses above owe */
+    /* the Running ones, the events owed, the rest, and the events that
+     * the rest owe */
+    held |= !send_statuses(s, sorted, at[RANK_RUN], &room);
+    held |= !send_events(s, &room);
+    held |= !send_statuses(s, sorted + at[RANK_RUN], n - at[RANK_RUN], &room);
     held |= !send_events(s, &room);
     free(sorted);
     free(owed);
