@@ -239,10 +239,17 @@ static void scan_jobs(struct mu_cqueue *q, struct wq *w, struct mu_res *el,
     w->request = q->allocated;
     for (size_t i = 0; i < q->njobs; i++) {
         const struct mu_job *j = q->jobs[i];
+        int pending = j->count[MU_TASK_PENDING];
 
-        for (size_t k = 0; k < j->ntasks; k++)
-            if (j->tasks[k]->status == MU_TASK_PENDING)
-                mu_res_add(&w->request, j->tasks[k]->qreq);
+        /* the pending tasks' requests: a job's sum when all its tasks
+         * are pending, so that the walk reads no task then (nor when
+         * none is) */
+        if ((size_t)pending == j->ntasks)
+            mu_res_add(&w->request, mu_job_req_sum(j));
+        else
+            for (size_t k = 0; pending > 0 && k < j->ntasks; k++)
+                if (j->tasks[k]->status == MU_TASK_PENDING)
+                    mu_res_add(&w->request, j->tasks[k]->qreq);
         /* a dimension in neither set gives 0 - 0: nothing */
         for (uint32_t set = (j->allocated.set | j->pg.min_resources.set) &
                             DIMS_ALL;

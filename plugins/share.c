@@ -14,6 +14,13 @@ void mu_share_gang_need(const struct mu_job *j, struct mu_res *need)
 
     mu_res_zero(need);
     lack = MU_MAX(lack, 1);
+    if (!j->count[MU_TASK_PENDING])
+        return; /* none to read */
+    if ((size_t)j->count[MU_TASK_PENDING] == j->ntasks && !j->gated_others &&
+        (size_t)lack >= j->ntasks) {
+        *need = *mu_job_req_sum(j); /* every task's */
+        return;
+    }
     for (size_t k = 0; k < j->ntasks && lack > 0; k++) {
         const struct mu_task *t = j->tasks[k];
 

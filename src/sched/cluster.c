@@ -378,6 +378,10 @@ static void job_attach_task(struct mu_job *j, struct mu_task *t)
     j->tasks[j->ntasks++] = t;
     t->job = j;
     j->count[t->status]++;
+    if (!j->req_sum_stale)
+        mu_res_add(&j->req_sum, t->qreq);
+    if (mu_task_gated_by_others(t))
+        j->gated_others++;
     if (mu_status_allocated(t->status) && t->node) {
         mu_res_add(&j->allocated, t->qreq);
         if (j->queue)
@@ -385,10 +389,26 @@ static void job_attach_task(struct mu_job *j, struct mu_task *t)
     }
 }
 
+const struct mu_res *mu_job_req_sum(const struct mu_job *cj)
+{
+    struct mu_job *j = (struct mu_job *)cj; /* the cache only */
+
+    if (j->req_sum_stale) {
+        mu_res_zero(&j->req_sum);
+        for (size_t i = 0; i < j->ntasks; i++)
+            mu_res_add(&j->req_sum, j->tasks[i]->qreq);
+        j->req_sum_stale = false;
+    }
+    return &j->req_sum;
+}
+
 static void job_detach_task(struct mu_job *j, struct mu_task *t)
 {
     ptr_remove((void **)j->tasks, &j->ntasks, t);
     j->count[t->status]--;
+    j->req_sum_stale = true;
+    if (mu_task_gated_by_others(t))
+        j->gated_others--;
     if (mu_status_allocated(t->status) && t->node) {
         mu_res_sub(&j->allocated, t->qreq);
         if (j->queue)
@@ -511,6 +531,8 @@ static void claim_users_edit(struct mu_cluster *c, struct mu_task *t, bool add)
  * with the slices. */
 static void task_demand(struct mu_cluster *c, struct mu_task *t)
 {
+    if (t->job) /* its qreq moves */
+        t->job->req_sum_stale = true;
     if (t->dd) {
         if (t->dd->by_slices)
             wait_del(&c->claim_users, MU_CLUSTER_SLICE_USERS, t);

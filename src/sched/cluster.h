@@ -183,6 +183,16 @@ struct mu_job {
     struct mu_task **tasks;    /* in task order once sorted */
     int count[MU_TASK__COUNT]; /* tasks per status */
     struct mu_res allocated;   /* requests of allocated-like tasks */
+    /* the queue-side requests (mu_task.qreq) of all its tasks, whatever
+     * their status: read it with mu_job_req_sum. Kept as tasks join; made
+     * again from the tasks at the next read once one left or its request
+     * changed (req_sum_stale). */
+    struct mu_res req_sum;
+    bool req_sum_stale;
+    int gated_others;          /* tasks held by a gate that is not muster's
+                                  (mu_task_gated_by_others; a pod's gates
+                                  change only with the pod, which leaves
+                                  and joins again) */
     enum mu_pg_phase phase;    /* current phase (status.phase) */
     struct mu_condition cond;  /* current condition */
     int64_t inqueue_since_ms;
@@ -199,6 +209,14 @@ struct mu_job {
                                   minMember (its wait is not known); the
                                   engine ignores it */
 };
+
+/* The sum of the qreq of all of j's tasks (struct mu_job, req_sum): O(1)
+ * unless a task left or changed its request since the last call. For a
+ * walk that would add every task's request when all of them are pending
+ * (proportion's open, once a cycle over every task of the cluster). A
+ * cache: it may make the sum again in j, which is not otherwise changed
+ * (so it takes j const, as its readers hold it). */
+const struct mu_res *mu_job_req_sum(const struct mu_job *j);
 
 /* Ready = allocated-like + succeeded (volcano-api.md §5). */
 static inline int mu_job_ready_num(const struct mu_job *j)

@@ -6,6 +6,7 @@
 #include "api/object.h"
 #include "sched/cluster.h"
 #include "sched/statement.h"
+#include "share.h"
 
 static struct mu_cluster c;
 
@@ -627,6 +628,69 @@ START_TEST(test_group_deleted_and_made_again_adopts_its_pods_again)
 }
 END_TEST
 
+/* The pod of a gpus-GPU member p of group g, pending, held by gate (NULL:
+ * none) on top of nothing else, decoded and added or (update) updated. */
+static struct mu_task *gated_pod(const char *name, int gpus, const char *gate,
+                                 bool update)
+{
+    char *txt = mu_xasprintf(
+        "{\"metadata\":{\"name\":\"%s\",\"annotations\":{"
+        "\"scheduling.k8s.io/group-name\":\"g\"}},\"spec\":{%s%s%s"
+        "\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+        "{\"nvidia.com/gpu\":%d}}}]},\"status\":{\"phase\":\"Pending\"}}",
+        name, gate ? "\"schedulingGates\":[{\"name\":\"" : "",
+        gate ? gate : "", gate ? "\"}]," : "", gpus);
+    json_t *j = json_loads(txt, 0, NULL);
+    struct mu_pod p;
+    struct mu_task *t;
+
+    ck_assert_int_eq(mu_pod_decode(j, &c.rn, &p, NULL), 0);
+    t = update ? mu_cluster_update_task(&c, &p, NULL)
+               : mu_cluster_add_task(&c, &p, NULL);
+    ck_assert_ptr_nonnull(t);
+    json_decref(j);
+    free(txt);
+    return t;
+}
+
+/* A job's sum of its tasks' requests and its count of tasks another's gate
+ * holds follow pods that join, change and leave; the gang's need (what
+ * reclaim asks a queue's share for) is the sum only while no task is held
+ * by another's gate. */
+START_TEST(test_job_sums_follow_its_tasks)
+{
+    struct mu_job *j = add_group("g", 3);
+    struct mu_task *a = gated_pod("a", 2, NULL, false);
+    struct mu_res need;
+
+    gated_pod("b", 1, NULL, false);
+    ck_assert_int_eq(mu_job_req_sum(j)->v[gpu()], 3);
+    gated_pod("c", 4, NULL, false);
+    ck_assert_int_eq(mu_job_req_sum(j)->v[gpu()], 7);
+    mu_share_gang_need(j, &need);
+    ck_assert_int_eq(need.v[gpu()], 7);
+    /* b asks 3 now, and another controller holds it back */
+    gated_pod("b", 3, "example.com/quota", true);
+    ck_assert_int_eq(j->gated_others, 1);
+    ck_assert_int_eq(mu_job_req_sum(j)->v[gpu()], 9);
+    mu_share_gang_need(j, &need);
+    ck_assert_int_eq(need.v[gpu()], 6); /* a and c: b is not the gang's yet */
+    /* muster's own gate is not another's */
+    gated_pod("b", 3, "muster.io/gang", true);
+    ck_assert_int_eq(j->gated_others, 0);
+    mu_share_gang_need(j, &need);
+    ck_assert_int_eq(need.v[gpu()], 9);
+    mu_cluster_remove_task(&c, a);
+    ck_assert_int_eq(mu_job_req_sum(j)->v[gpu()], 7);
+    ck_assert_uint_eq(j->ntasks, 2);
+    /* one of them bound: the need is the pending one's alone */
+    mu_task_place(&c, j->tasks[0], mu_cluster_node(&c, "n2"), MU_TASK_BOUND);
+    mu_share_gang_need(j, &need);
+    ck_assert_int_eq(need.v[gpu()], j->tasks[1]->qreq->v[gpu()]);
+    ck_assert_int_eq(mu_job_req_sum(j)->v[gpu()], 7); /* every task's */
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cluster");
@@ -659,6 +723,7 @@ int main(void)
     tcase_add_test(tc, test_pod_on_a_node_not_yet_seen_is_adopted_by_it);
     tcase_add_test(tc, test_group_deleted_and_made_again_adopts_its_pods_again);
     tcase_add_test(tc, test_only_a_change_of_node_sums_moves_the_generation);
+    tcase_add_test(tc, test_job_sums_follow_its_tasks);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -70,12 +70,26 @@ START_TEST(test_devices_count_only_on_nodes_of_the_cluster)
     one = pod("one", TMPL("one"), "{}");
     gpu = mu_resnames_index(&c.rn, "nvidia.com/gpu", false);
     ck_assert_int_eq(all->qreq->v[gpu], 4);
+    /* their group, made after them, adopts them; its sum of requests
+     * follows theirs as the slices change (mu_job_req_sum) */
+    {
+        json_t *j = js("{\"metadata\":{\"name\":\"g\"},\"spec\":{"
+                       "\"minMember\":2}}");
+        struct mu_podgroup pg;
+
+        ck_assert_int_eq(mu_podgroup_decode(j, &c.rn, &pg, NULL), 0);
+        ck_assert_ptr_nonnull(mu_cluster_add_job(&c, &pg, NULL));
+        json_decref(j);
+    }
+    ck_assert_ptr_nonnull(all->job);
+    ck_assert_int_eq(mu_job_req_sum(all->job)->v[gpu], 4 + one->qreq->v[gpu]);
     mu_devices_free_count(&c.dev, one->dd, &f);
     ck_assert_int_eq(f.total, 6);
     ck_assert_int_eq(f.best, 4);
     mu_cluster_remove_node(&c, mu_cluster_node(&c, "n2"));
     mu_cluster_dra_settle(&c);
     ck_assert_int_eq(all->qreq->v[gpu], 2);
+    ck_assert_int_eq(mu_job_req_sum(all->job)->v[gpu], 2 + one->qreq->v[gpu]);
     mu_devices_free_count(&c.dev, one->dd, &f);
     ck_assert_int_eq(f.total, 2);
     ck_assert_int_eq(f.nodes, 1);
@@ -83,6 +97,7 @@ START_TEST(test_devices_count_only_on_nodes_of_the_cluster)
     node("n9");
     mu_cluster_dra_settle(&c);
     ck_assert_int_eq(all->qreq->v[gpu], 8);
+    ck_assert_int_eq(mu_job_req_sum(all->job)->v[gpu], 8 + one->qreq->v[gpu]);
     mu_devices_free_count(&c.dev, one->dd, &f);
     ck_assert_int_eq(f.total, 10);
     ck_assert_int_eq(f.best, 8);
