@@ -306,6 +306,39 @@ START_TEST(test_preempt_displaces_lower_priority_gang_in_queue)
 }
 END_TEST
 
+/* Preempt takes the lowest-priority gang of the queue when another of a
+ * higher priority than the pending one runs beside it: the queue's victims
+ * are judged by the lowest, not by whichever comes last. */
+START_TEST(test_preempt_finds_the_lowest_among_higher_ones)
+{
+    load("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+         "metadata: {name: lo}\nvalue: 10\n---\n"
+         "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+         "metadata: {name: mid}\nvalue: 50\n---\n"
+         "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+         "metadata: {name: hi}\nvalue: 100\n---\n" NODE("n1", "4")
+             GANG("top", "default", "2", "2", "1", "  priorityClassName: hi\n")
+                 GANG("low", "default", "2", "2", "1",
+                      "  priorityClassName: lo\n"));
+    cycle();
+    run_binds();
+    ck_assert_int_eq(mu_job_ready_num(job("top")), 2);
+    ck_assert_int_eq(mu_job_ready_num(job("low")), 2);
+    ck_assert_int_eq(mu_sim_load_text(&sim, "m.yaml",
+                                      GANG("middle", "default", "2", "2", "1",
+                                           "  priorityClassName: mid\n")),
+                     0);
+    mu_sim_step(&sim);
+    cycle();
+    ck_assert_uint_eq(out.nevicts, 2);
+    for (size_t i = 0; i < out.nevicts; i++) {
+        ck_assert_str_eq(out.evicts[i].action, "preempt");
+        ck_assert_ptr_eq(out.evicts[i].victim->job, job("low"));
+        ck_assert_ptr_eq(out.evicts[i].for_job, job("middle"));
+    }
+}
+END_TEST
+
 START_TEST(test_equal_priority_does_not_preempt)
 {
     load(NODE("n1", "4") GANG("first", "default", "4", "4", "1", ""));
@@ -940,6 +973,7 @@ int main(void)
     tcase_add_test(tc, test_reclaim_evicts_nothing_when_the_gang_cannot_fit);
     tcase_add_test(tc, test_reclaim_takes_elastic_surplus_before_a_gang);
     tcase_add_test(tc, test_preempt_displaces_lower_priority_gang_in_queue);
+    tcase_add_test(tc, test_preempt_finds_the_lowest_among_higher_ones);
     tcase_add_test(tc, test_equal_priority_does_not_preempt);
     tcase_add_test(tc, test_unknown_queue_and_too_few_pods_say_so);
     tcase_add_test(tc, test_a_phase_change_alone_is_reported);

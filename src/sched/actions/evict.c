@@ -34,7 +34,9 @@ static bool running(const struct mu_task *t)
 
 static const struct mu_task *first_pending(const struct mu_job *j)
 {
-    for (size_t i = 0; i < j->ntasks; i++)
+    /* the count first: a running job's tasks are not read (reclaim asks
+     * about every job of the cluster) */
+    for (size_t i = 0; j->count[MU_TASK_PENDING] > 0 && i < j->ntasks; i++)
         if (j->tasks[i]->status == MU_TASK_PENDING && !mu_task_gated_by_others(j->tasks[i]))
             return j->tasks[i];
     return NULL;
@@ -597,6 +599,21 @@ static bool owed(struct mu_ssn *s, const struct mu_cqueue *q,
     return ok;
 }
 
+/* Preempt: might j's queue hold a victim for it, a job running something
+ * at a lower priority? Its jobs in vs->byq are in job_cmp order, lowest
+ * priority first, and evictions only ever take jobs out: when the first
+ * one (however much it still runs) is not lower, none is. Asked before
+ * j's tasks are read: a cluster of one priority reads none of them. */
+static bool may_preempt(const struct victims *vs, const struct mu_job *j)
+{
+    size_t qi;
+
+    if (!j->queue)
+        return false;
+    qi = (size_t)j->queue->index;
+    return vs->qn[qi] > 0 && vs->byq[vs->qfirst[qi]]->priority < j->priority;
+}
+
 /* Queues in queue order, starving jobs in job order: each may make room. */
 static void evict_action(struct mu_ssn *s, struct mu_place *p, bool reclaim)
 {
@@ -610,12 +627,15 @@ static void evict_action(struct mu_ssn *s, struct mu_place *p, bool reclaim)
     mu_qset_build(s, reclaim ? starving_reclaim : starving, &qs);
     while ((e = mu_qset_next(s, &qs))) {
         struct mu_job *j = e->jobs[e->head++];
-        const struct mu_task *pre = first_pending(j);
+        const struct mu_task *pre;
 
         if (reclaim && mu_ssn_overused(s, e->q)) {
             e->dropped = true;
             continue;
         }
+        if (!reclaim && !may_preempt(&vs, j))
+            continue;
+        pre = first_pending(j);
         if (!pre || pre->pod.preempt_never)
             continue;
         if (reclaim && !owed(s, e->q, j, pre))
