@@ -377,6 +377,7 @@ static void job_attach_task(struct mu_job *j, struct mu_task *t)
              sizeof(*j->tasks));
     j->tasks[j->ntasks++] = t;
     t->job = j;
+    j->tasks_unsorted = true;
     j->count[t->status]++;
     if (!j->req_sum_stale)
         mu_res_add(&j->req_sum, t->qreq);
@@ -638,6 +639,10 @@ static struct mu_task *add_task(struct mu_cluster *c, struct mu_pod *p,
     memset(p, 0, sizeof(*p));
     t->key = key;
     t->node_slot = -1;
+    /* resolved now, and again by mu_cluster_link only when the classes
+     * change: link then reads no task that did not change */
+    if (!t->pod.has_priority)
+        t->pod.priority = mu_cluster_priority(c, t->pod.priority_class, NULL);
     task_demand(c, t);
     st = status_of_pod(&t->pod);
     if (slot == SIZE_MAX)
@@ -724,6 +729,7 @@ void mu_cluster_add_priorityclass(struct mu_cluster *c,
     c->pcs = mu_xrealloc(c->pcs, (c->npcs + 1) * sizeof(*c->pcs));
     c->pcs[c->npcs++] = *pc;
     memset(pc, 0, sizeof(*pc));
+    c->pc_gen++;
 }
 
 void mu_cluster_remove_priorityclass(struct mu_cluster *c, const char *name)
@@ -733,6 +739,7 @@ void mu_cluster_remove_priorityclass(struct mu_cluster *c, const char *name)
             continue;
         mu_priorityclass_release(&c->pcs[i]);
         c->pcs[i] = c->pcs[--c->npcs];
+        c->pc_gen++;
         return;
     }
 }
@@ -979,13 +986,16 @@ void mu_cluster_link(struct mu_cluster *c)
 {
     for (size_t i = 0; i < c->nqueues; i++)
         c->queues[i]->njobs = 0;
-    for (size_t i = 0; i < c->ntasks; i++) {
+    bool again = c->pc_gen != c->linked_pc_gen;
+
+    for (size_t i = 0; again && i < c->ntasks; i++) {
         struct mu_task *t = c->tasks[i];
 
         if (!t->pod.has_priority)
             t->pod.priority = mu_cluster_priority(c, t->pod.priority_class,
                                                   NULL);
     }
+    c->linked_pc_gen = c->pc_gen;
     for (size_t i = 0; i < c->njobs; i++) {
         struct mu_job *j = c->jobs[i];
         struct mu_cqueue *q = mu_cluster_queue(c, j->pg.queue);
@@ -1002,8 +1012,11 @@ void mu_cluster_link(struct mu_cluster *c)
             j->queue = q;
         }
         j->priority = mu_cluster_priority(c, j->pg.priority_class, NULL);
-        if (j->ntasks > 1)
+        /* a job's order moves only when a task joins (a leaving one
+         * keeps the others' order) or priorities move */
+        if (j->ntasks > 1 && (again || j->tasks_unsorted))
             qsort(j->tasks, j->ntasks, sizeof(*j->tasks), task_order_default);
+        j->tasks_unsorted = false;
         if (q) {
             mu_xgrow((void **)&q->jobs, &q->cap_jobs, q->njobs + 1,
                      sizeof(*q->jobs));

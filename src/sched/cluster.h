@@ -189,6 +189,8 @@ struct mu_job {
      * changed (req_sum_stale). */
     struct mu_res req_sum;
     bool req_sum_stale;
+    bool tasks_unsorted;       /* a task joined or priorities were resolved
+                                  again since mu_cluster_link sorted tasks */
     int gated_others;          /* tasks held by a gate that is not muster's
                                   (mu_task_gated_by_others; a pod's gates
                                   change only with the pod, which leaves
@@ -301,6 +303,10 @@ struct mu_cluster {
     struct mu_cqueue **queues; /* sorted by name */
     size_t npcs;
     struct mu_priorityclass *pcs;
+    /* bumped when a PriorityClass is added, changed or removed; the tasks'
+     * priorities were last resolved, all of them, at linked_pc_gen (a
+     * task added since was resolved when added) */
+    uint64_t pc_gen, linked_pc_gen;
     struct mu_map node_by_name, task_by_key, job_by_key, queue_by_name;
     struct mu_map shapes;      /* shape signature -> id + 1 */
     /* Tasks that arrived before their PodGroup ("ns/group" ->) or before
@@ -419,7 +425,12 @@ int32_t mu_cluster_priority(const struct mu_cluster *c, const char *name,
  * Re-links everything after objects were added: resolves job queues and
  * priorities, task priorities, sorts each job's tasks into task order
  * (priority desc, index asc, creation, name) and each queue's jobs. Call
- * after a batch of additions and before a cycle.
+ * after a batch of additions and before a cycle. It reads every job but
+ * no task that did not change: a task's priority is resolved when it is
+ * added and again, for every task, only after a PriorityClass changed
+ * (pc_gen); a job's tasks are sorted again only when one joined or the
+ * priorities were resolved again (at 10,000 nodes and 124,000 pods,
+ * reading every task took 11-13 ms a cycle).
  */
 void mu_cluster_link(struct mu_cluster *c);
 

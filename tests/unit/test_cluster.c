@@ -691,6 +691,59 @@ START_TEST(test_job_sums_follow_its_tasks)
 }
 END_TEST
 
+/* A pending member of group g named name, of PriorityClass pc (NULL:
+ * none), added. */
+static struct mu_task *classed_pod(const char *name, const char *pc)
+{
+    char *txt = mu_xasprintf(
+        "{\"metadata\":{\"name\":\"%s\",\"annotations\":{"
+        "\"scheduling.k8s.io/group-name\":\"g\"}},\"spec\":{%s%s%s"
+        "\"containers\":[{\"name\":\"c\"}]},\"status\":{\"phase\":"
+        "\"Pending\"}}", name, pc ? "\"priorityClassName\":\"" : "",
+        pc ? pc : "", pc ? "\"," : "");
+    struct mu_task *t = add_pod_json(txt);
+
+    free(txt);
+    return t;
+}
+
+/* Link sorts a job's tasks again when a PriorityClass changes their
+ * priorities or a task joins, and not otherwise. */
+START_TEST(test_link_sorts_again_what_changed)
+{
+    struct mu_job *j = add_group("g", 3);
+    struct mu_priorityclass hi = {mu_xstrdup("hi"), 100, false, false};
+    struct mu_priorityclass low = {mu_xstrdup("hi"), -5, false, false};
+
+    classed_pod("p2", NULL);
+    classed_pod("p1", "hi");
+    mu_cluster_link(&c); /* no classes yet: 0 and 0, by name */
+    ck_assert_str_eq(j->tasks[0]->pod.meta.name, "p1");
+    mu_cluster_add_priorityclass(&c, &hi);
+    mu_cluster_link(&c);
+    ck_assert_int_eq(j->tasks[0]->pod.priority, 100);
+    ck_assert_str_eq(j->tasks[0]->pod.meta.name, "p1");
+    /* the class made again below the default: p1 goes last */
+    mu_cluster_add_priorityclass(&c, &low);
+    mu_cluster_link(&c);
+    ck_assert_str_eq(j->tasks[0]->pod.meta.name, "p2");
+    ck_assert_str_eq(j->tasks[1]->pod.meta.name, "p1");
+    ck_assert_int_eq(j->tasks[1]->pod.priority, -5);
+    /* a task that joins takes its place at the next link */
+    classed_pod("p0", NULL);
+    ck_assert_int_eq(j->tasks[2]->pod.priority, 0); /* resolved when added */
+    mu_cluster_link(&c);
+    ck_assert_str_eq(j->tasks[0]->pod.meta.name, "p0");
+    ck_assert_str_eq(j->tasks[1]->pod.meta.name, "p2");
+    ck_assert_str_eq(j->tasks[2]->pod.meta.name, "p1");
+    /* and the class removed: back to the default, first by name */
+    mu_cluster_remove_priorityclass(&c, "hi");
+    mu_cluster_link(&c);
+    ck_assert_str_eq(j->tasks[0]->pod.meta.name, "p0");
+    ck_assert_str_eq(j->tasks[1]->pod.meta.name, "p1");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cluster");
@@ -724,6 +777,7 @@ int main(void)
     tcase_add_test(tc, test_group_deleted_and_made_again_adopts_its_pods_again);
     tcase_add_test(tc, test_only_a_change_of_node_sums_moves_the_generation);
     tcase_add_test(tc, test_job_sums_follow_its_tasks);
+    tcase_add_test(tc, test_link_sorts_again_what_changed);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
