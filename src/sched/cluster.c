@@ -615,6 +615,13 @@ static size_t task_slot(const struct mu_cluster *c, const struct mu_task *t)
     return lo;
 }
 
+/* Resolves t's priority from its class, unless its pod sets one. */
+static void task_priority(const struct mu_cluster *c, struct mu_task *t)
+{
+    if (!t->pod.has_priority)
+        t->pod.priority = mu_cluster_priority(c, t->pod.priority_class, NULL);
+}
+
 /* mu_cluster_add_task, with the task put in c->tasks at slot when it is
  * not SIZE_MAX (the slot of the pod's own key: mu_cluster_update_task),
  * else inserted in key order. */
@@ -641,8 +648,7 @@ static struct mu_task *add_task(struct mu_cluster *c, struct mu_pod *p,
     t->node_slot = -1;
     /* resolved now, and again by mu_cluster_link only when the classes
      * change: link then reads no task that did not change */
-    if (!t->pod.has_priority)
-        t->pod.priority = mu_cluster_priority(c, t->pod.priority_class, NULL);
+    task_priority(c, t);
     task_demand(c, t);
     st = status_of_pod(&t->pod);
     if (slot == SIZE_MAX)
@@ -988,13 +994,8 @@ void mu_cluster_link(struct mu_cluster *c)
         c->queues[i]->njobs = 0;
     bool again = c->pc_gen != c->linked_pc_gen;
 
-    for (size_t i = 0; again && i < c->ntasks; i++) {
-        struct mu_task *t = c->tasks[i];
-
-        if (!t->pod.has_priority)
-            t->pod.priority = mu_cluster_priority(c, t->pod.priority_class,
-                                                  NULL);
-    }
+    for (size_t i = 0; again && i < c->ntasks; i++)
+        task_priority(c, c->tasks[i]);
     c->linked_pc_gen = c->pc_gen;
     for (size_t i = 0; i < c->njobs; i++) {
         struct mu_job *j = c->jobs[i];

@@ -36,7 +36,9 @@ static const struct mu_task *first_pending(const struct mu_job *j)
 {
     /* the count first: a running job's tasks are not read (reclaim asks
      * about every job of the cluster) */
-    for (size_t i = 0; j->count[MU_TASK_PENDING] > 0 && i < j->ntasks; i++)
+    if (!j->count[MU_TASK_PENDING])
+        return NULL;
+    for (size_t i = 0; i < j->ntasks; i++)
         if (j->tasks[i]->status == MU_TASK_PENDING && !mu_task_gated_by_others(j->tasks[i]))
             return j->tasks[i];
     return NULL;
