@@ -837,9 +837,14 @@ def audit_spans(path, t0, rows, size, offset=0):
     201 after t0 (the last such line, should one be refused and redone), from
     the audit log MUSTER_APISERVER_AUDIT_LOG, read from byte offset (its size
     when the run began: earlier runs' lines are not read again). Also how late
-    the watcher saw each bind."""
+    the watcher saw each bind, and the span's two parts: how far apart a
+    gang's binds reached the apiserver (spread_arrive_*: the client's part)
+    and how far apart the apiserver's own latencies of them were, received to
+    answered (spread_server_*: the span the gang would have had, had every
+    member reached the apiserver at one instant; no client can do better on
+    that apiserver at that moment)."""
     want = {r[1]: (r[0], r[2]) for r in rows}
-    api = {}
+    api, recv = {}, {}
     try:
         f = open(path)
     except OSError:
@@ -865,17 +870,26 @@ def audit_spans(path, t0, rows, size, offset=0):
             t = audit_time(ev.get("stageTimestamp") or "")
             if t >= t0:
                 api[name] = t
+                recv[name] = audit_time(ev.get("requestReceivedTimestamp") or
+                                        ev.get("stageTimestamp") or "")
     if not api:
         return {}
-    groups, lag = {}, []
+    groups, lag, lat = {}, [], []
     for name, t in api.items():
         seen, g = want[name]
-        groups.setdefault(g, []).append(t)
+        groups.setdefault(g, []).append((recv[name], t))
         lag.append(seen - t)
-    spread = [max(v) - min(v) for v in groups.values() if len(v) >= size]
+        lat.append(t - recv[name])
+    whole = [v for v in groups.values() if len(v) >= size]
+    spread = [max(d for _, d in v) - min(d for _, d in v) for v in whole]
+    arrive = [max(r for r, _ in v) - min(r for r, _ in v) for v in whole]
+    server = [max(d - r for r, d in v) - min(d - r for r, d in v) for v in whole]
     return {"binds_in_audit": len(api),
             "spread_api_p50_s": pct(spread, 50), "spread_api_p99_s": pct(spread, 99),
             "spread_api_max_s": max(spread) if spread else float("nan"),
+            "spread_arrive_p50_s": pct(arrive, 50), "spread_arrive_p99_s": pct(arrive, 99),
+            "spread_server_p50_s": pct(server, 50), "spread_server_p99_s": pct(server, 99),
+            "bind_latency_p50_s": pct(lat, 50), "bind_latency_p99_s": pct(lat, 99),
             "watch_lag_p50_s": pct(lag, 50), "watch_lag_p99_s": pct(lag, 99),
             "watch_lag_max_s": max(lag)}
 
@@ -1297,6 +1311,16 @@ def cmd_summary(a):
             print()
             print("On the apiserver's clock: gang span p99 muster / bind-floor = %.2f× (%.3f / %.3f s)"
                   % (ma99 / fa99, ma99, fa99))
+        parts = [(c, med(c, "spread_api_p99_s"), med(c, "spread_server_p99_s"),
+                  med(c, "spread_arrive_p99_s"), med(c, "bind_latency_p99_s"))
+                 for c in order if med(c, "spread_server_p99_s") is not None]
+        if parts:
+            print()
+            print("The apiserver's part of the gang span (p99 of the spread of a gang's bind latencies, "
+                  "received to answered: the span had every member arrived at one instant): " + "; ".join(
+                      "%s %s of %s (arrivals %s apart; bind latency p99 %s)"
+                      % (c, fmt(sv, "%.3f"), fmt(sp, "%.3f"), fmt(ar, "%.3f"), fmt(la, "%.3f"))
+                      for c, sp, sv, ar, la in parts))
         if fl99 and mu99:
             print()
             print("Against the bind floor (the same binds at muster's pace, no scheduler): "
@@ -1653,7 +1677,7 @@ run_one() {
         --argjson pgs "$pgs" --arg mr "$mready" '. + $pgs + {(if (.contender | startswith("volcano")) then "volcano" elif .contender == "bind-floor" then "client" else "muster" end): $ms, kube_scheduler: $ks, apiserver: $api, cpu_s: $cpu, rss_peak_mib: $rss} + (if $mr == "" then {} else {muster_ready_s: ($mr|tonumber)} end)' <<<"$res")
     echo "$res" >>"$R/runs.jsonl"
     echo "$res"
-    log "$c ($G gangs) run $i: $(jq -r '"\(.bound)/\(.expect) bound, \(.pods_per_s // 0 | floor) pods/s (first bind at \(.first_bind_s // 0 | .*10|floor/10) s), gang spread p50 \(.spread_p50_s // 0 | .*1000|floor) ms p99 \(.spread_p99_s // 0 | .*1000|floor) ms\(if .spread_api_p99_s then " (on the apiserver clock: p50 \(.spread_api_p50_s | .*1000|floor) ms p99 \(.spread_api_p99_s | .*1000|floor) ms; the watcher saw binds \(.watch_lag_p99_s // 0 | .*1000|floor) ms late at p99, \(.watch_lag_max_s // 0 | .*1000|floor) ms at most)" else "" end)\(if has("podgroups_running_s") then ", every PodGroup Running at \(.podgroups_running_s // "timeout" | if type == "number" then (.*10|floor/10 | tostring) + " s" else . end)" else "" end)\(if has("pods_running") then " (pods Running then: \(.pods_running) of \(.expect))" else "" end)"' <<<"$res")"
+    log "$c ($G gangs) run $i: $(jq -r '"\(.bound)/\(.expect) bound, \(.pods_per_s // 0 | floor) pods/s (first bind at \(.first_bind_s // 0 | .*10|floor/10) s), gang spread p50 \(.spread_p50_s // 0 | .*1000|floor) ms p99 \(.spread_p99_s // 0 | .*1000|floor) ms\(if .spread_api_p99_s then " (on the apiserver clock: p50 \(.spread_api_p50_s | .*1000|floor) ms p99 \(.spread_api_p99_s | .*1000|floor) ms, the spread of its own latencies p99 \(.spread_server_p99_s // 0 | .*1000|floor) ms; the watcher saw binds \(.watch_lag_p99_s // 0 | .*1000|floor) ms late at p99, \(.watch_lag_max_s // 0 | .*1000|floor) ms at most)" else "" end)\(if has("podgroups_running_s") then ", every PodGroup Running at \(.podgroups_running_s // "timeout" | if type == "number" then (.*10|floor/10 | tostring) + " s" else . end)" else "" end)\(if has("pods_running") then " (pods Running then: \(.pods_running) of \(.expect))" else "" end)"' <<<"$res")"
 }
 
 # ------------------------------------------------------------ the runs ----
