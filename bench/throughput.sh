@@ -844,7 +844,7 @@ def audit_spans(path, t0, rows, size, offset=0):
     member reached the apiserver at one instant; no client can do better on
     that apiserver at that moment)."""
     want = {r[1]: (r[0], r[2]) for r in rows}
-    api, recv = {}, {}
+    api = {}  # name -> (received, answered)
     try:
         f = open(path)
     except OSError:
@@ -869,17 +869,16 @@ def audit_spans(path, t0, rows, size, offset=0):
                 continue
             t = audit_time(ev.get("stageTimestamp") or "")
             if t >= t0:
-                api[name] = t
-                recv[name] = audit_time(ev.get("requestReceivedTimestamp") or
-                                        ev.get("stageTimestamp") or "")
+                api[name] = (audit_time(ev.get("requestReceivedTimestamp") or
+                                        ev.get("stageTimestamp")), t)
     if not api:
         return {}
     groups, lag, lat = {}, [], []
-    for name, t in api.items():
+    for name, (r, t) in api.items():
         seen, g = want[name]
-        groups.setdefault(g, []).append((recv[name], t))
+        groups.setdefault(g, []).append((r, t))
         lag.append(seen - t)
-        lat.append(t - recv[name])
+        lat.append(t - r)
     whole = [v for v in groups.values() if len(v) >= size]
     spread = [max(d for _, d in v) - min(d for _, d in v) for v in whole]
     arrive = [max(r for r, _ in v) - min(r for r, _ in v) for v in whole]
