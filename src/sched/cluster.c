@@ -106,10 +106,10 @@ static void why_free(struct mu_why *w)
     memset(w, 0, sizeof(*w));
 }
 
-static void task_free(struct mu_task *t)
+static void task_free(struct mu_cluster *c, struct mu_task *t)
 {
     if (t->dd) {
-        mu_devdemand_release(t->dd);
+        mu_devdemand_release(&c->dev, t->dd);
         if (!t->pod.nclaims)
             free(t->dd); /* else in t's allocation */
     }
@@ -118,11 +118,32 @@ static void task_free(struct mu_task *t)
     free(t);
 }
 
-static void node_free(struct mu_cnode *n)
+/* A place for a node, zeroed: a removed one's, else the next of a slab. */
+static struct mu_cnode *node_alloc(struct mu_cluster *c)
+{
+    struct mu_cnode *n = c->node_free;
+
+    if (n) {
+        c->node_free = n->next_free;
+        memset(n, 0, sizeof(*n));
+        return n;
+    }
+    if (!c->nnode_slabs || c->node_slab_used == MU_CNODE_SLAB) {
+        c->node_slabs = mu_xrealloc(c->node_slabs, (c->nnode_slabs + 1) *
+                                                       sizeof(*c->node_slabs));
+        c->node_slabs[c->nnode_slabs++] =
+            mu_xcalloc_lines(MU_CNODE_SLAB, sizeof(*n));
+        c->node_slab_used = 0;
+    }
+    return &c->node_slabs[c->nnode_slabs - 1][c->node_slab_used++];
+}
+
+static void node_free(struct mu_cluster *c, struct mu_cnode *n)
 {
     mu_node_release(&n->spec);
     free(n->tasks);
-    free(n);
+    n->next_free = c->node_free;
+    c->node_free = n;
 }
 
 static void queue_free(struct mu_cqueue *q)
@@ -148,11 +169,14 @@ static void job_free(struct mu_job *j)
 void mu_cluster_release(struct mu_cluster *c)
 {
     for (size_t i = 0; i < c->ntasks; i++)
-        task_free(c->tasks[i]);
+        task_free(c, c->tasks[i]);
     for (size_t i = 0; i < c->njobs; i++)
         job_free(c->jobs[i]);
     for (size_t i = 0; i < c->nnodes; i++)
-        node_free(c->nodes[i]);
+        node_free(c, c->nodes[i]);
+    for (size_t i = 0; i < c->nnode_slabs; i++)
+        free(c->node_slabs[i]);
+    free(c->node_slabs);
     for (size_t i = 0; i < c->nqueues; i++)
         queue_free(c->queues[i]);
     for (size_t i = 0; i < c->npcs; i++)
@@ -299,7 +323,7 @@ struct mu_cnode *mu_cluster_add_node(struct mu_cluster *c, struct mu_node *n,
         mu_err_set(err, -EEXIST, "Node %s exists already", n->meta.name);
         return NULL;
     }
-    cn = mu_xcalloc(1, sizeof(*cn));
+    cn = node_alloc(c);
     cn->spec = *n;
     memset(n, 0, sizeof(*n));
     cn->idle = cn->spec.allocatable;
@@ -537,7 +561,7 @@ static void task_demand(struct mu_cluster *c, struct mu_task *t)
     if (t->dd) {
         if (t->dd->by_slices)
             wait_del(&c->claim_users, MU_CLUSTER_SLICE_USERS, t);
-        mu_devdemand_release(t->dd);
+        mu_devdemand_release(&c->dev, t->dd);
         if (!t->pod.nclaims)
             free(t->dd);
         t->dd = NULL;
@@ -552,8 +576,7 @@ static void task_demand(struct mu_cluster *c, struct mu_task *t)
         mu_devdemand_resolve(&c->dev, &t->pod, &c->rn, t->dd);
         if (t->dd->by_slices)
             wait_add(&c->claim_users, MU_CLUSTER_SLICE_USERS, t);
-        t->dd->qreq = t->pod.req;
-        mu_res_add(&t->dd->qreq, &t->dd->quota);
+        mu_res_add(&t->dd->qreq, &t->pod.req); /* the quota, and it */
         t->qreq = &t->dd->qreq;
     }
     t->dd_ext_dims = t->dd ? t->dd->ext_dims : 0;
@@ -708,7 +731,7 @@ static void task_unlink(struct mu_cluster *c, struct mu_task *t)
     if (t->dd && t->dd->by_slices)
         wait_del(&c->claim_users, MU_CLUSTER_SLICE_USERS, t);
     mu_map_del(&c->task_by_key, t->key);
-    task_free(t);
+    task_free(c, t);
 }
 
 /* Drops slot i of c->tasks, keeping the order. */
@@ -826,7 +849,7 @@ void mu_cluster_remove_node(struct mu_cluster *c, struct mu_cnode *n)
     mu_res_sub(&c->total, &n->spec.allocatable);
     mu_res_sub(&c->total, &n->devq);
     mu_devices_node_reach(&c->dev, n->spec.meta.name, NULL); /* gone */
-    node_free(n);
+    node_free(c, n);
     c->node_gen++;
     c->node_set_gen++;
 }
@@ -1026,6 +1049,19 @@ void mu_cluster_link(struct mu_cluster *c)
     }
 }
 
+/* Adds t's quota of DRA devices to n's devused (add), or takes it back. */
+static void devused_move(struct mu_cnode *n, const struct mu_task *t, bool add)
+{
+    for (uint32_t set = t->dd->quota_set; set; set &= set - 1) {
+        int d = __builtin_ctz(set);
+        int64_t q = mu_devdemand_quota(t->dd, &t->pod.req, d);
+        int64_t have = mu_res_has(&n->devused, d) ? n->devused.v[d] : 0;
+
+        mu_res_put(&n->devused, d,
+                   add ? mu_add_sat(have, q) : mu_sub_sat(have, q));
+    }
+}
+
 void mu_task_place(struct mu_cluster *c, struct mu_task *t, struct mu_cnode *n,
                    enum mu_task_status st)
 {
@@ -1053,7 +1089,7 @@ void mu_task_place(struct mu_cluster *c, struct mu_task *t, struct mu_cnode *n,
         mu_devices_pipe(&c->dev, t->dd, n->devs, n->spec.allocatable.set);
     if (t->dd && st != MU_TASK_PIPELINED) {
         mu_devices_take(&c->dev, t->dd, n->devs, n->spec.allocatable.set);
-        mu_res_add(&n->devused, &t->dd->quota);
+        devused_move(n, t, true);
         if (st == MU_TASK_RELEASING)
             mu_devices_leaving(&c->dev, t->dd, true);
     }
@@ -1087,13 +1123,13 @@ void mu_task_set_status(struct mu_cluster *c, struct mu_task *t,
         mu_devices_unpipe(&c->dev, t->dd);
     if (t->dd && n && old == MU_TASK_PIPELINED && mu_status_on_node(st)) {
         mu_devices_take(&c->dev, t->dd, n->devs, n->spec.allocatable.set);
-        mu_res_add(&n->devused, &t->dd->quota);
+        devused_move(n, t, true);
     }
     /* leaving the node (pending, finished) */
     if (n && !mu_status_on_node(st) && st != MU_TASK_PIPELINED) {
         if (t->dd && old != MU_TASK_PIPELINED) {
             mu_devices_give(&c->dev, t->dd);
-            mu_res_sub(&n->devused, &t->dd->quota);
+            devused_move(n, t, false);
         }
         if (old == MU_TASK_PIPELINED) {
             mu_res_sub(&n->pipelined, &t->pod.req);

@@ -95,24 +95,37 @@ static inline bool mu_task_gated_by_others(const struct mu_task *t)
     return t->pod.ngates > (t->pod.muster_gate ? 1u : 0u);
 }
 
+/* A node as the cycle sees it. Each sum below starts a cache line (its
+ * set and low dimensions, cpu, memory, pods and the first extended names,
+ * in that one line): a fit check, a score and a place read one line of
+ * each, not two. On line boundaries: the cluster's slabs
+ * (mu_cluster.node_slabs). */
 struct mu_cnode {
     struct mu_node spec;       /* owned */
-    int index;                 /* position in cluster->nodes */
+    _Alignas(64) int index;    /* position in cluster->nodes */
     uint32_t gen;              /* moves whenever its resources change
                                   (not at a change between allocated-like
                                   statuses, which moves none of them) */
     struct mu_devnode *devs;   /* its DRA slices (devices.h), borrowed; next
                                   to gen, which placement reads first */
     struct mu_res idle;
-    struct mu_res used;
-    struct mu_res releasing;
-    struct mu_res pipelined;
-    struct mu_res devq;        /* its DRA devices by quota name, in total */
-    struct mu_res devused;     /* of them, what its tasks' quotas take */
+    _Alignas(64) struct mu_res used;
+    _Alignas(64) struct mu_res releasing;
+    _Alignas(64) struct mu_res pipelined;
+    _Alignas(64) struct mu_res devq; /* its DRA devices by quota name, in
+                                  total */
+    _Alignas(64) struct mu_res devused; /* of them, what its tasks' quotas
+                                  take */
     size_t ntasks, cap_tasks;
     struct mu_task **tasks;    /* tasks using this node (any on-node status,
                                   plus pipelined) */
+    struct mu_cnode *next_free; /* in the cluster's list of places to reuse
+                                  (struct mu_cluster.node_slabs), once
+                                  removed */
 };
+
+/* Nodes made at once, side by side (struct mu_cluster.node_slabs). */
+#define MU_CNODE_SLAB 64
 
 /* A PodGroup's condition, as written to status.conditions. */
 struct mu_condition {
@@ -295,6 +308,13 @@ struct mu_cluster {
     struct mu_resnames rn;
     size_t nnodes, cap_nodes;
     struct mu_cnode **nodes;   /* sorted by name */
+    /* The nodes' memory: MU_CNODE_SLAB at a time, side by side, whatever
+     * comes between them (a cycle reads nodes in no order, and packed they
+     * span the fewest pages); a removed node's place is reused first. */
+    size_t nnode_slabs;
+    struct mu_cnode **node_slabs;
+    size_t node_slab_used;      /* places given of the last slab */
+    struct mu_cnode *node_free; /* removed nodes' places */
     size_t ntasks, cap_tasks;
     struct mu_task **tasks;    /* sorted by key */
     size_t njobs, cap_jobs;

@@ -116,15 +116,11 @@ void mu_dev_want_clear(struct mu_devices *d, struct mu_dclaim *c)
     c->nwant = 0;
 }
 
-/* d may be NULL for a private claim (it waits for nothing). */
-void mu_dev_claim_free(struct mu_devices *d, struct mu_dclaim *c)
+/* What c owns and holds, let go (not c itself). */
+static void claim_clear(struct mu_devices *d, struct mu_dclaim *c)
 {
-    if (!c)
-        return;
-    if (d) {
-        mu_dev_want_clear(d, c);
-        d->leaving_marks -= c->leaving;
-    }
+    mu_dev_want_clear(d, c);
+    d->leaving_marks -= c->leaving;
     mu_dev_holds_clear(c);
     mu_dev_pipes_clear(c);
     if (c->held != &c->held_one)
@@ -132,5 +128,40 @@ void mu_dev_claim_free(struct mu_devices *d, struct mu_dclaim *c)
     free(c->piped);
     free(c->key);
     mu_claim_release(&c->api);
+}
+
+void mu_dev_claim_free(struct mu_devices *d, struct mu_dclaim *c)
+{
+    if (!c)
+        return;
+    claim_clear(d, c);
     free(c);
+}
+
+struct mu_dclaim *mu_dev_priv_alloc(struct mu_devices *d)
+{
+    struct mu_dclaim *c = d->priv_free;
+
+    if (c) {
+        d->priv_free = c->next_free;
+        memset(c, 0, sizeof(*c));
+        return c;
+    }
+    if (!d->npriv_slabs || d->priv_slab_used == MU_DEV_PRIV_SLAB) {
+        d->priv_slabs = mu_xrealloc(d->priv_slabs, (d->npriv_slabs + 1) *
+                                                       sizeof(*d->priv_slabs));
+        d->priv_slabs[d->npriv_slabs++] =
+            mu_xcalloc_lines(MU_DEV_PRIV_SLAB, sizeof(*c));
+        d->priv_slab_used = 0;
+    }
+    return &d->priv_slabs[d->npriv_slabs - 1][d->priv_slab_used++];
+}
+
+void mu_dev_priv_free(struct mu_devices *d, struct mu_dclaim *c)
+{
+    if (!c)
+        return;
+    claim_clear(d, c);
+    c->next_free = d->priv_free;
+    d->priv_free = c;
 }

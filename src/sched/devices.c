@@ -562,6 +562,9 @@ void mu_devices_release(struct mu_devices *d)
     for (size_t i = 0; i < d->nslabs; i++)
         free(d->slabs[i]);
     free(d->slabs);
+    for (size_t i = 0; i < d->npriv_slabs; i++)
+        free(d->priv_slabs[i]);
+    free(d->priv_slabs);
     list_free(&d->unbound);
     list_free(&d->unplanned);
     mu_devices_set_maps(d, NULL, 0);

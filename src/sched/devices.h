@@ -148,7 +148,14 @@ struct mu_dclaim {
     char **want;               /* the device keys it names (in the
                                   inventory's wanted map), owned */
     struct mu_claim api;       /* the API's claim (api.spec) */
+    struct mu_dclaim *next_free; /* a private claim's place, once freed, in
+                                  the inventory's list to reuse
+                                  (mu_devices.priv_slabs) */
 };
+
+/* Private claims (a pod's own, from a template or an extended resource)
+ * made at once, side by side (struct mu_devices.priv_slabs). */
+#define MU_DEV_PRIV_SLAB 256
 
 /* One slice and its devices (devs[i] is slice s.devs[i]). */
 struct mu_devslice {
@@ -266,6 +273,13 @@ struct mu_devices {
      * every waiting gang of one template): a cache the const reader
      * fills, so behind a pointer; owned */
     struct mu_devcounts *counts;
+    /* The private claims' memory: MU_DEV_PRIV_SLAB at a time, side by
+     * side, so the tasks they are made beside stay close together (a
+     * cycle reads them all); a freed one's place is reused first. */
+    size_t npriv_slabs;
+    struct mu_dclaim **priv_slabs;
+    size_t priv_slab_used;     /* places given of the last slab */
+    struct mu_dclaim *priv_free; /* freed private claims' places */
 };
 
 void mu_devices_init(struct mu_devices *d);
@@ -314,21 +328,27 @@ struct mu_devdemand_entry {
 #define MU_DEVDEMAND_INLINE 2
 
 struct mu_devdemand {
-    struct mu_res qreq;        /* the pod's request plus quota (the
-                                  cluster fills it: mu_task.qreq); first,
-                                  right after the task's end (the demand
-                                  lives in the task's allocation), where
-                                  the queue's sums read it for every task
-                                  placed */
+    /* first, right after the task's end (the demand lives in the task's
+     * allocation), beside the line the task's dd is on: what a fit check
+     * reads first */
     size_t n;
     char *why;                 /* why it cannot be planned, or NULL: a fit
                                   check reads it first, so next to n and
-                                  the entries (one cache line, not two) */
+                                  the entries */
     struct mu_devdemand_entry *c; /* c_in, or allocated when more; so a
                                   demand is not moved once resolved */
     struct mu_devdemand_entry c_in[MU_DEVDEMAND_INLINE];
+    struct mu_res qreq;        /* the quota (resolve puts it here) plus the
+                                  pod's request (the cluster adds it:
+                                  mu_task.qreq), which the queue's sums
+                                  read for every task placed */
     uint32_t ext_dims;         /* the ext_dim bits of the entries */
-    struct mu_res quota;       /* per mapped resource name */
+    uint32_t quota_set;        /* the mapped resource names its claims'
+                                  devices count under: in those, qreq less
+                                  the pod's own request is its quota
+                                  (mu_devdemand_quota; not a struct
+                                  mu_res of its own, 264 bytes more beside
+                                  every task) */
     char *sig;                 /* what placement depends on, for shapes */
     bool by_slices;            /* its quota counts an All request by the
                                   devices the slices offer on one node:
@@ -352,7 +372,14 @@ struct mu_devdemand {
 bool mu_devdemand_needed(const struct mu_devices *d, const struct mu_pod *pod);
 void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
                           struct mu_resnames *rn, struct mu_devdemand *out);
-void mu_devdemand_release(struct mu_devdemand *dm);
+void mu_devdemand_release(struct mu_devices *d, struct mu_devdemand *dm);
+/* dm's quota in dimension d (one of dm->quota_set) of a pod whose own
+ * request is req: what qreq adds to req there. */
+static inline int64_t mu_devdemand_quota(const struct mu_devdemand *dm,
+                                         const struct mu_res *req, int d)
+{
+    return dm->qreq.v[d] - (mu_res_has(req, d) ? req->v[d] : 0);
+}
 
 /* The slices of node `name`, made empty when it has none yet: the entry
  * lives as long as the inventory, so a cluster node keeps the pointer. */

@@ -55,8 +55,12 @@ void mu_dev_pipe_drop(struct mu_dclaim *c, struct mu_cdev *dev);
 void mu_dev_pipes_clear(struct mu_dclaim *c);
 /* Forgets the device keys c waits for (d->wanted). */
 void mu_dev_want_clear(struct mu_devices *d, struct mu_dclaim *c);
-/* Frees c and what it holds; d may be NULL for a private claim. */
+/* Frees claim c of the inventory d and what it holds. */
 void mu_dev_claim_free(struct mu_devices *d, struct mu_dclaim *c);
+/* A private claim's place, zeroed and line-aligned (d's slabs); and its
+ * return, with what it holds, for reuse (c may be NULL). */
+struct mu_dclaim *mu_dev_priv_alloc(struct mu_devices *d);
+void mu_dev_priv_free(struct mu_devices *d, struct mu_dclaim *c);
 
 /* Sets c->spec and what a fit check reads of it (mu_dclaim.one, its class
  * as the inventory d has it now). */

@@ -12,7 +12,8 @@
 /* ---- demands ---- */
 
 
-/* Adds n devices of class class_name to out's quota, when the class maps
+/* Adds n devices of class class_name to out's quota (in out->qreq, which
+ * holds nothing else while the demand is resolved), when the class maps
  * to a quota name. */
 static void charge(struct mu_devices *d, const char *what,
                    const char *class_name, int64_t n,
@@ -30,7 +31,8 @@ static void charge(struct mu_devices *d, const char *what,
                                     what, q);
         return;
     }
-    mu_res_put(&out->quota, dim, out->quota.v[dim] + n);
+    mu_res_put(&out->qreq, dim, out->qreq.v[dim] + n);
+    out->quota_set |= 1u << dim;
 }
 
 /* The option of spec that allocation result `request` names: "req" for
@@ -171,7 +173,7 @@ static void demand_ext(struct mu_devices *d, const struct mu_pod *pod,
         }
         free(key);
         /* a claim of the pod's count of devices of the class */
-        p = mu_xcalloc_lines(1, sizeof(*p));
+        p = mu_dev_priv_alloc(d);
         p->api.spec.reqs = mu_xcalloc(1, sizeof(*p->api.spec.reqs));
         p->api.spec.nreqs = 1;
         p->api.spec.reqs[0].name = mu_xstrdup(rn->name[dim]);
@@ -238,7 +240,7 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
             struct mu_claimtemplate *t = mu_map_get(&d->templates, tk);
 
             if (t) {
-                struct mu_dclaim *p = mu_xcalloc_lines(1, sizeof(*p));
+                struct mu_dclaim *p = mu_dev_priv_alloc(d);
                 char *what = mu_xasprintf("ResourceClaimTemplate %s", tk);
 
                 mu_dev_claim_spec(d, p, &t->spec);
@@ -269,11 +271,11 @@ bool mu_devdemand_needed(const struct mu_devices *d, const struct mu_pod *pod)
     return pod->nclaims || (d->next_classes && (pod->req.set & ~7u));
 }
 
-void mu_devdemand_release(struct mu_devdemand *dm)
+void mu_devdemand_release(struct mu_devices *d, struct mu_devdemand *dm)
 {
     for (size_t i = 0; i < dm->n; i++) {
         free(dm->c[i].claim_key);
-        mu_dev_claim_free(NULL, dm->c[i].priv);
+        mu_dev_priv_free(d, dm->c[i].priv);
     }
     if (dm->c != dm->c_in)
         free(dm->c);

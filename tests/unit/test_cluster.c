@@ -414,6 +414,42 @@ START_TEST(test_removed_node_sends_its_tasks_back_to_pending)
 }
 END_TEST
 
+/* A removed node's place is the next node's, made fresh: none of the old
+ * node's sums, tasks or gen carry over; and nodes beyond one slab of
+ * places each get their own. */
+START_TEST(test_a_removed_nodes_place_is_reused_fresh)
+{
+    struct mu_cnode *old, *n3, *seen[MU_CNODE_SLAB + 2];
+    char name[32];
+
+    add_group("g", 1);
+    add_pod("p", "g", 3, "n1", "Running");
+    mu_cluster_link(&c);
+    old = mu_cluster_node(&c, "n1");
+    ck_assert_uint_eq(old->ntasks, 1);
+    mu_cluster_remove_node(&c, old);
+    add_node("n3", 2);
+    n3 = mu_cluster_node(&c, "n3");
+    ck_assert_ptr_eq(n3, old);
+    ck_assert_str_eq(n3->spec.meta.name, "n3");
+    ck_assert_uint_eq(n3->ntasks, 0);
+    ck_assert_int_eq(n3->idle.v[gpu()], 2);
+    ck_assert_int_eq(n3->used.v[gpu()], 0);
+    ck_assert_ptr_null(n3->next_free);
+    ck_assert_int_eq(c.total.v[gpu()], 10);
+    for (int i = 0; i < MU_CNODE_SLAB + 2; i++) {
+        snprintf(name, sizeof(name), "x%03d", i);
+        add_node(name, 1);
+        seen[i] = mu_cluster_node(&c, name);
+        for (int k = 0; k < i; k++)
+            ck_assert_ptr_ne(seen[k], seen[i]);
+        ck_assert_ptr_ne(seen[i], n3);
+        ck_assert_uint_eq((uintptr_t)seen[i] % 64, 0);
+    }
+    ck_assert_int_eq(c.total.v[gpu()], 10 + MU_CNODE_SLAB + 2);
+}
+END_TEST
+
 START_TEST(test_pod_update_follows_the_api)
 {
     struct mu_job *j = add_group("g", 1);
@@ -777,6 +813,7 @@ int main(void)
     tcase_add_test(tc, test_group_deleted_and_made_again_adopts_its_pods_again);
     tcase_add_test(tc, test_only_a_change_of_node_sums_moves_the_generation);
     tcase_add_test(tc, test_job_sums_follow_its_tasks);
+    tcase_add_test(tc, test_a_removed_nodes_place_is_reused_fresh);
     tcase_add_test(tc, test_link_sorts_again_what_changed);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

@@ -717,6 +717,85 @@ START_TEST(test_pipelined_tasks_do_not_share_a_future_device)
 }
 END_TEST
 
+/* A removed pod's private claim gives its place to the next pod's, which
+ * starts empty: it holds nothing, and the device the first held is free. */
+START_TEST(test_a_private_claims_place_is_reused_empty)
+{
+    struct mu_task *a, *b;
+    struct mu_dclaim *first;
+    struct mu_cnode *n1;
+    const struct mu_cdev *dv;
+
+    template_("one", ONE);
+    slice("s1", "n1", "p1", 0, 1, 2, "H100");
+    n1 = mu_cluster_node(&c, "n1");
+    dv = mu_devices_node(&c.dev, "n1")->v[0]->devs;
+    a = pod("a", TMPL("one"), "{}");
+    first = a->dd->c[0].priv;
+    mu_task_place(&c, a, n1, MU_TASK_ALLOCATED);
+    ck_assert_ptr_eq(dv[0].holder, first);
+    ck_assert_uint_eq(first->nheld, 1);
+    mu_cluster_remove_task(&c, a);
+    ck_assert_ptr_null(dv[0].holder);
+    b = pod("b", TMPL("one"), "{}");
+    ck_assert_ptr_eq(b->dd->c[0].priv, first);
+    ck_assert_uint_eq(first->nheld, 0);
+    ck_assert_int_eq(first->users, 0);
+    ck_assert(fits(b, "n1"));
+    mu_task_place(&c, b, n1, MU_TASK_ALLOCATED);
+    ck_assert_ptr_eq(dv[0].holder, first);
+    ck_assert_int_eq(held_on("n1"), 1);
+}
+END_TEST
+
+/* The quota of a pod's claims rides in its qreq on top of its own
+ * request, also of the same name; the node's devused counts the claims'
+ * devices only, and goes back when the pod leaves. */
+START_TEST(test_quota_rides_in_qreq_and_devused_counts_the_claims)
+{
+    struct mu_task *a;
+    struct mu_cnode *n1;
+    int gpu;
+    json_t *j;
+    struct mu_pod p;
+    struct mu_err err;
+
+    template_("two", TWO);
+    slice("s1", "n1", "p1", 0, 1, 4, "H100");
+    n1 = mu_cluster_node(&c, "n1");
+    a = pod("a", TMPL("two"), "{}");
+    gpu = mu_resnames_index(&c.rn, "nvidia.com/gpu", false);
+    ck_assert_int_ge(gpu, 0);
+    ck_assert_uint_eq(a->dd->quota_set, 1u << gpu);
+    ck_assert_int_eq(a->qreq->v[gpu], 2);
+    ck_assert_int_eq(a->qreq->v[MU_RES_CPU], 1000);
+    mu_task_place(&c, a, n1, MU_TASK_ALLOCATED);
+    ck_assert_int_eq(n1->devused.v[gpu], 2);
+    /* a pod that asks one of the name itself, and a claim of two */
+    j = js("{\"metadata\":{\"name\":\"b\",\"annotations\":{"
+           "\"scheduling.k8s.io/group-name\":\"g\"}},\"spec\":{"
+           "\"resourceClaims\":%s,\"containers\":[{\"name\":\"c\","
+           "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}}]},"
+           "\"status\":{}}", TMPL("two"));
+    ck_assert_msg(mu_pod_decode(j, &c.rn, &p, &err) == 0, "%s", err.msg);
+    json_decref(j);
+    ck_assert_ptr_nonnull(mu_cluster_add_task(&c, &p, &err));
+    {
+        struct mu_task *b = mu_cluster_task(&c, "default", "b");
+
+        ck_assert_ptr_nonnull(b);
+        ck_assert_int_eq(b->qreq->v[gpu], 3);
+        ck_assert_int_eq(mu_devdemand_quota(b->dd, &b->pod.req, gpu), 2);
+        mu_task_place(&c, b, n1, MU_TASK_ALLOCATED);
+        ck_assert_int_eq(n1->devused.v[gpu], 4);
+        mu_task_unplace(&c, b);
+    }
+    ck_assert_int_eq(n1->devused.v[gpu], 2);
+    mu_task_unplace(&c, a);
+    ck_assert_int_eq(n1->devused.v[gpu], 0);
+}
+END_TEST
+
 /* Free devices are searched from a slice's first free one (holds fill it
  * from the front), the future search passes over held devices only while
  * no claim is leaving, and a claim's holds move from its one inline slot
@@ -917,6 +996,8 @@ int main(void)
     tcase_add_test(tc, test_extended_resource_served_by_a_class);
     tcase_add_test(tc, test_pipelined_tasks_do_not_share_a_future_device);
     tcase_add_test(tc, test_free_device_search_skips_only_what_is_held);
+    tcase_add_test(tc, test_a_private_claims_place_is_reused_empty);
+    tcase_add_test(tc, test_quota_rides_in_qreq_and_devused_counts_the_claims);
     tcase_add_test(tc, test_a_claim_gone_or_made_again_is_seen_by_the_demand);
     tcase_add_test(tc, test_a_claims_class_changed_after_it_is_seen);
     tcase_add_test(tc, test_each_class_keeps_its_own_answer_on_a_device);
