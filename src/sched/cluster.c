@@ -338,6 +338,7 @@ struct mu_cnode *mu_cluster_add_node(struct mu_cluster *c, struct mu_node *n,
     cn->devs = mu_devices_node(&c->dev, cn->spec.meta.name);
     mu_devices_node_reach(&c->dev, cn->spec.meta.name, &cn->spec.meta.labels);
     mu_devices_node_quota(&c->dev, cn->spec.meta.name, &c->rn, &cn->devq);
+    mu_devices_take_hints(cn->devs, cn->dev_hint);
     mu_res_add(&c->total, &cn->devq);
     c->node_gen++;
     c->node_set_gen++;
@@ -1065,6 +1066,11 @@ static void devused_move(struct mu_cnode *n, const struct mu_task *t, bool add)
 void mu_task_place(struct mu_cluster *c, struct mu_task *t, struct mu_cnode *n,
                    enum mu_task_status st)
 {
+    if (t->dd) { /* the take's lines, together (mu_devices_take_hints) */
+        __builtin_prefetch(n->devs);
+        for (int i = 0; i < MU_DEV_HINTS; i++)
+            __builtin_prefetch(n->dev_hint[i]);
+    }
     touch(c, n);
     t->node = n;
     node_link_task(n, t);
@@ -1089,6 +1095,7 @@ void mu_task_place(struct mu_cluster *c, struct mu_task *t, struct mu_cnode *n,
         mu_devices_pipe(&c->dev, t->dd, n->devs, n->spec.allocatable.set);
     if (t->dd && st != MU_TASK_PIPELINED) {
         mu_devices_take(&c->dev, t->dd, n->devs, n->spec.allocatable.set);
+        mu_devices_take_hints(n->devs, n->dev_hint);
         devused_move(n, t, true);
         if (st == MU_TASK_RELEASING)
             mu_devices_leaving(&c->dev, t->dd, true);

@@ -108,6 +108,11 @@ struct mu_cnode {
                                   statuses, which moves none of them) */
     struct mu_devnode *devs;   /* its DRA slices (devices.h), borrowed; next
                                   to gen, which placement reads first */
+    const void *dev_hint[MU_DEV_HINTS]; /* where a take on devs will read
+                                  (mu_devices_take_hints), as of the last
+                                  take here or change of its slices: asked
+                                  for at once when a task is placed, never
+                                  read through */
     struct mu_res idle;
     _Alignas(64) struct mu_res used;
     _Alignas(64) struct mu_res releasing;

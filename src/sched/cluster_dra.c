@@ -8,6 +8,7 @@ static void node_quota(struct mu_cluster *c, struct mu_cnode *n)
     mu_res_sub(&c->total, &n->devq);
     mu_devices_node_quota(&c->dev, n->spec.meta.name, &c->rn, &n->devq);
     mu_res_add(&c->total, &n->devq);
+    mu_devices_take_hints(n->devs, n->dev_hint);
 }
 
 void mu_cluster_dra_sync(struct mu_cluster *c)

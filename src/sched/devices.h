@@ -62,6 +62,8 @@
 #include "common/mu.h"
 #include "sched/conf.h"
 
+/* Addresses mu_devices_take_hints gives. */
+#define MU_DEV_HINTS 3
 /* Free-device counts remembered (struct mu_devices). */
 #define MU_DEV_COUNT_CACHE 16
 /* Classes whose answer a device remembers (struct mu_cdev's bits); a
@@ -396,6 +398,17 @@ void mu_devices_node_reach(struct mu_devices *d, const char *name,
 void mu_devices_unbound_quota(struct mu_devices *d, struct mu_resnames *rn,
                               struct mu_res *out);
 
+/* Where a take on nd reads beyond nd itself: its first slice's entry,
+ * that slice's first free device and the one after it (the take looks
+ * for the next free one) (h[0], h[1], h[2]; NULL when none). The caller
+ * keeps them where it reads before a take (struct mu_cnode.dev_hint) and
+ * prefetches them with nd, so a take on a node not seen for a while waits
+ * for its lines together, not one after another (node, slice, device).
+ * They are only prefetched, never read through: a stale one (the slice
+ * replaced since, the device taken) costs a wasted prefetch, nothing
+ * else (a prefetch does not fault). */
+void mu_devices_take_hints(const struct mu_devnode *nd,
+                           const void *h[MU_DEV_HINTS]);
 /* Whether the node's free devices (future: also those held by claims
  * whose every user is releasing) cover the demand. nd from
  * mu_devices_node; name is the node's; node_dims its allocatable's set

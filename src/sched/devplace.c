@@ -450,6 +450,17 @@ void mu_dev_claim_spec(const struct mu_devices *d, struct mu_dclaim *c,
         mu_dev_sel_key(d, o);
 }
 
+void mu_devices_take_hints(const struct mu_devnode *nd,
+                           const void *h[MU_DEV_HINTS])
+{
+    const struct mu_devslice *s = nd->n ? nd->v[0] : NULL;
+
+    h[0] = s;
+    h[1] = s && s->first_free < s->ndevs ? &s->devs[s->first_free] : NULL;
+    h[2] = h[1] && s->first_free + 1 < s->ndevs ? &s->devs[s->first_free + 1]
+                                                : NULL;
+}
+
 bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
                     const struct mu_devnode *nd, const char *node,
                     uint32_t node_dims, bool future)

@@ -748,6 +748,37 @@ START_TEST(test_a_private_claims_place_is_reused_empty)
 }
 END_TEST
 
+/* A node's take hints name where its next take reads (its slice, the
+ * first free device and the next), follow each take, and follow the slice
+ * when it is replaced. */
+START_TEST(test_take_hints_follow_takes_and_slices)
+{
+    struct mu_task *a;
+    struct mu_cnode *n1;
+    const struct mu_devslice *s;
+
+    template_("one", ONE);
+    slice("s1", "n1", "p1", 0, 1, 3, "H100");
+    n1 = mu_cluster_node(&c, "n1");
+    s = mu_devices_node(&c.dev, "n1")->v[0];
+    ck_assert_ptr_eq(n1->dev_hint[0], s);
+    ck_assert_ptr_eq(n1->dev_hint[1], &s->devs[0]);
+    ck_assert_ptr_eq(n1->dev_hint[2], &s->devs[1]);
+    a = pod("a", TMPL("one"), "{}");
+    mu_task_place(&c, a, n1, MU_TASK_ALLOCATED);
+    ck_assert_ptr_eq(n1->dev_hint[1], &s->devs[1]);
+    ck_assert_ptr_eq(n1->dev_hint[2], &s->devs[2]);
+    /* a new generation of the pool: the hints name the new slice */
+    slice("s1", "n1", "p1", 1, 1, 3, "H100");
+    s = mu_devices_node(&c.dev, "n1")->v[0];
+    ck_assert_ptr_eq(n1->dev_hint[0], s);
+    ck_assert_ptr_eq(n1->dev_hint[1], &s->devs[s->first_free]);
+    /* a node without slices has none */
+    ck_assert_ptr_null(mu_cluster_node(&c, "n2")->dev_hint[0]);
+    ck_assert_ptr_null(mu_cluster_node(&c, "n2")->dev_hint[1]);
+}
+END_TEST
+
 /* The quota of a pod's claims rides in its qreq on top of its own
  * request, also of the same name; the node's devused counts the claims'
  * devices only, and goes back when the pod leaves. */
@@ -997,6 +1028,7 @@ int main(void)
     tcase_add_test(tc, test_pipelined_tasks_do_not_share_a_future_device);
     tcase_add_test(tc, test_free_device_search_skips_only_what_is_held);
     tcase_add_test(tc, test_a_private_claims_place_is_reused_empty);
+    tcase_add_test(tc, test_take_hints_follow_takes_and_slices);
     tcase_add_test(tc, test_quota_rides_in_qreq_and_devused_counts_the_claims);
     tcase_add_test(tc, test_a_claim_gone_or_made_again_is_seen_by_the_demand);
     tcase_add_test(tc, test_a_claims_class_changed_after_it_is_seen);
