@@ -14,6 +14,7 @@ void mu_cluster_init(struct mu_cluster *c)
 {
     memset(c, 0, sizeof(*c));
     mu_resnames_init(&c->rn);
+    mu_slab_init(&c->node_slab, sizeof(struct mu_cnode), MU_CNODE_SLAB);
     mu_map_init(&c->node_by_name);
     mu_map_init(&c->task_by_key);
     mu_map_init(&c->job_by_key);
@@ -118,32 +119,11 @@ static void task_free(struct mu_cluster *c, struct mu_task *t)
     free(t);
 }
 
-/* A place for a node, zeroed: a removed one's, else the next of a slab. */
-static struct mu_cnode *node_alloc(struct mu_cluster *c)
-{
-    struct mu_cnode *n = c->node_free;
-
-    if (n) {
-        c->node_free = n->next_free;
-        memset(n, 0, sizeof(*n));
-        return n;
-    }
-    if (!c->nnode_slabs || c->node_slab_used == MU_CNODE_SLAB) {
-        c->node_slabs = mu_xrealloc(c->node_slabs, (c->nnode_slabs + 1) *
-                                                       sizeof(*c->node_slabs));
-        c->node_slabs[c->nnode_slabs++] =
-            mu_xcalloc_lines(MU_CNODE_SLAB, sizeof(*n));
-        c->node_slab_used = 0;
-    }
-    return &c->node_slabs[c->nnode_slabs - 1][c->node_slab_used++];
-}
-
 static void node_free(struct mu_cluster *c, struct mu_cnode *n)
 {
     mu_node_release(&n->spec);
     free(n->tasks);
-    n->next_free = c->node_free;
-    c->node_free = n;
+    mu_slab_put(&c->node_slab, n);
 }
 
 static void queue_free(struct mu_cqueue *q)
@@ -174,9 +154,7 @@ void mu_cluster_release(struct mu_cluster *c)
         job_free(c->jobs[i]);
     for (size_t i = 0; i < c->nnodes; i++)
         node_free(c, c->nodes[i]);
-    for (size_t i = 0; i < c->nnode_slabs; i++)
-        free(c->node_slabs[i]);
-    free(c->node_slabs);
+    mu_slab_release(&c->node_slab);
     for (size_t i = 0; i < c->nqueues; i++)
         queue_free(c->queues[i]);
     for (size_t i = 0; i < c->npcs; i++)
@@ -323,7 +301,7 @@ struct mu_cnode *mu_cluster_add_node(struct mu_cluster *c, struct mu_node *n,
         mu_err_set(err, -EEXIST, "Node %s exists already", n->meta.name);
         return NULL;
     }
-    cn = node_alloc(c);
+    cn = mu_slab_get(&c->node_slab);
     cn->spec = *n;
     memset(n, 0, sizeof(*n));
     cn->idle = cn->spec.allocatable;

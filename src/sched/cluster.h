@@ -29,6 +29,7 @@
 #include "api/resource.h"
 #include "common/map.h"
 #include "common/mu.h"
+#include "common/slab.h"
 #include "sched/devices.h"
 
 enum mu_task_status {
@@ -98,8 +99,8 @@ static inline bool mu_task_gated_by_others(const struct mu_task *t)
 /* A node as the cycle sees it. Each sum below starts a cache line (its
  * set and low dimensions, cpu, memory, pods and the first extended names,
  * in that one line): a fit check, a score and a place read one line of
- * each, not two. On line boundaries: the cluster's slabs
- * (mu_cluster.node_slabs). */
+ * each, not two. On line boundaries: the cluster's slab
+ * (mu_cluster.node_slab). */
 struct mu_cnode {
     struct mu_node spec;       /* owned */
     _Alignas(64) int index;    /* position in cluster->nodes */
@@ -124,12 +125,9 @@ struct mu_cnode {
     size_t ntasks, cap_tasks;
     struct mu_task **tasks;    /* tasks using this node (any on-node status,
                                   plus pipelined) */
-    struct mu_cnode *next_free; /* in the cluster's list of places to reuse
-                                  (struct mu_cluster.node_slabs), once
-                                  removed */
 };
 
-/* Nodes made at once, side by side (struct mu_cluster.node_slabs). */
+/* Nodes made at once, side by side (struct mu_cluster.node_slab). */
 #define MU_CNODE_SLAB 64
 
 /* A PodGroup's condition, as written to status.conditions. */
@@ -316,10 +314,7 @@ struct mu_cluster {
     /* The nodes' memory: MU_CNODE_SLAB at a time, side by side, whatever
      * comes between them (a cycle reads nodes in no order, and packed they
      * span the fewest pages); a removed node's place is reused first. */
-    size_t nnode_slabs;
-    struct mu_cnode **node_slabs;
-    size_t node_slab_used;      /* places given of the last slab */
-    struct mu_cnode *node_free; /* removed nodes' places */
+    struct mu_slab node_slab;
     size_t ntasks, cap_tasks;
     struct mu_task **tasks;    /* sorted by key */
     size_t njobs, cap_jobs;

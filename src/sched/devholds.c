@@ -138,30 +138,10 @@ void mu_dev_claim_free(struct mu_devices *d, struct mu_dclaim *c)
     free(c);
 }
 
-struct mu_dclaim *mu_dev_priv_alloc(struct mu_devices *d)
-{
-    struct mu_dclaim *c = d->priv_free;
-
-    if (c) {
-        d->priv_free = c->next_free;
-        memset(c, 0, sizeof(*c));
-        return c;
-    }
-    if (!d->npriv_slabs || d->priv_slab_used == MU_DEV_PRIV_SLAB) {
-        d->priv_slabs = mu_xrealloc(d->priv_slabs, (d->npriv_slabs + 1) *
-                                                       sizeof(*d->priv_slabs));
-        d->priv_slabs[d->npriv_slabs++] =
-            mu_xcalloc_lines(MU_DEV_PRIV_SLAB, sizeof(*c));
-        d->priv_slab_used = 0;
-    }
-    return &d->priv_slabs[d->npriv_slabs - 1][d->priv_slab_used++];
-}
-
 void mu_dev_priv_free(struct mu_devices *d, struct mu_dclaim *c)
 {
     if (!c)
         return;
     claim_clear(d, c);
-    c->next_free = d->priv_free;
-    d->priv_free = c;
+    mu_slab_put(&d->priv_slab, c);
 }

@@ -12,6 +12,7 @@ _Static_assert(sizeof(struct mu_cdev) <= 64,
 void mu_devices_init(struct mu_devices *d)
 {
     memset(d, 0, sizeof(*d));
+    mu_slab_init(&d->priv_slab, sizeof(struct mu_dclaim), MU_DEV_PRIV_SLAB);
     mu_map_init(&d->classes);
     mu_map_init(&d->slices);
     mu_map_init(&d->devs);
@@ -562,9 +563,7 @@ void mu_devices_release(struct mu_devices *d)
     for (size_t i = 0; i < d->nslabs; i++)
         free(d->slabs[i]);
     free(d->slabs);
-    for (size_t i = 0; i < d->npriv_slabs; i++)
-        free(d->priv_slabs[i]);
-    free(d->priv_slabs);
+    mu_slab_release(&d->priv_slab);
     list_free(&d->unbound);
     list_free(&d->unplanned);
     mu_devices_set_maps(d, NULL, 0);

@@ -60,6 +60,7 @@
 #include "api/resource.h"
 #include "common/map.h"
 #include "common/mu.h"
+#include "common/slab.h"
 #include "sched/conf.h"
 
 /* Addresses mu_devices_take_hints gives. */
@@ -150,13 +151,10 @@ struct mu_dclaim {
     char **want;               /* the device keys it names (in the
                                   inventory's wanted map), owned */
     struct mu_claim api;       /* the API's claim (api.spec) */
-    struct mu_dclaim *next_free; /* a private claim's place, once freed, in
-                                  the inventory's list to reuse
-                                  (mu_devices.priv_slabs) */
 };
 
 /* Private claims (a pod's own, from a template or an extended resource)
- * made at once, side by side (struct mu_devices.priv_slabs). */
+ * made at once, side by side (struct mu_devices.priv_slab). */
 #define MU_DEV_PRIV_SLAB 256
 
 /* One slice and its devices (devs[i] is slice s.devs[i]). */
@@ -278,10 +276,7 @@ struct mu_devices {
     /* The private claims' memory: MU_DEV_PRIV_SLAB at a time, side by
      * side, so the tasks they are made beside stay close together (a
      * cycle reads them all); a freed one's place is reused first. */
-    size_t npriv_slabs;
-    struct mu_dclaim **priv_slabs;
-    size_t priv_slab_used;     /* places given of the last slab */
-    struct mu_dclaim *priv_free; /* freed private claims' places */
+    struct mu_slab priv_slab;
 };
 
 void mu_devices_init(struct mu_devices *d);

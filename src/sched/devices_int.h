@@ -57,9 +57,12 @@ void mu_dev_pipes_clear(struct mu_dclaim *c);
 void mu_dev_want_clear(struct mu_devices *d, struct mu_dclaim *c);
 /* Frees claim c of the inventory d and what it holds. */
 void mu_dev_claim_free(struct mu_devices *d, struct mu_dclaim *c);
-/* A private claim's place, zeroed and line-aligned (d's slabs); and its
- * return, with what it holds, for reuse (c may be NULL). */
-struct mu_dclaim *mu_dev_priv_alloc(struct mu_devices *d);
+/* A private claim's place, zeroed and line-aligned (d->priv_slab); and
+ * its return, with what it holds, for reuse (c may be NULL). */
+static inline struct mu_dclaim *mu_dev_priv_alloc(struct mu_devices *d)
+{
+    return mu_slab_get(&d->priv_slab);
+}
 void mu_dev_priv_free(struct mu_devices *d, struct mu_dclaim *c);
 
 /* Sets c->spec and what a fit check reads of it (mu_dclaim.one, its class

@@ -1,11 +1,14 @@
 /* The allocation helpers of common/mu.h: an array whose first element
  * lives in its owner (mu_xgrow_inline); blocks on cache lines
- * (mu_xcalloc_lines). */
+ * (mu_xcalloc_lines); and places of one size from slabs
+ * (common/slab.h). */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/mu.h"
+#include "common/slab.h"
 
 struct owner {
     int *v;
@@ -79,6 +82,44 @@ START_TEST(test_lines_are_aligned_and_zeroed)
 }
 END_TEST
 
+/* A slab's places are line-aligned, side by side in a block, zeroed when
+ * given (also when given again after use), given back last-first, and a
+ * new block starts when one is full. */
+START_TEST(test_slab_places_are_packed_reused_and_zeroed)
+{
+    struct mu_slab s;
+    unsigned char *p[5], *q;
+
+    mu_slab_init(&s, 100, 2); /* 100 bytes: a place of 128 */
+    ck_assert_uint_eq(s.size, 128);
+    for (int i = 0; i < 5; i++) {
+        p[i] = mu_slab_get(&s);
+        ck_assert_uint_eq((uintptr_t)p[i] % 64, 0);
+        memset(p[i], 0xab, 100);
+    }
+    ck_assert_ptr_eq(p[1], p[0] + 128); /* two a block */
+    ck_assert_uint_eq(s.nblocks, 3);
+    mu_slab_put(&s, p[1]);
+    mu_slab_put(&s, p[3]);
+    mu_slab_put(&s, NULL); /* nothing */
+    q = mu_slab_get(&s);
+    ck_assert_ptr_eq(q, p[3]);
+    for (int i = 0; i < 128; i++)
+        ck_assert_uint_eq(q[i], 0);
+    ck_assert_ptr_eq(mu_slab_get(&s), p[1]);
+    ck_assert_ptr_eq(mu_slab_get(&s), p[4] + 128); /* then the last block */
+    ck_assert_uint_eq(s.nblocks, 3);
+    mu_slab_release(&s);
+    mu_slab_init(&s, 1, 0); /* a pointer's room at least, one a block */
+    ck_assert_uint_eq(s.size, 64);
+    ck_assert_uint_eq(s.per, 1);
+    p[0] = mu_slab_get(&s);
+    p[1] = mu_slab_get(&s);
+    ck_assert_uint_eq(s.nblocks, 2);
+    mu_slab_release(&s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mu");
@@ -90,6 +131,7 @@ int main(void)
     tcase_add_test(tc, test_second_element_moves_all_to_the_heap);
     tcase_add_test(tc, test_room_enough_changes_nothing);
     tcase_add_test(tc, test_lines_are_aligned_and_zeroed);
+    tcase_add_test(tc, test_slab_places_are_packed_reused_and_zeroed);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
