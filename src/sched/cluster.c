@@ -315,9 +315,7 @@ struct mu_cnode *mu_cluster_add_node(struct mu_cluster *c, struct mu_node *n,
     mu_res_add(&c->total, &cn->spec.allocatable);
     cn->devs = mu_devices_node(&c->dev, cn->spec.meta.name);
     mu_devices_node_reach(&c->dev, cn->spec.meta.name, &cn->spec.meta.labels);
-    mu_devices_node_quota(&c->dev, cn->spec.meta.name, &c->rn, &cn->devq);
-    mu_devices_take_hints(cn->devs, cn->dev_hint);
-    mu_res_add(&c->total, &cn->devq);
+    mu_cluster_node_devices(c, cn);
     c->node_gen++;
     c->node_set_gen++;
     /* adopt tasks already bound to this node */
@@ -816,6 +814,14 @@ struct mu_cnode *mu_cluster_update_node(struct mu_cluster *c, struct mu_node *n)
         mu_devices_node_reach(&c->dev, cn->spec.meta.name,
                               &cn->spec.meta.labels);
     return cn;
+}
+
+void mu_cluster_node_devices(struct mu_cluster *c, struct mu_cnode *n)
+{
+    mu_res_sub(&c->total, &n->devq);
+    mu_devices_node_quota(&c->dev, n->spec.meta.name, &c->rn, &n->devq);
+    mu_res_add(&c->total, &n->devq);
+    mu_devices_take_hints(n->devs, n->dev_hint);
 }
 
 void mu_cluster_remove_node(struct mu_cluster *c, struct mu_cnode *n)

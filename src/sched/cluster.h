@@ -477,6 +477,10 @@ static inline int64_t mu_node_future_idle(const struct mu_cnode *n, int d)
     return n->idle.v[d] + n->releasing.v[d] - n->pipelined.v[d];
 }
 
+/* Counts n's DRA devices again after its slices changed: its devq by
+ * quota name (and the cluster's total with it) and its take hints. */
+void mu_cluster_node_devices(struct mu_cluster *c, struct mu_cnode *n);
+
 /* Moves n's generation and logs it dirty (its resources or devices
  * changed outside mu_task_place and friends). */
 void mu_cluster_touch_node(struct mu_cluster *c, struct mu_cnode *n);

@@ -3,14 +3,6 @@
  */
 #include "sched/cluster_dra.h"
 
-static void node_quota(struct mu_cluster *c, struct mu_cnode *n)
-{
-    mu_res_sub(&c->total, &n->devq);
-    mu_devices_node_quota(&c->dev, n->spec.meta.name, &c->rn, &n->devq);
-    mu_res_add(&c->total, &n->devq);
-    mu_devices_take_hints(n->devs, n->dev_hint);
-}
-
 void mu_cluster_dra_sync(struct mu_cluster *c)
 {
     struct mu_devices *d = &c->dev;
@@ -26,7 +18,7 @@ void mu_cluster_dra_sync(struct mu_cluster *c)
         if (d->unbound.n) /* their devices in the total too */
             d->reach_gen++;
         for (size_t i = 0; i < c->nnodes; i++) {
-            node_quota(c, c->nodes[i]);
+            mu_cluster_node_devices(c, c->nodes[i]);
             mu_cluster_touch_node(c, c->nodes[i]);
         }
     } else {
@@ -35,7 +27,7 @@ void mu_cluster_dra_sync(struct mu_cluster *c)
 
             if (!n)
                 continue;
-            node_quota(c, n);
+            mu_cluster_node_devices(c, n);
             mu_cluster_touch_node(c, n);
         }
     }

@@ -1,6 +1,7 @@
 /* DRA objects decoded (api/dra.h) and devices placed (sched/devices.h,
  * sched/cluster_dra.h): pools, holds, shared claims, quotas, undo. The
- * free-device counts of why-pending are test_dra_counts.c's. */
+ * free-device counts of why-pending are test_dra_counts.c's; where the
+ * inventory keeps what placement reads, test_dra_layout.c's. */
 #include <check.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -717,68 +718,6 @@ START_TEST(test_pipelined_tasks_do_not_share_a_future_device)
 }
 END_TEST
 
-/* A removed pod's private claim gives its place to the next pod's, which
- * starts empty: it holds nothing, and the device the first held is free. */
-START_TEST(test_a_private_claims_place_is_reused_empty)
-{
-    struct mu_task *a, *b;
-    struct mu_dclaim *first;
-    struct mu_cnode *n1;
-    const struct mu_cdev *dv;
-
-    template_("one", ONE);
-    slice("s1", "n1", "p1", 0, 1, 2, "H100");
-    n1 = mu_cluster_node(&c, "n1");
-    dv = mu_devices_node(&c.dev, "n1")->v[0]->devs;
-    a = pod("a", TMPL("one"), "{}");
-    first = a->dd->c[0].priv;
-    mu_task_place(&c, a, n1, MU_TASK_ALLOCATED);
-    ck_assert_ptr_eq(dv[0].holder, first);
-    ck_assert_uint_eq(first->nheld, 1);
-    mu_cluster_remove_task(&c, a);
-    ck_assert_ptr_null(dv[0].holder);
-    b = pod("b", TMPL("one"), "{}");
-    ck_assert_ptr_eq(b->dd->c[0].priv, first);
-    ck_assert_uint_eq(first->nheld, 0);
-    ck_assert_int_eq(first->users, 0);
-    ck_assert(fits(b, "n1"));
-    mu_task_place(&c, b, n1, MU_TASK_ALLOCATED);
-    ck_assert_ptr_eq(dv[0].holder, first);
-    ck_assert_int_eq(held_on("n1"), 1);
-}
-END_TEST
-
-/* A node's take hints name where its next take reads (its slice, the
- * first free device and the next), follow each take, and follow the slice
- * when it is replaced. */
-START_TEST(test_take_hints_follow_takes_and_slices)
-{
-    struct mu_task *a;
-    struct mu_cnode *n1;
-    const struct mu_devslice *s;
-
-    template_("one", ONE);
-    slice("s1", "n1", "p1", 0, 1, 3, "H100");
-    n1 = mu_cluster_node(&c, "n1");
-    s = mu_devices_node(&c.dev, "n1")->v[0];
-    ck_assert_ptr_eq(n1->dev_hint[0], s);
-    ck_assert_ptr_eq(n1->dev_hint[1], &s->devs[0]);
-    ck_assert_ptr_eq(n1->dev_hint[2], &s->devs[1]);
-    a = pod("a", TMPL("one"), "{}");
-    mu_task_place(&c, a, n1, MU_TASK_ALLOCATED);
-    ck_assert_ptr_eq(n1->dev_hint[1], &s->devs[1]);
-    ck_assert_ptr_eq(n1->dev_hint[2], &s->devs[2]);
-    /* a new generation of the pool: the hints name the new slice */
-    slice("s1", "n1", "p1", 1, 1, 3, "H100");
-    s = mu_devices_node(&c.dev, "n1")->v[0];
-    ck_assert_ptr_eq(n1->dev_hint[0], s);
-    ck_assert_ptr_eq(n1->dev_hint[1], &s->devs[s->first_free]);
-    /* a node without slices has none */
-    ck_assert_ptr_null(mu_cluster_node(&c, "n2")->dev_hint[0]);
-    ck_assert_ptr_null(mu_cluster_node(&c, "n2")->dev_hint[1]);
-}
-END_TEST
-
 /* The quota of a pod's claims rides in its qreq on top of its own
  * request, also of the same name; the node's devused counts the claims'
  * devices only, and goes back when the pod leaves. */
@@ -1027,8 +966,6 @@ int main(void)
     tcase_add_test(tc, test_extended_resource_served_by_a_class);
     tcase_add_test(tc, test_pipelined_tasks_do_not_share_a_future_device);
     tcase_add_test(tc, test_free_device_search_skips_only_what_is_held);
-    tcase_add_test(tc, test_a_private_claims_place_is_reused_empty);
-    tcase_add_test(tc, test_take_hints_follow_takes_and_slices);
     tcase_add_test(tc, test_quota_rides_in_qreq_and_devused_counts_the_claims);
     tcase_add_test(tc, test_a_claim_gone_or_made_again_is_seen_by_the_demand);
     tcase_add_test(tc, test_a_claims_class_changed_after_it_is_seen);
