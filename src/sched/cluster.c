@@ -553,8 +553,7 @@ static void task_demand(struct mu_cluster *c, struct mu_task *t)
         mu_devdemand_resolve(&c->dev, &t->pod, &c->rn, t->dd);
         if (t->dd->by_slices)
             wait_add(&c->claim_users, MU_CLUSTER_SLICE_USERS, t);
-        mu_res_add(&t->dd->qreq, &t->pod.req); /* the quota, and it */
-        t->qreq = &t->dd->qreq;
+        t->qreq = t->dd->qreq;
     }
     t->dd_ext_dims = t->dd ? t->dd->ext_dims : 0;
     t->dd_shared = t->dd && t->dd->shared;

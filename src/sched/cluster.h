@@ -85,7 +85,7 @@ struct mu_task {
                                   it lives in the task's own allocation,
                                   right after the struct */
     const struct mu_res *qreq; /* what its queue counts: &pod.req, or
-                                  with DRA claims &dd->qreq (pod.req plus
+                                  with DRA claims dd->qreq (pod.req plus
                                   the devices of mapped classes) */
 };
 

@@ -13,6 +13,7 @@ void mu_devices_init(struct mu_devices *d)
 {
     memset(d, 0, sizeof(*d));
     mu_slab_init(&d->priv_slab, sizeof(struct mu_dclaim), MU_DEV_PRIV_SLAB);
+    mu_reqpool_init(&d->qreqs);
     mu_map_init(&d->classes);
     mu_map_init(&d->slices);
     mu_map_init(&d->devs);
@@ -564,6 +565,7 @@ void mu_devices_release(struct mu_devices *d)
         free(d->slabs[i]);
     free(d->slabs);
     mu_slab_release(&d->priv_slab);
+    mu_reqpool_free(&d->qreqs);
     list_free(&d->unbound);
     list_free(&d->unplanned);
     mu_devices_set_maps(d, NULL, 0);

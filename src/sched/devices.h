@@ -37,8 +37,9 @@
  * allocated claim, the devices its allocation names, each under the class
  * of the request or firstAvailable choice that took it; else each
  * request's first option, ExactCount by its count and All by the most
- * usable devices it selects on one node. The cluster adds it to the
- * task's queue-side request (mu_task.qreq) and the matching devices to its
+ * usable devices it selects on one node. Resolve adds the pod's request
+ * to it (the demand's qreq, which the cluster makes the task's queue-side
+ * request, mu_task.qreq) and the cluster adds the matching devices to its
  * total, so capability, deserved and guarantee on `nvidia.com/gpu` count
  * DRA GPUs and device-plugin GPUs alike.
  *
@@ -62,6 +63,7 @@
 #include "common/mu.h"
 #include "common/slab.h"
 #include "sched/conf.h"
+#include "sched/reqpool.h"
 
 /* Addresses mu_devices_take_hints gives. */
 #define MU_DEV_HINTS 3
@@ -277,6 +279,7 @@ struct mu_devices {
      * side, so the tasks they are made beside stay close together (a
      * cycle reads them all); a freed one's place is reused first. */
     struct mu_slab priv_slab;
+    struct mu_reqpool qreqs;   /* the demands' qreq copies, shared */
 };
 
 void mu_devices_init(struct mu_devices *d);
@@ -335,17 +338,17 @@ struct mu_devdemand {
     struct mu_devdemand_entry *c; /* c_in, or allocated when more; so a
                                   demand is not moved once resolved */
     struct mu_devdemand_entry c_in[MU_DEVDEMAND_INLINE];
-    struct mu_res qreq;        /* the quota (resolve puts it here) plus the
-                                  pod's request (the cluster adds it:
-                                  mu_task.qreq), which the queue's sums
-                                  read for every task placed */
+    const struct mu_res *qreq; /* the pod's request plus the quota, which
+                                  the queue's sums read for every task
+                                  placed (mu_task.qreq): a copy shared by
+                                  the demands that ask the same (the
+                                  inventory's reqpool; resolve takes a
+                                  reference, release drops it) */
     uint32_t ext_dims;         /* the ext_dim bits of the entries */
     uint32_t quota_set;        /* the mapped resource names its claims'
                                   devices count under: in those, qreq less
                                   the pod's own request is its quota
-                                  (mu_devdemand_quota; not a struct
-                                  mu_res of its own, 264 bytes more beside
-                                  every task) */
+                                  (mu_devdemand_quota) */
     char *sig;                 /* what placement depends on, for shapes */
     bool by_slices;            /* its quota counts an All request by the
                                   devices the slices offer on one node:
@@ -375,7 +378,7 @@ void mu_devdemand_release(struct mu_devices *d, struct mu_devdemand *dm);
 static inline int64_t mu_devdemand_quota(const struct mu_devdemand *dm,
                                          const struct mu_res *req, int d)
 {
-    return dm->qreq.v[d] - (mu_res_has(req, d) ? req->v[d] : 0);
+    return dm->qreq->v[d] - (mu_res_has(req, d) ? req->v[d] : 0);
 }
 
 /* The slices of node `name`, made empty when it has none yet: the entry

@@ -12,12 +12,12 @@
 /* ---- demands ---- */
 
 
-/* Adds n devices of class class_name to out's quota (in out->qreq, which
- * holds nothing else while the demand is resolved), when the class maps
- * to a quota name. */
+/* Adds n devices of class class_name to quota (out's, while it is
+ * resolved), when the class maps to a quota name. */
 static void charge(struct mu_devices *d, const char *what,
                    const char *class_name, int64_t n,
-                   struct mu_resnames *rn, struct mu_devdemand *out)
+                   struct mu_resnames *rn, struct mu_devdemand *out,
+                   struct mu_res *quota)
 {
     const char *q = mu_dev_class_quota(d, class_name);
     int dim;
@@ -31,7 +31,7 @@ static void charge(struct mu_devices *d, const char *what,
                                     what, q);
         return;
     }
-    mu_res_put(&out->qreq, dim, out->qreq.v[dim] + n);
+    mu_res_put(quota, dim, quota->v[dim] + n);
     out->quota_set |= 1u << dim;
 }
 
@@ -58,7 +58,8 @@ static const struct mu_devopt *result_opt(const struct mu_claimspec *spec,
 static void demand_spec(struct mu_devices *d, const char *what,
                         const struct mu_claimspec *spec,
                         const struct mu_claim *alloc, bool charge_it,
-                        struct mu_resnames *rn, struct mu_devdemand *out)
+                        struct mu_resnames *rn, struct mu_devdemand *out,
+                        struct mu_res *quota)
 {
     if (spec->bad && !out->why)
         out->why = mu_xasprintf("%s: %s", what, spec->bad);
@@ -88,7 +89,7 @@ static void demand_spec(struct mu_devices *d, const char *what,
                     : NULL;
 
             if (o)
-                charge(d, what, o->class_name, 1, rn, out);
+                charge(d, what, o->class_name, 1, rn, out, quota);
         }
         return;
     }
@@ -98,10 +99,11 @@ static void demand_spec(struct mu_devices *d, const char *what,
         if (!spec->reqs[i].nopts || !mu_dev_class_quota(d, o->class_name))
             continue;
         if (o->mode == MU_ALLOC_EXACT) {
-            charge(d, what, o->class_name, o->count, rn, out);
+            charge(d, what, o->class_name, o->count, rn, out, quota);
         } else {
             out->by_slices = true;
-            charge(d, what, o->class_name, mu_dev_all_most(d, o), rn, out);
+            charge(d, what, o->class_name, mu_dev_all_most(d, o), rn, out,
+                   quota);
         }
     }
 }
@@ -196,9 +198,11 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
                           struct mu_resnames *rn, struct mu_devdemand *out)
 {
     struct mu_sb sig;
+    struct mu_res quota;
     size_t nent;
 
     memset(out, 0, sizeof(*out));
+    mu_res_zero(&quota);
     d->resolve_gen++;
     mu_sb_init(&sig);
     /* room for the pod's claims and one entry per extended resource it
@@ -225,7 +229,7 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
             /* a claim named by resourceClaimName may be shared by any
              * number of pods: it is not charged to each of them */
             demand_spec(d, what, c->spec, &c->api, pc->tmpl != NULL, rn,
-                        out);
+                        out, &quota);
             out->shared |= !pc->tmpl;
             free(what);
             if (c->api_alloc)
@@ -245,7 +249,7 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
 
                 mu_dev_claim_spec(d, p, &t->spec);
                 out->c[out->n++].priv = p;
-                demand_spec(d, what, p->spec, NULL, true, rn, out);
+                demand_spec(d, what, p->spec, NULL, true, rn, out, &quota);
                 free(what);
                 mu_sb_addf(&sig, "t:%s;", pc->tmpl);
             } else if (!out->why) {
@@ -261,6 +265,8 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
         free(key);
     }
     demand_ext(d, pod, rn, out, &sig);
+    mu_res_add(&quota, &pod->req); /* the pod's own request, and it */
+    out->qreq = mu_reqpool_get(&d->qreqs, &quota);
     if (out->why)
         mu_sb_add(&sig, "why;");
     out->sig = sig.buf ? sig.buf : mu_xstrdup("");
@@ -277,6 +283,7 @@ void mu_devdemand_release(struct mu_devices *d, struct mu_devdemand *dm)
         free(dm->c[i].claim_key);
         mu_dev_priv_free(d, dm->c[i].priv);
     }
+    mu_reqpool_put(&d->qreqs, dm->qreq);
     if (dm->c != dm->c_in)
         free(dm->c);
     free(dm->why);

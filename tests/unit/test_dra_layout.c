@@ -1,13 +1,15 @@
 /* Where the inventory keeps what placement reads (sched/devices.h,
- * common/slab.h): a pod's private claim from the inventory's slab, its
- * place reused empty; and a node's take hints, where its next take reads
- * (mu_devices_take_hints). */
+ * common/slab.h, sched/reqpool.h): a pod's private claim from the
+ * inventory's slab, its place reused empty; a node's take hints, where its
+ * next take reads (mu_devices_take_hints); and the queue-side requests
+ * pods that ask the same share. */
 #include <check.h>
 #include <jansson.h>
 #include <stdlib.h>
 
 #include "sched/cluster.h"
 #include "sched/cluster_dra.h"
+#include "sched/reqpool.h"
 #include "test_dra_fixture.h"
 
 /* Node n1 with one slice of ndevs devices, and template "one" of one
@@ -73,6 +75,83 @@ START_TEST(test_take_hints_follow_takes_and_slices)
 }
 END_TEST
 
+/* Equal requests (equal sets, equal values in them; what lies outside
+ * the set does not count) share one copy, counted: it goes with its last
+ * reference, and a request that differs in a value or in its set has its
+ * own. */
+START_TEST(test_reqpool_shares_equal_requests)
+{
+    struct mu_reqpool p;
+    struct mu_res a, b, d;
+    const struct mu_res *pa, *pb, *pd;
+
+    mu_reqpool_init(&p);
+    mu_res_zero(&a);
+    mu_res_put(&a, MU_RES_CPU, 1000);
+    mu_res_put(&a, 5, 2);
+    b = a;
+    b.v[7] = 99; /* not in its set */
+    pa = mu_reqpool_get(&p, &a);
+    pb = mu_reqpool_get(&p, &b);
+    ck_assert_ptr_eq(pa, pb);
+    ck_assert_ptr_ne(pa, &a);
+    ck_assert_uint_eq(pa->set, a.set);
+    ck_assert_int_eq(pa->v[5], 2);
+    ck_assert_int_eq(pa->v[7], 0);
+    ck_assert_uint_eq(mu_reqpool_count(&p), 1);
+    d = a;
+    mu_res_put(&d, 5, 3); /* another value */
+    pd = mu_reqpool_get(&p, &d);
+    ck_assert_ptr_ne(pd, pa);
+    d = a;
+    mu_res_put(&d, 7, 0); /* another set */
+    ck_assert_ptr_ne(mu_reqpool_get(&p, &d), pa);
+    ck_assert_uint_eq(mu_reqpool_count(&p), 3);
+    mu_reqpool_put(&p, pa);
+    ck_assert_uint_eq(mu_reqpool_count(&p), 3);
+    ck_assert_int_eq(pb->v[MU_RES_CPU], 1000);
+    mu_reqpool_put(&p, pb);
+    ck_assert_uint_eq(mu_reqpool_count(&p), 2);
+    mu_reqpool_put(&p, pd);
+    mu_reqpool_put(&p, NULL);
+    ck_assert_uint_eq(mu_reqpool_count(&p), 1);
+    mu_reqpool_free(&p); /* with one still held: freed too */
+}
+END_TEST
+
+/* Pods of one template share their queue-side request (the pod's own and
+ * the claims' devices under the quota name); a template of two devices
+ * has its own; the copies go with the pods that hold them. */
+START_TEST(test_pods_that_ask_the_same_share_their_qreq)
+{
+    struct mu_task *a, *b, *d;
+    int gpu;
+
+    template_("one", ONE);
+    template_("two", TWO);
+    slice("s1", "n1", "p1", 0, 1, 4, "H100");
+    a = pod("a", TMPL("one"), "{}");
+    b = pod("b", TMPL("one"), "{}");
+    d = pod("d", TMPL("two"), "{}");
+    gpu = mu_resnames_index(&c.rn, "nvidia.com/gpu", false);
+    ck_assert_int_ge(gpu, 0);
+    ck_assert_ptr_eq(a->qreq, b->qreq);
+    ck_assert_ptr_eq(a->qreq, a->dd->qreq);
+    ck_assert_ptr_ne(a->qreq, d->qreq);
+    ck_assert_int_eq(a->qreq->v[gpu], 1);
+    ck_assert_int_eq(d->qreq->v[gpu], 2);
+    ck_assert_int_eq(a->qreq->v[MU_RES_CPU], d->qreq->v[MU_RES_CPU]);
+    ck_assert_uint_eq(mu_reqpool_count(&c.dev.qreqs), 2);
+    mu_cluster_remove_task(&c, a);
+    ck_assert_uint_eq(mu_reqpool_count(&c.dev.qreqs), 2);
+    ck_assert_int_eq(b->qreq->v[gpu], 1);
+    mu_cluster_remove_task(&c, b);
+    mu_cluster_remove_task(&c, d);
+    ck_assert_uint_eq(mu_reqpool_count(&c.dev.qreqs), 0);
+}
+END_TEST
+
+
 int main(void)
 {
     Suite *s = suite_create("dra_layout");
@@ -83,6 +162,8 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_a_private_claims_place_is_reused_empty);
     tcase_add_test(tc, test_take_hints_follow_takes_and_slices);
+    tcase_add_test(tc, test_reqpool_shares_equal_requests);
+    tcase_add_test(tc, test_pods_that_ask_the_same_share_their_qreq);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
