@@ -556,6 +556,7 @@ static void task_demand(struct mu_cluster *c, struct mu_task *t)
         t->qreq = t->dd->qreq;
     }
     t->dd_ext_dims = t->dd ? t->dd->ext_dims : 0;
+    t->dd_quota_set = t->dd ? t->dd->quota_set : 0;
     t->dd_shared = t->dd && t->dd->shared;
     t->shape = task_shape(c, &t->pod, t->dd);
 }
@@ -1033,12 +1034,13 @@ void mu_cluster_link(struct mu_cluster *c)
     }
 }
 
-/* Adds t's quota of DRA devices to n's devused (add), or takes it back. */
+/* Adds t's quota of DRA devices to n's devused (add), or takes it back:
+ * from what the task holds (t->qreq is its demand's), not the demand. */
 static void devused_move(struct mu_cnode *n, const struct mu_task *t, bool add)
 {
-    for (uint32_t set = t->dd->quota_set; set; set &= set - 1) {
+    for (uint32_t set = t->dd_quota_set; set; set &= set - 1) {
         int d = __builtin_ctz(set);
-        int64_t q = mu_devdemand_quota(t->dd, &t->pod.req, d);
+        int64_t q = mu_devdemand_quota_of(t->qreq, &t->pod.req, d);
         int64_t have = mu_res_has(&n->devused, d) ? n->devused.v[d] : 0;
 
         mu_res_put(&n->devused, d,

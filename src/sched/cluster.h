@@ -77,6 +77,9 @@ struct mu_task {
     bool dd_shared;            /* without dd), kept here where placement
                                   reads the task already */
     int node_slot;             /* index in node->tasks, or -1 */
+    uint32_t dd_quota_set;     /* dd->quota_set (0 without dd), here for
+                                  the same reason: a place moves the quota,
+                                  qreq less the pod's request in those */
     int64_t started_ms;        /* when it started running, on the clock
                                   the caller runs cycles by (its pod's
                                   status.startTime moved onto it); 0 when

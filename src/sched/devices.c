@@ -248,7 +248,7 @@ static void slice_free(struct mu_devslice *s)
 
 void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
 {
-    struct mu_devslice *s = mu_xcalloc(1, sizeof(*s));
+    struct mu_devslice *s = mu_xcalloc_lines(1, sizeof(*s));
     struct mu_devslice *old = mu_map_get(&d->slices, in->meta.name);
     struct mu_map held;
     char *old_pool = NULL;

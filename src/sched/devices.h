@@ -161,12 +161,16 @@ struct mu_dclaim {
 
 /* One slice and its devices (devs[i] is slice s.devs[i]). */
 struct mu_devslice {
-    /* what a search for free devices and a hold read, on one cache line */
+    /* what a search for free devices and a hold read, on one cache line
+     * (a slice is allocated on a line boundary) */
     struct mu_cdev *devs;
     size_t ndevs;              /* s.ndevs */
     size_t first_free;         /* every device before it has a holder: a
                                   search for a free one may start there
                                   (holds fill a slice from the front) */
+    uint64_t held_bits;        /* bit k: devs[k] has a holder (k < 64), so
+                                  that a hold finds the next first_free
+                                  without reading the devices after it */
     const char *node;          /* s.node */
     struct mu_devnode *nd;     /* node's entry (its sums), NULL without */
     char *pool_key;            /* "driver/pool" */
@@ -373,12 +377,20 @@ bool mu_devdemand_needed(const struct mu_devices *d, const struct mu_pod *pod);
 void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
                           struct mu_resnames *rn, struct mu_devdemand *out);
 void mu_devdemand_release(struct mu_devices *d, struct mu_devdemand *dm);
-/* dm's quota in dimension d (one of dm->quota_set) of a pod whose own
- * request is req: what qreq adds to req there. */
+/* The quota in dimension d (one of a demand's quota_set) of a pod whose
+ * own request is req and whose demand's qreq is qreq: what qreq adds to
+ * req there. mu_devdemand_quota reads qreq from the demand; the cluster,
+ * which keeps qreq on the task, reads it there. */
+static inline int64_t mu_devdemand_quota_of(const struct mu_res *qreq,
+                                            const struct mu_res *req, int d)
+{
+    return qreq->v[d] - (mu_res_has(req, d) ? req->v[d] : 0);
+}
+
 static inline int64_t mu_devdemand_quota(const struct mu_devdemand *dm,
                                          const struct mu_res *req, int d)
 {
-    return dm->qreq->v[d] - (mu_res_has(req, d) ? req->v[d] : 0);
+    return mu_devdemand_quota_of(dm->qreq, req, d);
 }
 
 /* The slices of node `name`, made empty when it has none yet: the entry

@@ -46,23 +46,23 @@ void class_(const char *name, const char *sel, const char *ext)
 void slice(const char *name, const char *node, const char *pool,
                   int gen, int count, int n, const char *model)
 {
-    char devs[2048] = "";
-    size_t len = 0;
+    struct mu_sb devs;
     json_t *j;
     struct mu_slice s;
     struct mu_err err;
 
+    mu_sb_init(&devs);
     for (int i = 0; i < n; i++)
-        len += (size_t)snprintf(devs + len, sizeof(devs) - len,
-                                "%s{\"name\":\"%s-%d\",\"attributes\":"
-                                "{\"model\":{\"string\":\"%s\"}},"
-                                "\"capacity\":{\"memory\":{\"value\":"
-                                "\"80Gi\"}}}",
-                                i ? "," : "", name, i, model);
+        mu_sb_addf(&devs,
+                   "%s{\"name\":\"%s-%d\",\"attributes\":"
+                   "{\"model\":{\"string\":\"%s\"}},"
+                   "\"capacity\":{\"memory\":{\"value\":\"80Gi\"}}}",
+                   i ? "," : "", name, i, model);
     j = js("{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"driver\":\"gpu.x\","
            "\"nodeName\":\"%s\",\"pool\":{\"name\":\"%s\",\"generation\":%d,"
            "\"resourceSliceCount\":%d},\"devices\":[%s]}}",
-           name, node, pool, gen, count, devs);
+           name, node, pool, gen, count, devs.buf ? devs.buf : "");
+    mu_sb_release(&devs);
     ck_assert_msg(mu_slice_decode(j, &s, &err) == 0, "%s", err.msg);
     mu_cluster_put_slice(&c, &s);
     json_decref(j);

@@ -5,6 +5,8 @@
  * pods that ask the same share. */
 #include <check.h>
 #include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "sched/cluster.h"
@@ -152,6 +154,52 @@ START_TEST(test_pods_that_ask_the_same_share_their_qreq)
 END_TEST
 
 
+/* Where holds leave a slice's first_free, and its held bits beside the
+ * devices' holders: ndevs holds filled from the front (tasks placed in
+ * turn), the second's freed and taken again. */
+static void check_first_free(int ndevs)
+{
+    struct mu_cnode *n1 = n1_with_devices(ndevs);
+    const struct mu_devslice *s = mu_devices_node(&c.dev, "n1")->v[0];
+    struct mu_task *t[80], *again;
+    char name[16];
+
+    ck_assert_int_le(ndevs, 80);
+    ck_assert_uint_eq((uintptr_t)s % 64, 0); /* one line for a hold */
+    for (int i = 0; i < ndevs; i++) {
+        snprintf(name, sizeof(name), "p%d", i);
+        t[i] = pod(name, TMPL("one"), "{}");
+        mu_task_place(&c, t[i], n1, MU_TASK_ALLOCATED);
+        ck_assert_uint_eq(s->first_free, (size_t)i + 1);
+    }
+    ck_assert_ptr_nonnull(s->devs[1].holder);
+    mu_cluster_remove_task(&c, t[1]);
+    ck_assert_ptr_null(s->devs[1].holder);
+    ck_assert_uint_eq(s->first_free, 1);
+    for (int k = 0; k < ndevs && k < 64; k++)
+        ck_assert_int_eq((int)(s->held_bits >> k & 1u),
+                         s->devs[k].holder != NULL);
+    again = pod("again", TMPL("one"), "{}");
+    mu_task_place(&c, again, n1, MU_TASK_ALLOCATED);
+    ck_assert_ptr_nonnull(s->devs[1].holder);
+    ck_assert_uint_eq(s->first_free, (size_t)ndevs);
+    ck_assert_int_eq(held_on("n1"), ndevs);
+}
+
+START_TEST(test_first_free_follows_holds)
+{
+    check_first_free(3);
+}
+END_TEST
+
+/* Beyond 64 devices the held bits stop: first_free is found from the
+ * devices themselves. */
+START_TEST(test_first_free_follows_holds_past_64_devices)
+{
+    check_first_free(70);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dra_layout");
@@ -164,6 +212,8 @@ int main(void)
     tcase_add_test(tc, test_take_hints_follow_takes_and_slices);
     tcase_add_test(tc, test_reqpool_shares_equal_requests);
     tcase_add_test(tc, test_pods_that_ask_the_same_share_their_qreq);
+    tcase_add_test(tc, test_first_free_follows_holds);
+    tcase_add_test(tc, test_first_free_follows_holds_past_64_devices);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
