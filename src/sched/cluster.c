@@ -556,6 +556,7 @@ static void task_demand(struct mu_cluster *c, struct mu_task *t)
         t->qreq = t->dd->qreq;
     }
     t->dd_ext_dims = t->dd ? t->dd->ext_dims : 0;
+    t->dd_one = t->dd ? mu_devdemand_one(t->dd) : NULL;
     t->dd_quota_set = t->dd ? t->dd->quota_set : 0;
     t->dd_shared = t->dd && t->dd->shared;
     t->shape = task_shape(c, &t->pod, t->dd);
@@ -1079,7 +1080,11 @@ void mu_task_place(struct mu_cluster *c, struct mu_task *t, struct mu_cnode *n,
     if (t->dd && st == MU_TASK_PIPELINED)
         mu_devices_pipe(&c->dev, t->dd, n->devs, n->spec.allocatable.set);
     if (t->dd && st != MU_TASK_PIPELINED) {
-        mu_devices_take(&c->dev, t->dd, n->devs, n->spec.allocatable.set);
+        if (t->dd_one)
+            mu_devices_take_one(&c->dev, t->dd, t->dd_one, n->devs);
+        else
+            mu_devices_take(&c->dev, t->dd, n->devs,
+                            n->spec.allocatable.set);
         mu_devices_take_hints(n->devs, n->dev_hint);
         devused_move(n, t, true);
         if (st == MU_TASK_RELEASING)

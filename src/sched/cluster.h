@@ -87,6 +87,9 @@ struct mu_task {
     struct mu_devdemand *dd;   /* its DRA claims resolved, NULL without;
                                   it lives in the task's own allocation,
                                   right after the struct */
+    struct mu_dclaim *dd_one;  /* mu_devdemand_one(dd), or NULL: a fit
+                                  check and a take of a pod of one private
+                                  claim read the claim, not the demand */
     const struct mu_res *qreq; /* what its queue counts: &pod.req, or
                                   with DRA claims dd->qreq (pod.req plus
                                   the devices of mapped classes) */

@@ -377,6 +377,18 @@ bool mu_devdemand_needed(const struct mu_devices *d, const struct mu_pod *pod);
 void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
                           struct mu_resnames *rn, struct mu_devdemand *out);
 void mu_devdemand_release(struct mu_devices *d, struct mu_devdemand *dm);
+/* dm's only claim when its fit and take on a node are that claim's
+ * alone: one entry, a private claim of the pod (not of an extended
+ * resource, which depends on the node's allocatable), nothing that keeps
+ * it from being planned; else NULL. It lives as dm. A private claim has
+ * no user but its pod: it is taken exactly when it has one. */
+static inline struct mu_dclaim *mu_devdemand_one(const struct mu_devdemand *dm)
+{
+    if (dm->n != 1 || dm->why || dm->c[0].ext_dim >= 0)
+        return NULL;
+    return dm->c[0].priv;
+}
+
 /* The quota in dimension d (one of a demand's quota_set) of a pod whose
  * own request is req and whose demand's qreq is qreq: what qreq adds to
  * req there. mu_devdemand_quota reads qreq from the demand; the cluster,
@@ -426,12 +438,23 @@ void mu_devices_take_hints(const struct mu_devnode *nd,
 bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
                     const struct mu_devnode *nd, const char *name,
                     uint32_t node_dims, bool future);
+/* mu_devices_fit for a demand whose fit is its only claim's, c
+ * (mu_devdemand_one): the same answer without reading the demand (a pod
+ * of one private claim, checked on many nodes, reads one line less in a
+ * chain of dependent reads). */
+bool mu_devices_fit_one(const struct mu_devices *d, const struct mu_dclaim *c,
+                        const struct mu_devnode *nd, const char *node,
+                        bool future);
 /* Takes the devices for a task placed on node (claims held already are
  * only counted); a claim short of devices takes what it found. The caller
  * (the cluster, placing the task) moves the node's generation: take, give
  * and leaving do not note nodes changed. */
 void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
                      const struct mu_devnode *nd, uint32_t node_dims);
+/* mu_devices_take for a demand whose take is its only claim's, c
+ * (mu_devdemand_one): the same, reading the claim and not the demand. */
+void mu_devices_take_one(struct mu_devices *d, struct mu_devdemand *dm,
+                         struct mu_dclaim *c, const struct mu_devnode *nd);
 /* The reverse of take: a claim whose last user leaves frees the devices
  * muster planned for it (the API's allocations stay until the API says). */
 void mu_devices_give(struct mu_devices *d, struct mu_devdemand *dm);

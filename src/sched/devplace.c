@@ -468,6 +468,34 @@ void mu_devices_take_hints(const struct mu_devnode *nd,
                                                 : NULL;
 }
 
+/* Whether claim c fits on node entry nd (of node `node`) beside what p
+ * picked for the demand's claims before it (alone: it is the only one). */
+static bool claim_fits(const struct mu_devices *d, const struct mu_dclaim *c,
+                       const struct mu_devnode *nd, const char *node,
+                       bool alone, bool future, struct picks *p)
+{
+    bool ok;
+
+    if (c->api_alloc) /* only where the API put its devices */
+        return !c->api.nresults ||
+               (c->nheld == c->api.nresults && reaches_held(c, nd, node));
+    if (c->nheld)
+        return reaches_held(c, nd, node);
+    if (!alone || future || !c->one || !sum_fit(d, c, nd, &ok))
+        ok = pick_claim(d, nd, c, future, true, p);
+    return ok;
+}
+
+bool mu_devices_fit_one(const struct mu_devices *d, const struct mu_dclaim *c,
+                        const struct mu_devnode *nd, const char *node,
+                        bool future)
+{
+    struct picks pk;
+
+    pk.n = 0;
+    return claim_fits(d, c, nd, node, true, future, &pk);
+}
+
 bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
                     const struct mu_devnode *nd, const char *node,
                     uint32_t node_dims, bool future)
@@ -483,15 +511,7 @@ bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
 
         if (dm->c[i].ext_dim >= 0 && (node_dims >> dm->c[i].ext_dim & 1u))
             continue; /* the node's allocatable serves it */
-        if (!c)
-            ok = false;
-        else if (c->api_alloc) /* only where the API put its devices */
-            ok = !c->api.nresults ||
-                 (c->nheld == c->api.nresults && reaches_held(c, nd, node));
-        else if (c->nheld)
-            ok = reaches_held(c, nd, node);
-        else if (dm->n > 1 || future || !c->one || !sum_fit(d, c, nd, &ok))
-            ok = pick_claim(d, nd, c, future, true, p);
+        ok = c && claim_fits(d, c, nd, node, dm->n == 1, future, p);
     }
     return ok;
 }
@@ -527,6 +547,19 @@ void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
         mu_dev_note_reach(d, c);
         dm->c[i].taken = true;
     }
+}
+
+void mu_devices_take_one(struct mu_devices *d, struct mu_devdemand *dm,
+                         struct mu_dclaim *c, const struct mu_devnode *nd)
+{
+    d->hold_gen++;
+    if (c->users) /* taken already: its pod is its only user */
+        return;
+    if (!c->api_alloc && !c->nheld)
+        mu_dev_plan_claim(d, c, nd);
+    c->users++;
+    mu_dev_note_reach(d, c);
+    dm->c[0].taken = true; /* written, not read: give reads it */
 }
 
 void mu_devices_pipe(struct mu_devices *d, struct mu_devdemand *dm,

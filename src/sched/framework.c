@@ -460,9 +460,13 @@ bool mu_ssn_fits(const struct mu_ssn *s, const struct mu_task *t,
             return false;
         }
     }
-    if (t->dd && !mu_devices_fit(&s->cluster->dev, t->dd, n->devs,
-                                 n->spec.meta.name, n->spec.allocatable.set,
-                                 future)) {
+    if (t->dd && !(t->dd_one ? mu_devices_fit_one(&s->cluster->dev,
+                                                  t->dd_one, n->devs,
+                                                  n->spec.meta.name, future)
+                             : mu_devices_fit(&s->cluster->dev, t->dd, n->devs,
+                                              n->spec.meta.name,
+                                              n->spec.allocatable.set,
+                                              future))) {
         if (fit) {
             fit->code = MU_FIT_DEVICES;
             fit->dim = -1;
