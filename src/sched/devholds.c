@@ -38,8 +38,6 @@ void mu_dev_hold_drop(struct mu_dclaim *c, struct mu_cdev *dev)
     if (dev->holder && s->nd)
         s->nd->nfree++;
     dev->holder = NULL;
-    if (at < 64)
-        s->held_bits &= ~(UINT64_C(1) << at);
     if (at < s->first_free)
         s->first_free = at;
 }
@@ -60,15 +58,8 @@ void mu_dev_hold_add(struct mu_dclaim *c, struct mu_cdev *dev)
     dev->holder = c;
     if (s->nd)
         s->nd->nfree--;
-    if (at < 64)
-        s->held_bits |= UINT64_C(1) << at;
-    if (s->ndevs <= 64) /* the first without a holder, or ndevs */
-        s->first_free = s->held_bits == UINT64_MAX
-                            ? s->ndevs
-                            : (size_t)__builtin_ctzll(~s->held_bits);
-    else
-        while (s->first_free < s->ndevs && s->devs[s->first_free].holder)
-            s->first_free++;
+    while (s->first_free < s->ndevs && s->devs[s->first_free].holder)
+        s->first_free++;
 }
 
 static bool claim_unbound(const struct mu_dclaim *c)

@@ -168,9 +168,6 @@ struct mu_devslice {
     size_t first_free;         /* every device before it has a holder: a
                                   search for a free one may start there
                                   (holds fill a slice from the front) */
-    uint64_t held_bits;        /* bit k: devs[k] has a holder (k < 64), so
-                                  that a hold finds the next first_free
-                                  without reading the devices after it */
     const char *node;          /* s.node */
     struct mu_devnode *nd;     /* node's entry (its sums), NULL without */
     char *pool_key;            /* "driver/pool" */
