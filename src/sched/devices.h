@@ -449,7 +449,8 @@ bool mu_devices_fit_one(const struct mu_devices *d, const struct mu_dclaim *c,
 void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
                      const struct mu_devnode *nd, uint32_t node_dims);
 /* mu_devices_take for a demand whose take is its only claim's, c
- * (mu_devdemand_one): the same, reading the claim and not the demand. */
+ * (mu_devdemand_one): the same, reading the claim and not the demand
+ * (its entry's taken is only written). */
 void mu_devices_take_one(struct mu_devices *d, struct mu_devdemand *dm,
                          struct mu_dclaim *c, const struct mu_devnode *nd);
 /* The reverse of take: a claim whose last user leaves frees the devices

@@ -23,14 +23,15 @@
 #include "common/map.h"
 
 struct mu_reqpool {
-    struct mu_map by_key;      /* mu_reqpool_key text -> struct mu_reqpool_ent * */
+    struct mu_map by_key;      /* a request as text (its set, then its
+                                  values) -> its copy's entry (reqpool.c) */
 };
 
 /* Longest key: the set and every dimension's value, in hex. */
 #define MU_REQPOOL_KEY_MAX (9 + MU_RES_MAX * 18)
 
 void mu_reqpool_init(struct mu_reqpool *p);
-/* Frees every copy: none may be held any more. */
+/* Frees every copy, held or not: its holders must not use them after. */
 void mu_reqpool_free(struct mu_reqpool *p);
 /* The shared copy of r (r itself is not kept), one more reference to it.
  * Never NULL (a failed allocation exits, as mu_xcalloc). */

@@ -133,8 +133,19 @@ struct mu_task *pod(const char *name, const char *claims,
 
 bool fits(const struct mu_task *t, const char *n)
 {
-    return mu_devices_fit(&c.dev, t->dd, mu_devices_node(&c.dev, n), n,
-                          mu_cluster_node(&c, n)->spec.allocatable.set, false);
+    const struct mu_devnode *nd = mu_devices_node(&c.dev, n);
+    uint32_t dims = mu_cluster_node(&c, n)->spec.allocatable.set;
+    bool ok = mu_devices_fit(&c.dev, t->dd, nd, n, dims, false);
+
+    /* a pod of one private claim is asked through the claim alone in the
+     * cycle (mu_ssn_fits): the same answers, now and in the future */
+    if (t->dd_one) {
+        ck_assert_int_eq(mu_devices_fit_one(&c.dev, t->dd_one, nd, n, false),
+                         ok);
+        ck_assert_int_eq(mu_devices_fit_one(&c.dev, t->dd_one, nd, n, true),
+                         mu_devices_fit(&c.dev, t->dd, nd, n, dims, true));
+    }
+    return ok;
 }
 
 int held_on(const char *n)

@@ -29,7 +29,8 @@ void template_(const char *name, const char *requests);
 void claim(const char *name, const char *requests, const char *status);
 /* A pod whose claims JSON is `claims` (spec.resourceClaims). */
 struct mu_task *pod(const char *name, const char *claims, const char *status);
-/* Whether t's devices fit node n now. */
+/* Whether t's devices fit node n now (checking, for a pod of one private
+ * claim, that its claim alone answers the same, now and in the future). */
 bool fits(const struct mu_task *t, const char *n);
 /* Devices held on node n. */
 int held_on(const char *n);

@@ -195,6 +195,45 @@ START_TEST(test_first_free_follows_holds_past_64_devices)
 }
 END_TEST
 
+/* A pod of one private claim is checked and taken through its claim
+ * (dd_one): on a free node, a full one, the node its claim holds on, and
+ * in the future of a releasing holder, the answers are the demand's
+ * (fits() compares them); the take marks the demand's entry taken, and a
+ * second take of it counts nothing more. */
+START_TEST(test_one_claim_fits_and_takes_as_its_demand)
+{
+    struct mu_task *a, *b, *two;
+    struct mu_cnode *n1 = n1_with_devices(1);
+
+    template_("two", TWO);
+    slice("s2", "n2", "p2", 0, 1, 1, "H100");
+    a = pod("a", TMPL("one"), "{}");
+    b = pod("b", TMPL("one"), "{}");
+    two = pod("t", TMPL("two"), "{}");
+    ck_assert_ptr_eq(a->dd_one, a->dd->c[0].priv);
+    ck_assert_ptr_eq(two->dd_one, two->dd->c[0].priv);
+    ck_assert(fits(a, "n1"));
+    ck_assert(!fits(two, "n1"));
+    mu_task_place(&c, a, n1, MU_TASK_ALLOCATED);
+    ck_assert(a->dd->c[0].taken);
+    ck_assert_int_eq(a->dd_one->users, 1);
+    mu_devices_take_one(&c.dev, a->dd, a->dd_one, n1->devs); /* again */
+    ck_assert_int_eq(a->dd_one->users, 1);
+    ck_assert_uint_eq(a->dd_one->nheld, 1);
+    ck_assert(fits(a, "n1"));   /* where it holds */
+    ck_assert(!fits(a, "n2"));
+    ck_assert(!fits(b, "n1"));  /* full */
+    ck_assert(fits(b, "n2"));
+    mu_task_set_status(&c, a, MU_TASK_RELEASING);
+    ck_assert(!fits(b, "n1"));  /* free in the future only: fits() checks */
+    ck_assert(mu_devices_fit_one(&c.dev, b->dd_one, n1->devs, "n1", true));
+    mu_task_unplace(&c, a);
+    ck_assert(!a->dd->c[0].taken);
+    ck_assert_int_eq(a->dd_one->users, 0);
+    ck_assert(fits(b, "n1"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dra_layout");
@@ -209,6 +248,7 @@ int main(void)
     tcase_add_test(tc, test_pods_that_ask_the_same_share_their_qreq);
     tcase_add_test(tc, test_first_free_follows_holds);
     tcase_add_test(tc, test_first_free_follows_holds_past_64_devices);
+    tcase_add_test(tc, test_one_claim_fits_and_takes_as_its_demand);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
