@@ -265,7 +265,7 @@ void mu_devdemand_resolve(struct mu_devices *d, const struct mu_pod *pod,
         free(key);
     }
     demand_ext(d, pod, rn, out, &sig);
-    mu_res_add(&quota, &pod->req); /* the pod's own request, and it */
+    mu_res_add(&quota, &pod->req); /* with the pod's own request */
     out->qreq = mu_reqpool_get(&d->qreqs, &quota);
     if (out->why)
         mu_sb_add(&sig, "why;");
