@@ -1049,6 +1049,18 @@ static void devused_move(struct mu_cnode *n, const struct mu_task *t, bool add)
     }
 }
 
+/* Takes t's devices on n and counts its quota there: through its only
+ * claim when it has one (dd_one), else through its demand. */
+static void dev_take(struct mu_cluster *c, struct mu_task *t,
+                     struct mu_cnode *n)
+{
+    if (t->dd_one)
+        mu_devices_take_one(&c->dev, t->dd, t->dd_one, n->devs);
+    else
+        mu_devices_take(&c->dev, t->dd, n->devs, n->spec.allocatable.set);
+    devused_move(n, t, true);
+}
+
 void mu_task_place(struct mu_cluster *c, struct mu_task *t, struct mu_cnode *n,
                    enum mu_task_status st)
 {
@@ -1080,13 +1092,8 @@ void mu_task_place(struct mu_cluster *c, struct mu_task *t, struct mu_cnode *n,
     if (t->dd && st == MU_TASK_PIPELINED)
         mu_devices_pipe(&c->dev, t->dd, n->devs, n->spec.allocatable.set);
     if (t->dd && st != MU_TASK_PIPELINED) {
-        if (t->dd_one)
-            mu_devices_take_one(&c->dev, t->dd, t->dd_one, n->devs);
-        else
-            mu_devices_take(&c->dev, t->dd, n->devs,
-                            n->spec.allocatable.set);
+        dev_take(c, t, n);
         mu_devices_take_hints(n->devs, n->dev_hint);
-        devused_move(n, t, true);
         if (st == MU_TASK_RELEASING)
             mu_devices_leaving(&c->dev, t->dd, true);
     }
@@ -1118,10 +1125,8 @@ void mu_task_set_status(struct mu_cluster *c, struct mu_task *t,
         mu_devices_leaving(&c->dev, t->dd, st == MU_TASK_RELEASING);
     if (t->dd && n && old == MU_TASK_PIPELINED)
         mu_devices_unpipe(&c->dev, t->dd);
-    if (t->dd && n && old == MU_TASK_PIPELINED && mu_status_on_node(st)) {
-        mu_devices_take(&c->dev, t->dd, n->devs, n->spec.allocatable.set);
-        devused_move(n, t, true);
-    }
+    if (t->dd && n && old == MU_TASK_PIPELINED && mu_status_on_node(st))
+        dev_take(c, t, n);
     /* leaving the node (pending, finished) */
     if (n && !mu_status_on_node(st) && st != MU_TASK_PIPELINED) {
         if (t->dd && old != MU_TASK_PIPELINED) {

@@ -349,7 +349,7 @@ struct mu_devdemand {
     uint32_t quota_set;        /* the mapped resource names its claims'
                                   devices count under: in those, qreq less
                                   the pod's own request is its quota
-                                  (mu_devdemand_quota) */
+                                  (mu_devdemand_quota_of) */
     char *sig;                 /* what placement depends on, for shapes */
     bool by_slices;            /* its quota counts an All request by the
                                   devices the slices offer on one node:
@@ -388,18 +388,11 @@ static inline struct mu_dclaim *mu_devdemand_one(const struct mu_devdemand *dm)
 
 /* The quota in dimension d (one of a demand's quota_set) of a pod whose
  * own request is req and whose demand's qreq is qreq: what qreq adds to
- * req there. mu_devdemand_quota reads qreq from the demand; the cluster,
- * which keeps qreq on the task, reads it there. */
+ * req there (the cluster keeps qreq on the task, and reads it there). */
 static inline int64_t mu_devdemand_quota_of(const struct mu_res *qreq,
                                             const struct mu_res *req, int d)
 {
     return qreq->v[d] - (mu_res_has(req, d) ? req->v[d] : 0);
-}
-
-static inline int64_t mu_devdemand_quota(const struct mu_devdemand *dm,
-                                         const struct mu_res *req, int d)
-{
-    return mu_devdemand_quota_of(dm->qreq, req, d);
 }
 
 /* The slices of node `name`, made empty when it has none yet: the entry

@@ -755,7 +755,7 @@ START_TEST(test_quota_rides_in_qreq_and_devused_counts_the_claims)
 
         ck_assert_ptr_nonnull(b);
         ck_assert_int_eq(b->qreq->v[gpu], 3);
-        ck_assert_int_eq(mu_devdemand_quota(b->dd, &b->pod.req, gpu), 2);
+        ck_assert_int_eq(mu_devdemand_quota_of(b->dd->qreq, &b->pod.req, gpu), 2);
         mu_task_place(&c, b, n1, MU_TASK_ALLOCATED);
         ck_assert_int_eq(n1->devused.v[gpu], 4);
         mu_task_unplace(&c, b);
