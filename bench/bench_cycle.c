@@ -6,7 +6,7 @@
  *   bench_cycle [--nodes N] [--queues Q] [--pods P] [--runs R] [--sweep]
  *               [--running F] [--pending] [--dra] [--claims] [--selectors]
  *               [--topology] [--tree]
- *               [--again]
+ *               [--again] [--versus]
  *               [--report] [--seed S]
  *
  * Each run generates a fresh cluster (not timed), then times exactly one
@@ -37,6 +37,13 @@
  * --again also times a second cycle on the same cluster right after the
  * first, with no event in between (what the first decided stays Binding
  * or Releasing): the cycle that has nothing new to decide.
+ *
+ * --versus times the same cluster twice per run, once with its GPUs as
+ * nvidia.com/gpu and once as DRA devices (with --claims and --selectors
+ * as given): both are generated first, then their cycles run back to
+ * back, the order alternating, so that the host's noise falls on both;
+ * it prints every pair and the DRA/gpu ratios (of the medians, and the
+ * median of the pairs'), and whether both made the same decisions.
  *
  * --report also times the /debug snapshot muster serve builds after a
  * cycle (sched/report.h) on the cluster the cycle left, and one
@@ -353,35 +360,51 @@ static bool check_topology(const struct mu_cluster *c,
     return true;
 }
 
-static int run_once(const struct bench_spec *spec, struct mu_conf *conf,
-                    bool again, struct run *r)
-{
+/* A generated cluster waiting for its timed cycle (on the caller's
+ * stack: c.topo points into it, so it does not move). */
+struct prepared {
     struct mu_cluster c;
     struct mu_topo topo;
-    struct mu_cycle_out out;
-    double t0, t1, c0, c1;
-    int64_t now = (spec->created + 7200) * 1000;
-    bool hwm;
-    int rc = 0;
+    int64_t now;
+};
+
+/* Generates spec's cluster into p (not timed, but its time is r's
+ * gen_ms); -EINVAL, with nothing left to release, when it cannot. */
+static int prepare(const struct bench_spec *spec, struct prepared *p,
+                   struct run *r)
+{
+    double t0;
 
     memset(r, 0, sizeof(*r));
-    mu_cluster_init(&c);
-    mu_topo_init(&topo);
-    c.topo = &topo;
+    p->now = (spec->created + 7200) * 1000;
+    mu_cluster_init(&p->c);
+    mu_topo_init(&p->topo);
+    p->c.topo = &p->topo;
     t0 = now_ms();
-    if (bench_gen(&c, spec, &r->counts)) {
-        mu_cluster_release(&c);
-        mu_topo_free(&topo);
+    if (bench_gen(&p->c, spec, &r->counts)) {
+        mu_cluster_release(&p->c);
+        mu_topo_free(&p->topo);
         return -EINVAL;
     }
     r->gen_ms = now_ms() - t0;
     r->rss_kib = proc_status_kib("VmRSS");
     note_peak();
-    hwm = reset_hwm();
+    return 0;
+}
+
+/* Times one cycle on p, checks what it decided into r, and releases p;
+ * -EPROTO when a check failed. */
+static int run_prepared(const struct bench_spec *spec, struct mu_conf *conf,
+                        bool again, struct prepared *p, struct run *r)
+{
+    struct mu_cycle_out out;
+    double t0, t1, c0, c1;
+    bool hwm = reset_hwm();
+    int rc = 0;
 
     c0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
     t0 = now_ms();
-    mu_cycle_run(&c, conf, now, &out);
+    mu_cycle_run(&p->c, conf, p->now, &out);
     t1 = now_ms();
     c1 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
 
@@ -399,17 +422,27 @@ static int run_once(const struct bench_spec *spec, struct mu_conf *conf,
     }
     for (size_t i = 0; i < out.nevicts; i++)
         r->digest = mix(r->digest, out.evicts[i].victim->key);
-    r->cond_digest = cond_digest(&c, &out);
-    if (!check(&c, &out) || (spec->topology && !check_topology(&c, &out)))
+    r->cond_digest = cond_digest(&p->c, &out);
+    if (!check(&p->c, &out) ||
+        (spec->topology && !check_topology(&p->c, &out)))
         rc = -EPROTO;
     mu_cycle_out_release(&out);
     if (report_too && !rc)
-        time_report(&c, now);
+        time_report(&p->c, p->now);
     if (again && !rc)
-        run_again(&c, conf, now, r);
-    mu_cluster_release(&c);
-    mu_topo_free(&topo);
+        run_again(&p->c, conf, p->now, r);
+    mu_cluster_release(&p->c);
+    mu_topo_free(&p->topo);
     return rc;
+}
+
+static int run_once(const struct bench_spec *spec, struct mu_conf *conf,
+                    bool again, struct run *r)
+{
+    struct prepared p;
+    int rc = prepare(spec, &p, r);
+
+    return rc ? rc : run_prepared(spec, conf, again, &p, r);
 }
 
 static int dbl_cmp(const void *a, const void *b)
@@ -563,6 +596,9 @@ static void usage(FILE *f)
           "  --topology   racks of 32 nodes, zones of 16 racks; every gang "
           "held to\n               one rack (<= 8 pods) or one zone\n"
           "  --again      also time a second cycle with no event between\n"
+          "  --versus     R pairs: the cluster with nvidia.com/gpu and the same "
+          "with\n               DRA (--claims, --selectors as given), "
+          "back to back\n"
           "  --report     also time the /debug snapshot and a /debug/gangs "
           "answer\n"
           "  --seed S     generator seed (default 42)\n",
@@ -612,6 +648,86 @@ static void print_spec(const struct bench_spec *s, const struct run *r)
     printf("; seed %llu\n", (unsigned long long)s->seed);
 }
 
+/* --versus: R pairs of cycles, one on spec's cluster with its GPUs as
+ * nvidia.com/gpu and one on the same cluster with them as DRA devices,
+ * both generated before either cycle runs, run back to back (the order
+ * alternating from pair to pair), so that what the host does to one it
+ * does to the other; prints each pair and the medians. 0, or -1 when a
+ * run failed or the runs of one side disagreed. */
+static int versus(const struct bench_spec *spec, struct mu_conf *conf,
+                  int runs)
+{
+    struct bench_spec side[2];
+    double *v = mu_xcalloc((size_t)runs * 6, sizeof(*v));
+    double *wall[2] = {v, v + runs}, *cpu[2] = {v + 2 * runs, v + 3 * runs};
+    double *rw = v + 4 * runs, *rc_ = v + 5 * runs;
+    struct run first[2];
+    int rc = 0;
+
+    side[0] = *spec;
+    side[0].dra = side[0].claims = side[0].selectors = false;
+    side[1] = *spec;
+    side[1].dra = true;
+    for (int i = 0; i < runs && !rc; i++) {
+        struct prepared p[2];
+        struct run r[2];
+        int a = i % 2, b = 1 - a; /* gpu first in even pairs */
+
+        if (prepare(&side[a], &p[a], &r[a]))
+            return -1;
+        if (prepare(&side[b], &p[b], &r[b])) {
+            mu_cluster_release(&p[a].c);
+            mu_topo_free(&p[a].topo);
+            return -1;
+        }
+        rc = run_prepared(&side[a], conf, false, &p[a], &r[a]);
+        if (run_prepared(&side[b], conf, false, &p[b], &r[b]))
+            rc = -1;
+        for (int k = 0; k < 2 && !rc; k++) {
+            if (i == 0) {
+                first[k] = r[k];
+            } else if (r[k].digest != first[k].digest ||
+                       r[k].cond_digest != first[k].cond_digest) {
+                fprintf(stderr, "pair %d: the %s cycle decided differently "
+                                "from pair 1: not deterministic\n",
+                        i + 1, k ? "DRA" : "gpu");
+                rc = -1;
+            }
+            wall[k][i] = r[k].cycle_ms;
+            cpu[k][i] = r[k].cpu_ms;
+        }
+        if (rc)
+            break;
+        rw[i] = wall[1][i] / wall[0][i];
+        rc_[i] = cpu[1][i] / cpu[0][i];
+        printf("  pair %d (%s first): gpu %.1f ms wall, %.1f ms CPU; DRA "
+               "%.1f ms wall, %.1f ms CPU; DRA/gpu %.2f wall, %.2f CPU\n",
+               i + 1, a ? "DRA" : "gpu", wall[0][i], cpu[0][i], wall[1][i],
+               cpu[1][i], rw[i], rc_[i]);
+        fflush(stdout);
+    }
+    if (!rc) {
+        double gw = median(wall[0], runs), dw = median(wall[1], runs);
+        double gc = median(cpu[0], runs), dc = median(cpu[1], runs);
+
+        print_spec(&side[0], &first[0]);
+        printf("versus (%d pairs): gpu median %.1f ms wall, %.1f ms CPU; "
+               "DRA median %.1f ms wall, %.1f ms CPU\n",
+               runs, gw, gc, dw, dc);
+        printf("DRA/gpu: %.2f wall, %.2f CPU (ratio of the medians); "
+               "%.2f wall, %.2f CPU (median of the pairs' ratios)\n",
+               dw / gw, dc / gc, median(rw, runs), median(rc_, runs));
+        printf("decisions: gpu %zu binds, digest %016llx; DRA %zu binds, "
+               "digest %016llx: %s\n",
+               first[0].binds, (unsigned long long)first[0].digest,
+               first[1].binds, (unsigned long long)first[1].digest,
+               first[0].digest == first[1].digest ? "the same decisions"
+                                                  : "different decisions");
+    }
+    free(v);
+    return rc;
+}
+
 static int sweep(const struct bench_spec *base, struct mu_conf *conf, int runs,
                  bool again)
 {
@@ -654,7 +770,7 @@ int main(int argc, char **argv)
     struct mu_conf conf;
     struct summary sum;
     long runs = 5, v;
-    bool do_sweep = false, again = false;
+    bool do_sweep = false, do_versus = false, again = false;
     int rc;
 
     bench_spec_default(&spec);
@@ -691,6 +807,10 @@ int main(int argc, char **argv)
         }
         if (!strcmp(a, "--selectors")) {
             spec.dra = spec.claims = spec.selectors = true;
+            continue;
+        }
+        if (!strcmp(a, "--versus")) {
+            do_versus = true;
             continue;
         }
         if (!strcmp(a, "--topology")) {
@@ -747,6 +867,11 @@ int main(int argc, char **argv)
         conf.label_tiers[1].label = mu_xstrdup(BENCH_ZONE_LABEL);
         conf.label_tiers[1].name = mu_xstrdup("zone");
         conf.nlabel_tiers = 2;
+    }
+    if (do_versus) {
+        rc = versus(&spec, &conf, (int)runs);
+        mu_conf_release(&conf);
+        return rc ? 1 : 0;
     }
     if (do_sweep) {
         rc = sweep(&spec, &conf, (int)runs, again);
