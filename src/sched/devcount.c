@@ -111,7 +111,7 @@ static int64_t free_on(const struct mu_devices *d, const struct mu_devclass *c,
     for (size_t j = s->first_free; j < s->ndevs; j++) {
         const struct mu_cdev *dev = &s->devs[j];
 
-        n += dev->usable && !dev->holder && mu_dev_serves(d, c, o, dev);
+        n += dev->usable && !s->holders[j] && mu_dev_serves(d, c, o, dev);
     }
     return n;
 }

@@ -6,21 +6,10 @@
 
 /* ---- holds ---- */
 
-/* The slice dev is a device of (mu_devslice.s is what dev->slice points
- * to), and dev's position in it. */
-static struct mu_devslice *slice_of(const struct mu_cdev *dev, size_t *at)
-{
-    struct mu_devslice *s = (struct mu_devslice *)(void *)(
-        (char *)(uintptr_t)dev->slice - offsetof(struct mu_devslice, s));
-
-    *at = (size_t)(dev - s->devs);
-    return s;
-}
-
 void mu_dev_hold_drop(struct mu_dclaim *c, struct mu_cdev *dev)
 {
-    struct mu_devslice *s;
     size_t at;
+    struct mu_devslice *s = mu_dev_slice_of(dev, &at);
 
     for (size_t i = 0; i < c->nheld; i++)
         if (c->held[i] == dev) {
@@ -34,32 +23,38 @@ void mu_dev_hold_drop(struct mu_dclaim *c, struct mu_cdev *dev)
     c->node = NULL;
     for (size_t i = 0; i < c->nheld && !c->node; i++)
         c->node = c->held[i]->slice->node;
-    s = slice_of(dev, &at);
-    if (dev->holder && s->nd)
+    if (s->holders[at] && s->nd)
         s->nd->nfree++;
-    dev->holder = NULL;
+    s->holders[at] = NULL;
     if (at < s->first_free)
         s->first_free = at;
 }
 
-void mu_dev_hold_add(struct mu_dclaim *c, struct mu_cdev *dev)
+void mu_dev_hold_at(struct mu_dclaim *c, struct mu_devslice *s, size_t at)
 {
-    struct mu_devslice *s;
-    size_t at;
+    struct mu_cdev *dev = &s->devs[at]; /* its address: not read */
 
-    if (dev->holder)
-        mu_dev_hold_drop(dev->holder, dev);
-    mu_xgrow_inline((void **)&c->held, &c->cap_held, c->nheld + 1,
-                    sizeof(*c->held), &c->held_one);
+    if (s->holders[at])
+        mu_dev_hold_drop(s->holders[at], dev);
+    if (c->nheld >= c->cap_held) /* (the first fits in held_one) */
+        mu_xgrow_inline((void **)&c->held, &c->cap_held, c->nheld + 1,
+                        sizeof(*c->held), &c->held_one);
     c->held[c->nheld++] = dev;
-    s = slice_of(dev, &at);
     if (s->node) /* a device not bound to one node leaves it */
         c->node = s->node;
-    dev->holder = c;
+    s->holders[at] = c;
     if (s->nd)
         s->nd->nfree--;
-    while (s->first_free < s->ndevs && s->devs[s->first_free].holder)
+    while (s->first_free < s->ndevs && s->holders[s->first_free])
         s->first_free++;
+}
+
+void mu_dev_hold_add(struct mu_dclaim *c, struct mu_cdev *dev)
+{
+    size_t at;
+    struct mu_devslice *s = mu_dev_slice_of(dev, &at);
+
+    mu_dev_hold_at(c, s, at);
 }
 
 static bool claim_unbound(const struct mu_dclaim *c)

@@ -189,7 +189,7 @@ static void slice_unlink(struct mu_devices *d, struct mu_devslice *s,
 {
     for (size_t k = 0; k < s->s.ndevs; k++) {
         struct mu_cdev *dev = &s->devs[k], *alt;
-        struct mu_dclaim *h = dev->holder;
+        struct mu_dclaim *h = s->holders[k];
         char *key = dev_key(s, dev);
 
         if (dev->pipe)
@@ -204,7 +204,7 @@ static void slice_unlink(struct mu_devices *d, struct mu_devslice *s,
         alt = other_copy(d, s, dev->dev->name);
         if (alt) {
             mu_map_put(&d->devs, key, alt);
-            if (h && !alt->holder)
+            if (h && !mu_dev_holder(alt))
                 mu_dev_hold_add(h, alt);
             note_node(d, alt->slice->node);
         } else if (h && held && !h->api_alloc) {
@@ -241,6 +241,7 @@ static void slice_unlink(struct mu_devices *d, struct mu_devslice *s,
 static void slice_free(struct mu_devslice *s)
 {
     free(s->devs);
+    free(s->holders);
     free(s->pool_key);
     mu_slice_release(&s->s);
     free(s);
@@ -266,6 +267,7 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
     memset(in, 0, sizeof(*in));
     s->pool_key = mu_xasprintf("%s/%s", s->s.driver, s->s.pool);
     s->devs = mu_xcalloc_lines(s->s.ndevs + 1, sizeof(*s->devs));
+    s->holders = mu_xcalloc_lines(s->s.ndevs + 1, sizeof(*s->holders));
     s->ndevs = s->s.ndevs;
     s->node = s->s.node;
     s->nd = s->node ? list_at(d, &d->nodes, s->node) : NULL;
@@ -286,13 +288,13 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
                 continue;
             }
             mu_map_put(&d->devs, key, dev);
-            if (was && was->holder)
-                mu_dev_hold_add(was->holder, dev); /* moves it */
+            if (was && mu_dev_holder(was))
+                mu_dev_hold_add(mu_dev_holder(was), dev); /* moves it */
         }
         h = mu_map_get(&held, key);
         if (!h)
             h = mu_map_get(&d->wanted, key);
-        if (h && !dev->holder)
+        if (h && !s->holders[k])
             mu_dev_hold_add(h, dev);
         free(key);
     }
@@ -438,7 +440,7 @@ static void hold_api(struct mu_devices *d, struct mu_dclaim *c)
         const struct mu_devresult *r = &c->api.results[i];
         char *key = mu_xasprintf("%s/%s/%s", r->driver, r->pool, r->device);
         struct mu_cdev *dev = mu_map_get(&d->devs, key);
-        struct mu_dclaim *v = dev ? dev->holder : NULL;
+        struct mu_dclaim *v = dev ? mu_dev_holder(dev) : NULL;
 
         c->want[c->nwant++] = key;
         mu_map_put(&d->wanted, key, c);

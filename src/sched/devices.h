@@ -79,7 +79,7 @@ struct mu_dclaim;
 struct mu_cdev {
     /* what a search for a free device reads, first; a device is one
      * cache line (the slice's array is line-aligned) */
-    bool usable;               /* its pool is complete, newest generation */
+    _Alignas(64) bool usable;  /* its pool is complete, newest generation */
     bool memo_sel_ok;          /* whether the selector set memo_sel (an
                                   option's, interned: devsel.c's
                                   mu_dev_sel_key) selects it; a device's
@@ -93,7 +93,6 @@ struct mu_cdev {
      * class at a time as placement asks. */
     uint32_t cls_known;
     uint32_t cls_ok;
-    struct mu_dclaim *holder;  /* NULL = free */
     struct mu_dclaim *pipe;    /* promised to a pipelined task's claim once
                                   its holder goes (a future fit skips it) */
     uint64_t memo_gen;
@@ -164,6 +163,12 @@ struct mu_devslice {
     /* what a search for free devices and a hold read, on one cache line
      * (a slice is allocated on a line boundary) */
     struct mu_cdev *devs;
+    struct mu_dclaim **holders; /* holders[i]: the claim that holds devs[i],
+                                  NULL = free; apart from the devices, 8
+                                  to a line (line-aligned), so that a take
+                                  on a node whose sums answer for the
+                                  claim's class writes no device's line
+                                  (mu_dev_holder reads it for one device) */
     size_t ndevs;              /* s.ndevs */
     size_t first_free;         /* every device before it has a holder: a
                                   search for a free one may start there
@@ -173,6 +178,27 @@ struct mu_devslice {
     char *pool_key;            /* "driver/pool" */
     struct mu_slice s;
 };
+
+/* The slice dev is a device of (mu_devslice.s is what dev->slice points
+ * to), and dev's position in it. */
+static inline struct mu_devslice *mu_dev_slice_of(const struct mu_cdev *dev,
+                                                  size_t *at)
+{
+    struct mu_devslice *s = (struct mu_devslice *)(void *)(
+        (char *)(uintptr_t)dev->slice - offsetof(struct mu_devslice, s));
+
+    *at = (size_t)(dev - s->devs);
+    return s;
+}
+
+/* The claim that holds dev, or NULL when it is free. */
+static inline struct mu_dclaim *mu_dev_holder(const struct mu_cdev *dev)
+{
+    size_t at;
+    const struct mu_devslice *s = mu_dev_slice_of(dev, &at);
+
+    return s->holders[at];
+}
 
 /* The slices of one node (or of one pool), sorted by slice name: device
  * order is slice order, then position. A node's entry also lists the
@@ -411,8 +437,9 @@ void mu_devices_unbound_quota(struct mu_devices *d, struct mu_resnames *rn,
                               struct mu_res *out);
 
 /* Where a take on nd reads beyond nd itself: its first slice's entry,
- * that slice's first free device and the one after it (the take looks
- * for the next free one) (h[0], h[1], h[2]; NULL when none). The caller
+ * the line of that slice's holders from its first free device on (a take
+ * whose class the node's sums answer for reads no more), and that device
+ * (any other take reads it) (h[0], h[1], h[2]; NULL when none). The caller
  * keeps them where it reads before a take (struct mu_cnode.dev_hint) and
  * prefetches them with nd, so a take on a node not seen for a while waits
  * for its lines together, not one after another (node, slice, device).

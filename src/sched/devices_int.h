@@ -45,6 +45,9 @@ struct mu_devcounts {
 /* Holds (devholds.c): dev held by c, moved from any other holder; taken
  * back; all of c's; the promises to pipelined claims (mu_cdev.pipe). */
 void mu_dev_hold_add(struct mu_dclaim *c, struct mu_cdev *dev);
+/* mu_dev_hold_add of device at of slice s, without reading the device's
+ * line (s->holders and s->nd's nfree are what it writes). */
+void mu_dev_hold_at(struct mu_dclaim *c, struct mu_devslice *s, size_t at);
 void mu_dev_hold_drop(struct mu_dclaim *c, struct mu_cdev *dev);
 void mu_dev_holds_clear(struct mu_dclaim *c);
 /* Moves d->reach_holds when c holds or is promised a device of a slice

@@ -307,10 +307,11 @@ static bool picked(const struct picks *p, const struct mu_cdev *dev)
     return false;
 }
 
-static bool dev_free(const struct mu_cdev *dev, bool future)
+/* Whether dev, held by h (NULL: none), is free (future: or held by a
+ * claim whose every user is releasing, and promised to no one). */
+static bool dev_free(const struct mu_cdev *dev, const struct mu_dclaim *h,
+                     bool future)
 {
-    const struct mu_dclaim *h = dev->holder;
-
     if (future && dev->pipe)
         return false; /* promised to a pipelined task */
     return !h || (future && h->users > 0 && h->leaving == h->users);
@@ -376,7 +377,7 @@ static bool pick_in(const struct mu_devices *d, const struct mu_devnode *nd,
 
             if (!dev->usable || picked(p, dev) || !mu_dev_serves(d, c, o, dev))
                 continue;
-            if (!dev_free(dev, future)) {
+            if (!dev_free(dev, s->holders[k], future)) {
                 if (mode == MU_ALLOC_ALL)
                     goto fail; /* All wants every matching device */
                 continue;
@@ -463,9 +464,8 @@ void mu_devices_take_hints(const struct mu_devnode *nd,
     const struct mu_devslice *s = nd->n ? nd->v[0] : NULL;
 
     h[0] = s;
-    h[1] = s && s->first_free < s->ndevs ? &s->devs[s->first_free] : NULL;
-    h[2] = h[1] && s->first_free + 1 < s->ndevs ? &s->devs[s->first_free + 1]
-                                                : NULL;
+    h[1] = s && s->first_free < s->ndevs ? &s->holders[s->first_free] : NULL;
+    h[2] = h[1] ? &s->devs[s->first_free] : NULL;
 }
 
 /* Whether claim c fits on node entry nd (of node `node`) beside what p
@@ -518,13 +518,40 @@ bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
 
 /* Holds for c (which holds nothing) the devices of node nd its requests
  * pick, first fit; a request that finds none is left short. */
+/* mu_dev_plan_claim when nd's sums answer for c (sum_fit) and it fits:
+ * every own device of nd is usable and of c's class, so the first free
+ * ones in device order are pick_in's picks; found by the slices' holders
+ * alone, reading no device. False (nothing held) otherwise. */
+static bool plan_by_sums(const struct mu_devices *d, struct mu_dclaim *c,
+                         const struct mu_devnode *nd)
+{
+    int64_t want;
+    bool fit;
+
+    if (!c->one || !sum_fit(d, c, nd, &fit) || !fit)
+        return false;
+    want = c->one_count;
+    for (size_t i = 0; i < nd->n && want > 0; i++) {
+        struct mu_devslice *s = nd->v[i];
+
+        for (size_t k = s->first_free; k < s->ndevs && want > 0; k++)
+            if (!s->holders[k]) {
+                mu_dev_hold_at(c, s, k);
+                want--;
+            }
+    }
+    return true;
+}
+
 void mu_dev_plan_claim(const struct mu_devices *d, struct mu_dclaim *c,
                        const struct mu_devnode *nd)
 {
     struct picks pk, *p = &pk;
 
-    p->n = 0;
     c->plan_nd = nd;
+    if (plan_by_sums(d, c, nd))
+        return;
+    p->n = 0;
     pick_claim(d, nd, c, false, false, p);
     for (size_t k = 0; k < p->n; k++)
         mu_dev_hold_add(c, p->v[k]);

@@ -79,7 +79,7 @@ void mu_dev_node_sum(const struct mu_devices *d, struct mu_devnode *nd)
         for (size_t k = 0; k < s->ndevs; k++) {
             const struct mu_cdev *dev = &s->devs[k];
 
-            nfree += !dev->holder;
+            nfree += !s->holders[k];
             usable &= dev->usable;
             all &= dev->cls_known & dev->cls_ok;
         }

@@ -301,7 +301,7 @@ static const struct mu_dclaim *holder_of(const char *key)
     const struct mu_cdev *d = mu_map_get(&c.dev.devs, key);
 
     ck_assert_msg(d != NULL, "no device %s", key);
-    return d->holder;
+    return mu_dev_holder(d);
 }
 
 static const struct mu_dclaim *claim_of(const char *name)
@@ -792,13 +792,13 @@ START_TEST(test_free_device_search_skips_only_what_is_held)
     mu_task_place(&c, a, n1, MU_TASK_ALLOCATED);
     mu_task_place(&c, b, n1, MU_TASK_ALLOCATED);
     mu_task_place(&c, d, n1, MU_TASK_ALLOCATED);
-    ck_assert_ptr_eq(dv[1].holder, b->dd->c[0].priv);
+    ck_assert_ptr_eq(mu_dev_holder(&dv[1]), b->dd->c[0].priv);
     ck_assert_uint_eq(nd->v[0]->first_free, 3);
     /* a device freed before the first free one is found again */
     mu_task_unplace(&c, b);
     ck_assert_uint_eq(nd->v[0]->first_free, 1);
     mu_task_place(&c, e, n1, MU_TASK_ALLOCATED);
-    ck_assert_ptr_eq(dv[1].holder, e->dd->c[0].priv);
+    ck_assert_ptr_eq(mu_dev_holder(&dv[1]), e->dd->c[0].priv);
     ck_assert_uint_eq(nd->v[0]->first_free, 3);
     ck_assert(!mu_devices_fit(&c.dev, x->dd, nd, "n1", 0, false));
     ck_assert(!mu_devices_fit(&c.dev, x->dd, nd, "n1", 0, true));
@@ -820,7 +820,7 @@ START_TEST(test_free_device_search_skips_only_what_is_held)
     mu_task_place(&c, x, n1, MU_TASK_ALLOCATED);
     ck_assert_int_eq(held_on("n1"), 3);
     ck_assert_uint_eq(x->dd->c[0].priv->nheld, 3);
-    ck_assert_ptr_eq(dv[2].holder, x->dd->c[0].priv);
+    ck_assert_ptr_eq(mu_dev_holder(&dv[2]), x->dd->c[0].priv);
     mu_task_unplace(&c, x);
     ck_assert_int_eq(held_on("n1"), 0);
     ck_assert(mu_devices_fit(&c.dev, x->dd, nd, "n1", 0, false));

@@ -155,7 +155,7 @@ int held_on(const char *n)
 
     for (size_t i = 0; nd && i < nd->n; i++)
         for (size_t d = 0; d < nd->v[i]->s.ndevs; d++)
-            k += nd->v[i]->devs[d].holder != NULL;
+            k += nd->v[i]->holders[d] != NULL;
     return k;
 }
 

@@ -35,24 +35,24 @@ START_TEST(test_a_private_claims_place_is_reused_empty)
     a = pod("a", TMPL("one"), "{}");
     first = a->dd->c[0].priv;
     mu_task_place(&c, a, n1, MU_TASK_ALLOCATED);
-    ck_assert_ptr_eq(dv[0].holder, first);
+    ck_assert_ptr_eq(mu_dev_holder(&dv[0]), first);
     ck_assert_uint_eq(first->nheld, 1);
     mu_cluster_remove_task(&c, a);
-    ck_assert_ptr_null(dv[0].holder);
+    ck_assert_ptr_null(mu_dev_holder(&dv[0]));
     b = pod("b", TMPL("one"), "{}");
     ck_assert_ptr_eq(b->dd->c[0].priv, first);
     ck_assert_uint_eq(first->nheld, 0);
     ck_assert_int_eq(first->users, 0);
     ck_assert(fits(b, "n1"));
     mu_task_place(&c, b, n1, MU_TASK_ALLOCATED);
-    ck_assert_ptr_eq(dv[0].holder, first);
+    ck_assert_ptr_eq(mu_dev_holder(&dv[0]), first);
     ck_assert_int_eq(held_on("n1"), 1);
 }
 END_TEST
 
 /* A node's take hints name where its next take reads (its slice, the
- * first free device and the next), follow each take, and follow the slice
- * when it is replaced. */
+ * slice's holders from the first free device on, and that device), follow
+ * each take, and follow the slice when it is replaced. */
 START_TEST(test_take_hints_follow_takes_and_slices)
 {
     struct mu_task *a;
@@ -60,17 +60,18 @@ START_TEST(test_take_hints_follow_takes_and_slices)
     const struct mu_devslice *s = mu_devices_node(&c.dev, "n1")->v[0];
 
     ck_assert_ptr_eq(n1->dev_hint[0], s);
-    ck_assert_ptr_eq(n1->dev_hint[1], &s->devs[0]);
-    ck_assert_ptr_eq(n1->dev_hint[2], &s->devs[1]);
+    ck_assert_ptr_eq(n1->dev_hint[1], &s->holders[0]);
+    ck_assert_ptr_eq(n1->dev_hint[2], &s->devs[0]);
     a = pod("a", TMPL("one"), "{}");
     mu_task_place(&c, a, n1, MU_TASK_ALLOCATED);
-    ck_assert_ptr_eq(n1->dev_hint[1], &s->devs[1]);
-    ck_assert_ptr_eq(n1->dev_hint[2], &s->devs[2]);
+    ck_assert_ptr_eq(n1->dev_hint[1], &s->holders[1]);
+    ck_assert_ptr_eq(n1->dev_hint[2], &s->devs[1]);
     /* a new generation of the pool: the hints name the new slice */
     slice("s1", "n1", "p1", 1, 1, 3, "H100");
     s = mu_devices_node(&c.dev, "n1")->v[0];
     ck_assert_ptr_eq(n1->dev_hint[0], s);
-    ck_assert_ptr_eq(n1->dev_hint[1], &s->devs[s->first_free]);
+    ck_assert_ptr_eq(n1->dev_hint[1], &s->holders[s->first_free]);
+    ck_assert_ptr_eq(n1->dev_hint[2], &s->devs[s->first_free]);
     /* a node without slices has none */
     ck_assert_ptr_null(mu_cluster_node(&c, "n2")->dev_hint[0]);
     ck_assert_ptr_null(mu_cluster_node(&c, "n2")->dev_hint[1]);
@@ -171,13 +172,13 @@ static void check_first_free(int ndevs)
         mu_task_place(&c, t[i], n1, MU_TASK_ALLOCATED);
         ck_assert_uint_eq(s->first_free, (size_t)i + 1);
     }
-    ck_assert_ptr_nonnull(s->devs[1].holder);
+    ck_assert_ptr_nonnull(s->holders[1]);
     mu_cluster_remove_task(&c, t[1]);
-    ck_assert_ptr_null(s->devs[1].holder);
+    ck_assert_ptr_null(s->holders[1]);
     ck_assert_uint_eq(s->first_free, 1);
     again = pod("again", TMPL("one"), "{}");
     mu_task_place(&c, again, n1, MU_TASK_ALLOCATED);
-    ck_assert_ptr_nonnull(s->devs[1].holder);
+    ck_assert_ptr_nonnull(s->holders[1]);
     ck_assert_uint_eq(s->first_free, (size_t)ndevs);
     ck_assert_int_eq(held_on("n1"), ndevs);
 }
@@ -234,6 +235,80 @@ START_TEST(test_one_claim_fits_and_takes_as_its_demand)
 }
 END_TEST
 
+/* Which device of node `node` (slices <a>, <b> of 3 devices each) t's
+ * only claim holds first: the slice's index * 3 + the device's, or -1. */
+static int held_at(const struct mu_task *t, const char *node)
+{
+    const struct mu_devnode *nd = mu_devices_node(&c.dev, node);
+    const struct mu_dclaim *cl = t->dd->c[0].priv;
+
+    for (uint32_t i = 0; cl->nheld && i < nd->n; i++)
+        for (size_t k = 0; k < nd->v[i]->ndevs; k++)
+            if (&nd->v[i]->devs[k] == cl->held[0])
+                return (int)(i * 3 + k);
+    return -1;
+}
+
+/* Takes on a node whose sums answer for the class (every device usable,
+ * of the class: the take reads the slices' holders only) pick what the
+ * device-by-device search picks on the same node for claims with a
+ * selector of their own: the first free devices in device order, across
+ * slices and into holes a give left. */
+START_TEST(test_take_by_sums_picks_as_the_device_search)
+{
+    static const char *const nodes[2] = {"n1", "n2"};
+    const char *sel = "\"selectors\":[{\"cel\":{\"expression\":"
+                      "\"device.attributes[\\\"gpu.x\\\"].model == "
+                      "\\\"H100\\\"\"}}]";
+    char *q;
+
+    template_("one", ONE);
+    template_("two", TWO);
+    q = mu_xasprintf("[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"
+                     "\"gpu\",%s}}]", sel);
+    template_("sone", q);
+    free(q);
+    q = mu_xasprintf("[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"
+                     "\"gpu\",\"count\":2,%s}}]", sel);
+    template_("stwo", q);
+    free(q);
+    slice("a1", "n1", "p1", 0, 2, 3, "H100");
+    slice("b1", "n1", "p1", 0, 2, 3, "H100");
+    slice("a2", "n2", "p2", 0, 2, 3, "H100");
+    slice("b2", "n2", "p2", 0, 2, 3, "H100");
+    for (int i = 0; i < 2; i++) {
+        struct mu_cnode *n = mu_cluster_node(&c, nodes[i]);
+        struct mu_task *a, *b, *x, *d;
+        char name[16];
+
+        snprintf(name, sizeof(name), "a%d", i);
+        a = pod(name, i ? TMPL("sone") : TMPL("one"), "{}");
+        snprintf(name, sizeof(name), "b%d", i);
+        b = pod(name, i ? TMPL("stwo") : TMPL("two"), "{}");
+        snprintf(name, sizeof(name), "x%d", i);
+        x = pod(name, i ? TMPL("sone") : TMPL("one"), "{}");
+        snprintf(name, sizeof(name), "d%d", i);
+        d = pod(name, i ? TMPL("stwo") : TMPL("two"), "{}");
+        mu_task_place(&c, a, n, MU_TASK_ALLOCATED);
+        mu_task_place(&c, b, n, MU_TASK_ALLOCATED);
+        mu_task_place(&c, x, n, MU_TASK_ALLOCATED);
+        ck_assert_int_eq(held_at(a, nodes[i]), 0);
+        ck_assert_int_eq(held_at(b, nodes[i]), 1);
+        ck_assert_ptr_eq(b->dd->c[0].priv->held[1],
+                         &mu_devices_node(&c.dev, nodes[i])->v[0]->devs[2]);
+        ck_assert_int_eq(held_at(x, nodes[i]), 3);
+        mu_cluster_remove_task(&c, a);
+        ck_assert(fits(d, nodes[i]));
+        mu_task_place(&c, d, n, MU_TASK_ALLOCATED);
+        ck_assert_int_eq(held_at(d, nodes[i]), 0); /* the hole, then b's */
+        ck_assert_ptr_eq(d->dd->c[0].priv->held[1],
+                         &mu_devices_node(&c.dev, nodes[i])->v[1]->devs[1]);
+        ck_assert_int_eq(held_on(nodes[i]), 5);
+        ck_assert_int_eq(n->devs->nfree, 1);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dra_layout");
@@ -249,6 +324,7 @@ int main(void)
     tcase_add_test(tc, test_first_free_follows_holds);
     tcase_add_test(tc, test_first_free_follows_holds_past_64_devices);
     tcase_add_test(tc, test_one_claim_fits_and_takes_as_its_demand);
+    tcase_add_test(tc, test_take_by_sums_picks_as_the_device_search);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
