@@ -237,13 +237,11 @@ void mu_cluster_touch_node(struct mu_cluster *c, struct mu_cnode *n)
     touch(c, n);
 }
 
-void mu_cluster_dev_reach(struct mu_cluster *c)
+void mu_cluster_dev_reach_all(struct mu_cluster *c)
 {
     struct mu_devices *d = &c->dev;
     bool all = d->reach_gen != c->dev_reach_gen;
 
-    if (!all && d->reach_holds == c->dev_reach_holds)
-        return;
     c->dev_reach_holds = d->reach_holds;
     if (all) {
         c->dev_reach_gen = d->reach_gen;

@@ -493,8 +493,16 @@ void mu_cluster_touch_node(struct mu_cluster *c, struct mu_cnode *n);
 /* After the inventory's slices not bound to one node changed
  * (dev.reach_gen: each node's reach list is made again, and their devices
  * counted in the total once) or one of their devices was held, freed or
- * promised (dev.reach_holds): every node that reaches one is touched. */
-void mu_cluster_dev_reach(struct mu_cluster *c);
+ * promised (dev.reach_holds): every node that reaches one is touched
+ * (mu_cluster_dev_reach checks first whether either moved). */
+void mu_cluster_dev_reach_all(struct mu_cluster *c);
+/* Whether either moved since: a task placed calls this, so inline. */
+static inline void mu_cluster_dev_reach(struct mu_cluster *c)
+{
+    if (c->dev.reach_gen != c->dev_reach_gen ||
+        c->dev.reach_holds != c->dev_reach_holds)
+        mu_cluster_dev_reach_all(c);
+}
 /* Resolves t's claims again (the inventory changed): a placed task is
  * taken off its node and put back with the same status, so every sum
  * follows the new demand. */

@@ -509,6 +509,14 @@ int mu_place_job(struct mu_place *p, struct mu_job *j,
 
         if (t->status != MU_TASK_PENDING || mu_task_gated_by_others(t))
             continue;
+        /* a pod of one private claim reads its claim's first line in its
+         * first fit check and writes both when it is placed (struct
+         * mu_dclaim, line-aligned): ask for them now, while the checks
+         * below run */
+        if (t->dd_one) {
+            __builtin_prefetch(t->dd_one, 1);
+            __builtin_prefetch((const char *)t->dd_one + 64, 1);
+        }
         /* BestEffort members count for the gang: leaving them to backfill
          * would deadlock a gang that is not ready without them (allocate
          * discards the rest, backfill cannot make it ready alone). Beyond
