@@ -41,7 +41,8 @@
  * --versus times the same cluster twice per run, once with its GPUs as
  * nvidia.com/gpu and once as DRA devices (with --claims and --selectors
  * as given): both are generated first, then their cycles run back to
- * back, the order alternating, so that the host's noise falls on both;
+ * back, the order alternating, so that the host's noise falls on both
+ * (and with the memory a cycle frees kept for the next: no page faults);
  * it prints every pair and the DRA/gpu ratios (of the medians, and the
  * median of the pairs'), and whether both made the same decisions.
  *
@@ -55,6 +56,7 @@
  * means n^2.
  */
 #include <limits.h>
+#include <malloc.h>
 #include <math.h>
 #include <sys/resource.h>
 
@@ -664,6 +666,11 @@ static int versus(const struct bench_spec *spec, struct mu_conf *conf,
     struct run first[2];
     int rc = 0;
 
+    /* what one cycle frees stays with the process for the next (no
+     * trim, no mmap below 32 MiB): neither side pays the page faults of
+     * memory the other gave back */
+    mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+    mallopt(M_TRIM_THRESHOLD, INT_MAX);
     side[0] = *spec;
     side[0].dra = side[0].claims = side[0].selectors = false;
     side[1] = *spec;
