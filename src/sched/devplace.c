@@ -516,8 +516,6 @@ bool mu_devices_fit(const struct mu_devices *d, const struct mu_devdemand *dm,
     return ok;
 }
 
-/* Holds for c (which holds nothing) the devices of node nd its requests
- * pick, first fit; a request that finds none is left short. */
 /* mu_dev_plan_claim when nd's sums answer for c (sum_fit) and it fits:
  * every own device of nd is usable and of c's class, so the first free
  * ones in device order are pick_in's picks; found by the slices' holders
@@ -543,6 +541,8 @@ static bool plan_by_sums(const struct mu_devices *d, struct mu_dclaim *c,
     return true;
 }
 
+/* Holds for c (which holds nothing) the devices of node nd its requests
+ * pick, first fit; a request that finds none is left short. */
 void mu_dev_plan_claim(const struct mu_devices *d, struct mu_dclaim *c,
                        const struct mu_devnode *nd)
 {
