@@ -281,6 +281,7 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
         key = dev_key(s, dev);
         {
             struct mu_cdev *was = mu_map_get(&d->devs, key);
+            struct mu_dclaim *was_h = was ? mu_dev_holder(was) : NULL;
 
             /* the key index names the newest generation's copy */
             if (was && was->slice->generation > s->s.generation) {
@@ -288,8 +289,8 @@ void mu_devices_put_slice(struct mu_devices *d, struct mu_slice *in)
                 continue;
             }
             mu_map_put(&d->devs, key, dev);
-            if (was && mu_dev_holder(was))
-                mu_dev_hold_add(mu_dev_holder(was), dev); /* moves it */
+            if (was_h)
+                mu_dev_hold_add(was_h, dev); /* moves it */
         }
         h = mu_map_get(&held, key);
         if (!h)

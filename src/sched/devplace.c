@@ -557,6 +557,18 @@ void mu_dev_plan_claim(const struct mu_devices *d, struct mu_dclaim *c,
         mu_dev_hold_add(c, p->v[k]);
 }
 
+/* One more user of claim c, placed on nd: a claim of muster's that holds
+ * nothing and has no user yet is planned there (the API's allocation is
+ * the API's: only its users are counted). */
+static void claim_take(struct mu_devices *d, struct mu_dclaim *c,
+                       const struct mu_devnode *nd)
+{
+    if (!c->api_alloc && !c->nheld && !c->users)
+        mu_dev_plan_claim(d, c, nd);
+    c->users++; /* moves when its devices are free (leaving, users) */
+    mu_dev_note_reach(d, c);
+}
+
 void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
                      const struct mu_devnode *nd, uint32_t node_dims)
 {
@@ -567,11 +579,7 @@ void mu_devices_take(struct mu_devices *d, struct mu_devdemand *dm,
         if (!c || dm->c[i].taken ||
             (dm->c[i].ext_dim >= 0 && (node_dims >> dm->c[i].ext_dim & 1u)))
             continue;
-        /* the API's allocation is the API's: only its users are counted */
-        if (!c->api_alloc && !c->nheld && !c->users)
-            mu_dev_plan_claim(d, c, nd);
-        c->users++; /* moves when its devices are free (leaving, users) */
-        mu_dev_note_reach(d, c);
+        claim_take(d, c, nd);
         dm->c[i].taken = true;
     }
 }
@@ -582,10 +590,7 @@ void mu_devices_take_one(struct mu_devices *d, struct mu_devdemand *dm,
     d->hold_gen++;
     if (c->users) /* taken already: its pod is its only user */
         return;
-    if (!c->api_alloc && !c->nheld)
-        mu_dev_plan_claim(d, c, nd);
-    c->users++;
-    mu_dev_note_reach(d, c);
+    claim_take(d, c, nd);
     dm->c[0].taken = true; /* written, not read: give reads it */
 }
 
