@@ -17,13 +17,13 @@
  * result (no node over its allocatable, no gang below minMember, nothing
  * left Allocated or Pipelined), and exits 1 when one fails.
  *
- * Reporting follows wrk (src/stats.c): cycle times go into a fixed-bucket
- * histogram (log-linear, 64 sub-buckets per power of two: under 1.6%
- * error) read for percentiles; median, min and max are also exact from the
- * sorted samples. Memory: the process peak (getrusage ru_maxrss) and, per
- * run, the RSS of the built cluster and the high-water mark during the
- * cycle (VmHWM after resetting it through /proc/self/clear_refs, when
- * Linux allows that).
+ * Reporting (probe.h) follows wrk (src/stats.c): cycle times go into a
+ * fixed-bucket histogram (log-linear, 64 sub-buckets per power of two:
+ * under 1.6% error) read for percentiles; median, min and max are also
+ * exact from the sorted samples. Memory: the process peak (getrusage
+ * ru_maxrss) and, per run, the RSS of the built cluster and the
+ * high-water mark during the cycle (VmHWM after resetting it through
+ * /proc/self/clear_refs, when Linux allows that).
  *
  * --topology puts the nodes in racks of 32 and zones of 16 racks (node
  * labels named as tiers by hyperNodeTiers) and holds every gang to one
@@ -58,151 +58,13 @@
 #include <limits.h>
 #include <malloc.h>
 #include <math.h>
-#include <sys/resource.h>
 
 #include "common/map.h"
 #include "gen.h"
+#include "probe.h"
 #include "sched/cycle.h"
 #include "sched/report.h"
 #include "sched/topology.h"
-
-/* ---- fixed-bucket histogram (µs) ---- */
-
-#define HIST_SUB_BITS 6
-#define HIST_SUB (1u << HIST_SUB_BITS)
-#define HIST_MAJOR 40 /* up to 2^40 µs: 12 days */
-#define HIST_BUCKETS (HIST_MAJOR * HIST_SUB)
-
-struct hist {
-    uint64_t count;
-    uint64_t b[HIST_BUCKETS];
-};
-
-/* Bucket of v: values below HIST_SUB exactly, above that the top
- * HIST_SUB_BITS + 1 bits select (major, sub). */
-static unsigned hist_bucket(uint64_t v)
-{
-    unsigned major, sub;
-
-    if (v < HIST_SUB)
-        return (unsigned)v;
-    major = 63u - (unsigned)__builtin_clzll(v); /* >= HIST_SUB_BITS */
-    sub = (unsigned)(v >> (major - HIST_SUB_BITS)) & (HIST_SUB - 1);
-    major -= HIST_SUB_BITS - 1;
-    if (major >= HIST_MAJOR)
-        return HIST_BUCKETS - 1;
-    return major * HIST_SUB + sub;
-}
-
-/* Largest value in bucket i. */
-static uint64_t hist_upper(unsigned i)
-{
-    unsigned major = i / HIST_SUB, sub = i % HIST_SUB;
-    unsigned shift;
-
-    if (major == 0)
-        return sub;
-    shift = major - 1;
-    return (((uint64_t)HIST_SUB + sub + 1) << shift) - 1;
-}
-
-static void hist_add(struct hist *h, uint64_t us)
-{
-    h->b[hist_bucket(us)]++;
-    h->count++;
-}
-
-/* Smallest bucket bound below which p percent of the samples lie. */
-static uint64_t hist_percentile(const struct hist *h, double p)
-{
-    uint64_t want = (uint64_t)ceil((double)h->count * p / 100.0), seen = 0;
-
-    if (want == 0)
-        want = 1;
-    for (unsigned i = 0; i < HIST_BUCKETS; i++) {
-        seen += h->b[i];
-        if (seen >= want)
-            return hist_upper(i);
-    }
-    return 0;
-}
-
-/* ---- memory ---- */
-
-/* A field of /proc/self/status in KiB, or -1. */
-static long proc_status_kib(const char *field)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char *line = NULL;
-    size_t cap = 0, n = strlen(field);
-    long v = -1;
-
-    if (!f)
-        return -1;
-    while (getline(&line, &cap, f) > 0) {
-        if (!strncmp(line, field, n) && line[n] == ':') {
-            v = strtol(line + n + 1, NULL, 10);
-            break;
-        }
-    }
-    free(line);
-    fclose(f);
-    return v;
-}
-
-/* Resets VmHWM to the current RSS (Linux >= 4.0). */
-static bool reset_hwm(void)
-{
-    FILE *f = fopen("/proc/self/clear_refs", "w");
-    bool ok;
-
-    if (!f)
-        return false;
-    ok = fputs("5", f) >= 0;
-    ok &= fclose(f) == 0;
-    return ok;
-}
-
-static long peak_rss_kib(void)
-{
-    struct rusage ru;
-
-    if (getrusage(RUSAGE_SELF, &ru))
-        return -1;
-    return ru.ru_maxrss; /* KiB on Linux */
-}
-
-static double clock_ms(clockid_t id)
-{
-    struct timespec ts;
-
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static double now_ms(void)
-{
-    return clock_ms(CLOCK_MONOTONIC);
-}
-
-/* The highest RSS seen so far. Resetting VmHWM (reset_hwm) also lowers
- * what ru_maxrss reports, so the process peak is tracked here: read it
- * before every reset and at the end. */
-static long peak_seen_kib;
-
-static void note_peak(void)
-{
-    long v = MU_MAX(peak_rss_kib(), proc_status_kib("VmHWM"));
-
-    if (v > peak_seen_kib)
-        peak_seen_kib = v;
-}
-
-static double peak_mib(void)
-{
-    note_peak();
-    return (double)peak_seen_kib / 1024;
-}
 
 /* ---- one run ---- */
 
@@ -299,11 +161,11 @@ static void run_again(struct mu_cluster *c, struct mu_conf *conf, int64_t now,
     struct mu_cycle_out out;
     double t0, c0;
 
-    c0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
-    t0 = now_ms();
+    c0 = probe_clock_ms(CLOCK_THREAD_CPUTIME_ID);
+    t0 = probe_now_ms();
     mu_cycle_run(c, conf, now, &out);
-    r->again_ms = now_ms() - t0;
-    r->again_cpu_ms = clock_ms(CLOCK_THREAD_CPUTIME_ID) - c0;
+    r->again_ms = probe_now_ms() - t0;
+    r->again_cpu_ms = probe_clock_ms(CLOCK_THREAD_CPUTIME_ID) - c0;
     r->again_binds = out.nbinds;
     r->again_evicts = out.nevicts;
     mu_cycle_out_release(&out);
@@ -315,19 +177,20 @@ static bool report_too;
 
 static void time_report(const struct mu_cluster *c, int64_t now)
 {
-    double t0 = now_ms(), c0 = clock_ms(CLOCK_THREAD_CPUTIME_ID), t1, c1;
+    double t0 = probe_now_ms(), t1, c1;
+    double c0 = probe_clock_ms(CLOCK_THREAD_CPUTIME_ID);
     json_t *snap = mu_report_build(c, now);
     char *text;
     int status;
 
-    t1 = now_ms();
-    c1 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+    t1 = probe_now_ms();
+    c1 = probe_clock_ms(CLOCK_THREAD_CPUTIME_ID);
     text = mu_report_answer(snap, "/debug/gangs", &status);
     printf("  report: built in %.1f ms wall, %.1f ms CPU (%zu queues, %zu "
            "gangs); /debug/gangs answer %.1f MiB in %.1f ms\n",
            t1 - t0, c1 - c0, json_array_size(json_object_get(snap, "queues")),
            json_array_size(json_object_get(snap, "gangs")),
-           (double)strlen(text) / (1024.0 * 1024.0), now_ms() - t1);
+           (double)strlen(text) / (1024.0 * 1024.0), probe_now_ms() - t1);
     free(text);
     json_decref(snap);
 }
@@ -382,15 +245,15 @@ static int prepare(const struct bench_spec *spec, struct prepared *p,
     mu_cluster_init(&p->c);
     mu_topo_init(&p->topo);
     p->c.topo = &p->topo;
-    t0 = now_ms();
+    t0 = probe_now_ms();
     if (bench_gen(&p->c, spec, &r->counts)) {
         mu_cluster_release(&p->c);
         mu_topo_free(&p->topo);
         return -EINVAL;
     }
-    r->gen_ms = now_ms() - t0;
-    r->rss_kib = proc_status_kib("VmRSS");
-    note_peak();
+    r->gen_ms = probe_now_ms() - t0;
+    r->rss_kib = probe_status_kib("VmRSS");
+    probe_note_peak();
     return 0;
 }
 
@@ -401,19 +264,19 @@ static int run_prepared(const struct bench_spec *spec, struct mu_conf *conf,
 {
     struct mu_cycle_out out;
     double t0, t1, c0, c1;
-    bool hwm = reset_hwm();
+    bool hwm = probe_reset_hwm();
     int rc = 0;
 
-    c0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
-    t0 = now_ms();
+    c0 = probe_clock_ms(CLOCK_THREAD_CPUTIME_ID);
+    t0 = probe_now_ms();
     mu_cycle_run(&p->c, conf, p->now, &out);
-    t1 = now_ms();
-    c1 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+    t1 = probe_now_ms();
+    c1 = probe_clock_ms(CLOCK_THREAD_CPUTIME_ID);
 
     r->cycle_ms = t1 - t0;
     r->cpu_ms = c1 - c0;
-    r->hwm_kib = hwm ? proc_status_kib("VmHWM") : -1;
-    note_peak();
+    r->hwm_kib = hwm ? probe_status_kib("VmHWM") : -1;
+    probe_note_peak();
     r->binds = out.nbinds;
     r->evicts = out.nevicts;
     r->changed = out.nchanged;
@@ -447,13 +310,6 @@ static int run_once(const struct bench_spec *spec, struct mu_conf *conf,
     return rc ? rc : run_prepared(spec, conf, again, &p, r);
 }
 
-static int dbl_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
 struct summary {
     double median, min, max, p90, p99, gen_ms;
     double cpu_median, cpu_min;
@@ -463,12 +319,6 @@ struct summary {
 };
 
 /* R runs of one spec; 0, or -1 when a run failed or runs disagreed. */
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), dbl_cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static int measure(const struct bench_spec *spec, struct mu_conf *conf,
                    int runs, bool again, bool verbose, struct summary *s)
 {
@@ -476,7 +326,7 @@ static int measure(const struct bench_spec *spec, struct mu_conf *conf,
     double *cpu = mu_xcalloc((size_t)runs, sizeof(*cpu));
     double *ams = mu_xcalloc((size_t)runs, sizeof(*ams));
     double *acpu = mu_xcalloc((size_t)runs, sizeof(*acpu));
-    struct hist *h = mu_xcalloc(1, sizeof(*h));
+    struct probe_hist *h = mu_xcalloc(1, sizeof(*h));
     double gen = 0;
     int rc = 0;
 
@@ -503,7 +353,7 @@ static int measure(const struct bench_spec *spec, struct mu_conf *conf,
         ams[i] = r.again_ms;
         acpu[i] = r.again_cpu_ms;
         gen += r.gen_ms;
-        hist_add(h, (uint64_t)llround(r.cycle_ms * 1000.0));
+        probe_hist_add(h, (uint64_t)llround(r.cycle_ms * 1000.0));
         if (r.hwm_kib > s->hwm_max_kib)
             s->hwm_max_kib = r.hwm_kib;
         s->rss_kib = r.rss_kib;
@@ -520,20 +370,16 @@ static int measure(const struct bench_spec *spec, struct mu_conf *conf,
                    r.again_evicts);
     }
     if (!rc) {
-        qsort(ms, (size_t)runs, sizeof(*ms), dbl_cmp);
-        s->median = runs % 2 ? ms[runs / 2]
-                             : (ms[runs / 2 - 1] + ms[runs / 2]) / 2;
+        s->median = probe_median(ms, runs); /* sorts ms */
         s->min = ms[0];
-        qsort(cpu, (size_t)runs, sizeof(*cpu), dbl_cmp);
-        s->cpu_median = runs % 2 ? cpu[runs / 2]
-                                 : (cpu[runs / 2 - 1] + cpu[runs / 2]) / 2;
+        s->cpu_median = probe_median(cpu, runs);
         s->cpu_min = cpu[0];
         s->max = ms[runs - 1];
-        s->p90 = (double)hist_percentile(h, 90) / 1000.0;
-        s->p99 = (double)hist_percentile(h, 99) / 1000.0;
+        s->p90 = (double)probe_hist_percentile(h, 90) / 1000.0;
+        s->p99 = (double)probe_hist_percentile(h, 99) / 1000.0;
         s->gen_ms = gen / runs;
-        s->again_median = median(ams, runs);
-        s->again_cpu_median = median(acpu, runs);
+        s->again_median = probe_median(ams, runs);
+        s->again_cpu_median = probe_median(acpu, runs);
     }
     free(ams);
     free(acpu);
@@ -598,8 +444,8 @@ static void usage(FILE *f)
           "  --topology   racks of 32 nodes, zones of 16 racks; every gang "
           "held to\n               one rack (<= 8 pods) or one zone\n"
           "  --again      also time a second cycle with no event between\n"
-          "  --versus     R pairs: the cluster with nvidia.com/gpu and the same "
-          "with\n               DRA (--claims, --selectors as given), "
+          "  --versus     R pairs: the cluster with nvidia.com/gpu and the "
+          "same with\n               DRA (--claims, --selectors as given), "
           "back to back\n"
           "  --report     also time the /debug snapshot and a /debug/gangs "
           "answer\n"
@@ -714,8 +560,10 @@ static int versus(const struct bench_spec *spec, struct mu_conf *conf,
         fflush(stdout);
     }
     if (!rc) {
-        double gw = median(wall[0], runs), dw = median(wall[1], runs);
-        double gc = median(cpu[0], runs), dc = median(cpu[1], runs);
+        double gw = probe_median(wall[0], runs);
+        double dw = probe_median(wall[1], runs);
+        double gc = probe_median(cpu[0], runs);
+        double dc = probe_median(cpu[1], runs);
 
         print_spec(&side[0], &first[0]);
         printf("versus (%d pairs): gpu median %.1f ms wall, %.1f ms CPU; "
@@ -723,7 +571,8 @@ static int versus(const struct bench_spec *spec, struct mu_conf *conf,
                runs, gw, gc, dw, dc);
         printf("DRA/gpu: %.2f wall, %.2f CPU (ratio of the medians); "
                "%.2f wall, %.2f CPU (median of the pairs' ratios)\n",
-               dw / gw, dc / gc, median(rw, runs), median(rc_, runs));
+               dw / gw, dc / gc, probe_median(rw, runs),
+               probe_median(rc_, runs));
         printf("decisions: gpu %zu binds, digest %016llx; DRA %zu binds, "
                "digest %016llx: %s\n",
                first[0].binds, (unsigned long long)first[0].digest,
@@ -762,7 +611,7 @@ static int sweep(const struct bench_spec *base, struct mu_conf *conf, int runs,
                sizes[i], s.nodes, sum.first.counts.gangs, sum.first.binds,
                sum.median, sum.cpu_median, sum.median * 1e3 / n, per,
                per / ref,
-               peak_mib());
+               probe_peak_mib());
         if (again)
             printf("%8s again (no event): %.1f ms wall, %.1f ms CPU\n", "",
                    sum.again_median, sum.again_cpu_median);
@@ -883,7 +732,7 @@ int main(int argc, char **argv)
     if (do_sweep) {
         rc = sweep(&spec, &conf, (int)runs, again);
         printf("peak RSS (process): %.1f MiB\n",
-               peak_mib());
+               probe_peak_mib());
         mu_conf_release(&conf);
         return rc;
     }
@@ -913,7 +762,7 @@ int main(int argc, char **argv)
         printf("memory: cluster built %.1f MiB RSS, cycle high-water %.1f "
                "MiB, process peak (ru_maxrss) %.1f MiB\n",
                (double)sum.rss_kib / 1024, (double)sum.hwm_max_kib / 1024,
-               peak_mib());
+               probe_peak_mib());
     }
     mu_conf_release(&conf);
     return rc ? 1 : 0;
